@@ -1,0 +1,821 @@
+"""The stack-config contract: parse `kueue-aks:*` keys into frozen dataclasses.
+
+`parse_config` is pure: it takes the raw values (as `pulumi.Config.get_object` or a
+`Pulumi.<stack>.yaml` file gives them), checks every rule of the contract, and either returns a
+`StackConfig` or raises one `ConfigError` that lists every problem with its key path and what is
+allowed. Nothing else in the project reads config.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from . import capacity, kueue_versions
+from .capacity import NodeResources, VmSize
+from .k8s_names import (
+    TAINT_EFFECTS,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_qualified_name,
+)
+from .quantity import QuantityError, cpu_millicores, memory_mib
+
+NAMESPACE = "kueue-aks"
+SYSTEM_POOL_NAME = "system"
+KUEUE_NAMESPACE = "kueue-system"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# AKS adds this taint to every Spot node (learn.microsoft.com/azure/aks/spot-node-pool); it is
+# declared on the pool too, so Pulumi sees no drift and the flavor can tolerate it.
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+# Our default taint for GPU pools: the key equals the resource name, so pods that request
+# nvidia.com/gpu get the toleration automatically (ExtendedResourceToleration admission plugin).
+DEFAULT_GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+
+TIERS = ("Free", "Standard", "Premium")
+UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
+DEFAULT_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+)
+DEFAULT_FEATURE_GATES = {"TopologyAwareScheduling": True, "LocalQueueMetrics": True}
+DEFAULT_TOPOLOGY_LEVELS = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+# Namespaces a team may not take: Kubernetes' own, Kueue's, and the device plugin's.
+RESERVED_NAMESPACES = frozenset(
+    {"default", "kube-system", "kube-public", "kube-node-lease", KUEUE_NAMESPACE, "nvidia-device-plugin"}
+)
+# AKS refuses custom node labels under its own prefix (learn.microsoft.com/azure/aks/use-node-labels).
+RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/",)
+
+_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+# AKS cluster names: 1-63 letters, digits, '-' and '_', starting and ending with a letter or digit.
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+_K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
+_SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+INT32_MAX = 2**31 - 1
+
+
+# --- the model -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    vm_size: str = "Standard_D4s_v5"
+    count: int = 2
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    name: str
+    kubernetes_version: str | None = None
+    tier: str = "Free"
+    zones: tuple[str, ...] = ()
+    system_pool: SystemPool = SystemPool()
+    admin_group_object_ids: tuple[str, ...] = ()
+    disable_local_accounts: bool = False
+    auto_upgrade_channel: str = "patch"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    name: str
+    vm_size: str
+    node: VmSize  # the node's hardware: the catalog entry with any `capacity` override applied
+    min_count: int
+    max_count: int
+    spot: bool = False
+    taints: tuple[Taint, ...] = ()  # as configured, or the GPU default
+    labels: Mapping[str, str] = field(default_factory=dict)
+    topology: bool = False
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.node.is_gpu
+
+    @property
+    def node_taints(self) -> tuple[Taint, ...]:
+        """Every taint the pool's nodes carry: the configured ones plus AKS's spot taint."""
+        spot = _parse_taint(SPOT_TAINT)
+        return self.taints + ((spot,) if self.spot and spot not in self.taints else ())
+
+    @property
+    def allocatable(self) -> NodeResources:
+        return capacity.node_allocatable(self.node)
+
+    @property
+    def capacity(self) -> NodeResources:
+        return capacity.pool_capacity(self.node, self.max_count)
+
+
+@dataclass(frozen=True)
+class KueueSettings:
+    version: str = kueue_versions.DEFAULT_VERSION
+    feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
+    frameworks: tuple[str, ...] = DEFAULT_FRAMEWORKS
+    replicas: int = 2
+
+    @property
+    def release(self) -> kueue_versions.KueueRelease:
+        return kueue_versions.RELEASES[self.version]
+
+
+@dataclass(frozen=True)
+class Team:
+    name: str
+    share: Decimal  # percent of every flavor's capacity, (0, 100]
+    pools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    name: str
+    value: int
+    description: str = ""
+
+
+DEFAULT_PRIORITY_CLASSES = (
+    PriorityClass("high", 1000, "Urgent work; preempts lower priorities in its team's queue."),
+    PriorityClass("normal", 100, "Default for everyday batch jobs."),
+    PriorityClass("low", 10, "Opportunistic work; first to be preempted."),
+)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    stack: str
+    location: str
+    cluster: ClusterSettings
+    node_pools: tuple[NodePool, ...]
+    kueue: KueueSettings
+    teams: tuple[Team, ...]
+    priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
+    topology_levels: tuple[str, ...] = DEFAULT_TOPOLOGY_LEVELS
+
+    def pool(self, name: str) -> NodePool:
+        return next(p for p in self.node_pools if p.name == name)
+
+    @property
+    def has_gpu(self) -> bool:
+        return any(p.is_gpu for p in self.node_pools)
+
+    @property
+    def uses_topology(self) -> bool:
+        return any(p.topology for p in self.node_pools)
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # "kueue-aks:nodePools[1].maxCount"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class ConfigError(Exception):
+    """Every problem found in the stack config, reported together."""
+
+    def __init__(self, problems: Sequence[Problem]):
+        self.problems = tuple(problems)
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"stack config has {len(self.problems)} {noun}:\n{lines}")
+
+
+class _Problems:
+    """Collects problems while parsing continues, so one run reports all of them."""
+
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.items.append(Problem(path, message))
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "an object", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _suggest(word: str, allowed: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class _Reader:
+    """Typed access to one config object that records problems instead of raising."""
+
+    def __init__(self, problems: _Problems, path: str, value: Any, allowed: Sequence[str]):
+        self.problems, self.path = problems, path
+        self.value: Mapping[str, Any] = {}
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            problems.add(path, f"must be an object with keys {', '.join(allowed)}; got {_type_name(value)}")
+            return
+        self.value = value
+        for key in value:
+            if key not in allowed:
+                problems.add(
+                    self.at(str(key)),
+                    f"unknown key{_suggest(str(key), allowed)}; allowed keys: {', '.join(allowed)}",
+                )
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}"
+
+    def get(self, key: str, default: Any, check: Callable[[str, Any], Any]) -> Any:
+        """The key's value checked by `check(path, value)`, or `default` when absent or invalid."""
+        if key not in self.value or self.value[key] is None:
+            return default
+        result = check(self.at(key), self.value[key])
+        return default if result is _INVALID else result
+
+
+_INVALID = object()
+
+
+# --- checkers: each returns the parsed value or _INVALID after recording a problem --------
+
+
+def _checker(problems: _Problems) -> Any:
+    """Bind the small typed checkers to one problem list."""
+
+    class C:
+        @staticmethod
+        def string(path: str, v: Any, *, pattern: re.Pattern[str] | None = None, hint: str = "") -> Any:
+            if not isinstance(v, str):
+                problems.add(path, f"must be a string{hint}; got {_type_name(v)} {v!r}")
+                return _INVALID
+            if pattern is not None and not pattern.match(v):
+                problems.add(path, f"{v!r} is not allowed{hint}")
+                return _INVALID
+            return v
+
+        @staticmethod
+        def enum(path: str, v: Any, allowed: Sequence[str]) -> Any:
+            if v not in allowed or not isinstance(v, str):
+                problems.add(path, f"{v!r} is not allowed{_suggest(str(v), allowed)}; one of: {' | '.join(allowed)}")
+                return _INVALID
+            return v
+
+        @staticmethod
+        def boolean(path: str, v: Any) -> Any:
+            if not isinstance(v, bool):
+                problems.add(path, f"must be true or false; got {_type_name(v)} {v!r}")
+                return _INVALID
+            return v
+
+        @staticmethod
+        def integer(path: str, v: Any, lo: int, hi: int) -> Any:
+            if isinstance(v, bool) or not isinstance(v, int):
+                problems.add(path, f"must be an integer from {lo} to {hi}; got {_type_name(v)} {v!r}")
+                return _INVALID
+            if not lo <= v <= hi:
+                problems.add(path, f"{v} is out of range; allowed: {lo} to {hi}")
+                return _INVALID
+            return v
+
+        @staticmethod
+        def items(path: str, v: Any, what: str) -> list[Any] | None:
+            if not isinstance(v, list):
+                problems.add(path, f"must be a list of {what}; got {_type_name(v)}")
+                return None
+            return v
+
+    return C
+
+
+def _parse_taint(text: str) -> Taint:
+    spec, _, effect = text.rpartition(":")
+    key, _, value = spec.partition("=")
+    return Taint(key, value, effect)
+
+
+def _taint_problem(text: str) -> str | None:
+    if ":" not in text:
+        return f"{text!r} is not a taint; write key=value:Effect with Effect one of {', '.join(TAINT_EFFECTS)}"
+    t = _parse_taint(text)
+    if t.effect not in TAINT_EFFECTS:
+        return f"{text!r} has effect {t.effect!r}; allowed: {', '.join(TAINT_EFFECTS)}"
+    if not is_qualified_name(t.key):
+        return f"{text!r} has key {t.key!r}, which is not a valid label key"
+    if not is_label_value(t.value):
+        return f"{text!r} has value {t.value!r}, which is not a valid label value (≤ 63 alphanumerics, '-', '_', '.')"
+    return None
+
+
+# --- sections ------------------------------------------------------------------------------
+
+
+def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:cluster", raw,
+                ["name", "kubernetesVersion", "tier", "zones", "systemPool", "adminGroupObjectIds",
+                 "disableLocalAccounts", "autoUpgradeChannel"])
+    name = r.get("name", f"kueue-{stack}", lambda p, v: c.string(
+        p, v, pattern=_CLUSTER_NAME, hint=" (1-63 letters, digits, '-' or '_', starting and ending with a letter or digit)"))
+
+    def k8s_version(p: str, v: Any) -> Any:
+        if isinstance(v, float):
+            problems.add(p, f"must be a quoted string such as \"1.33\"; YAML read {v!r} as a number")
+            return _INVALID
+        return c.string(p, v, pattern=_K8S_VERSION, hint=" (major.minor such as \"1.33\", or major.minor.patch)")
+
+    def zones(p: str, v: Any) -> Any:
+        items = c.items(p, v, 'zone strings such as "1", "2", "3"')
+        if items is None:
+            return _INVALID
+        out = [c.enum(f"{p}[{i}]", z, ("1", "2", "3")) for i, z in enumerate(items)]
+        if len(set(items)) != len(items):
+            problems.add(p, "lists a zone twice")
+        return tuple(out) if _INVALID not in out else _INVALID
+
+    def system_pool(p: str, v: Any) -> Any:
+        s = _Reader(problems, p, v, ["vmSize", "count"])
+        return SystemPool(
+            vm_size=s.get("vmSize", SystemPool.vm_size, _vm_size_checker(problems, gpu_allowed=False)),
+            count=s.get("count", SystemPool.count, lambda q, n: c.integer(q, n, 1, 100)),
+        )
+
+    def guids(p: str, v: Any) -> Any:
+        items = c.items(p, v, "Entra ID group object IDs")
+        if items is None:
+            return _INVALID
+        out = [c.string(f"{p}[{i}]", g, pattern=_GUID, hint=" (an object ID such as 00000000-0000-0000-0000-000000000000)")
+               for i, g in enumerate(items)]
+        return tuple(out) if _INVALID not in out else _INVALID
+
+    return ClusterSettings(
+        name=name,
+        kubernetes_version=r.get("kubernetesVersion", None, k8s_version),
+        tier=r.get("tier", "Free", lambda p, v: c.enum(p, v, TIERS)),
+        zones=r.get("zones", (), zones),
+        system_pool=r.get("systemPool", SystemPool(), system_pool),
+        admin_group_object_ids=r.get("adminGroupObjectIds", (), guids),
+        disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
+        auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
+    )
+
+
+def _vm_size_checker(problems: _Problems, *, gpu_allowed: bool, has_override: bool = False) -> Callable[[str, Any], Any]:
+    def check(path: str, v: Any) -> Any:
+        if not isinstance(v, str) or not v:
+            problems.add(path, f"must be an Azure VM size such as Standard_D16s_v5; got {_type_name(v)}")
+            return _INVALID
+        vm = capacity.lookup_vm_size(v)
+        if vm is None and not has_override:
+            problems.add(
+                path,
+                f"{v!r} is not in the capacity catalog{_suggest(v, capacity.catalog_names())}; "
+                "use a catalog size or give this pool a `capacity` ({cpu, memory, nvidia.com/gpu} per node)",
+            )
+            return _INVALID
+        if vm is not None and vm.is_gpu and not gpu_allowed:
+            problems.add(path, f"{v} is a GPU size; the system pool runs only system pods, use a CPU size")
+            return _INVALID
+        return v
+
+    return check
+
+
+def _parse_override(problems: _Problems, path: str, raw: Any) -> dict[str, Any] | None:
+    """A per-node hardware override: {cpu, memory, nvidia.com/gpu}, as Azure lists the VM size."""
+    c = _checker(problems)
+    r = _Reader(problems, path, raw, ["cpu", "memory", GPU_RESOURCE])
+
+    def quantity(parse: Callable[[Any], int], example: str) -> Callable[[str, Any], Any]:
+        def check(p: str, v: Any) -> Any:
+            try:
+                amount = parse(v) if not isinstance(v, bool) else -1
+            except QuantityError:
+                amount = -1
+            if amount <= 0:
+                problems.add(p, f"{v!r} must be a positive quantity such as {example}")
+                return _INVALID
+            return amount
+
+        return check
+
+    cpu = r.get("cpu", None, quantity(cpu_millicores, '"24" (vCPUs)'))
+    mem = r.get("memory", None, quantity(memory_mib, '"220Gi"'))
+    gpus = r.get(GPU_RESOURCE, None, lambda p, v: c.integer(p, v, 0, 64))
+    if cpu is not None and cpu % 1000:
+        problems.add(r.at("cpu"), "must be a whole number of vCPUs, as Azure sizes have")
+        cpu = None
+    return {"cpu": cpu, "memory": mem, "gpus": gpus} if r.value else None
+
+
+def _apply_override(vm: VmSize | None, vm_size: str, override: Mapping[str, Any] | None) -> VmSize | None:
+    if not override:
+        return vm
+    base = vm or VmSize(name=vm_size, vcpus=0, memory_gib=0.0)
+    changes: dict[str, Any] = {}
+    if override["cpu"] is not None:
+        changes["vcpus"] = override["cpu"] // 1000
+    if override["memory"] is not None:
+        changes["memory_gib"] = override["memory"] / 1024
+    if override["gpus"] is not None:
+        changes["gpus"] = override["gpus"]
+        if override["gpus"] and not base.gpu_model:
+            changes["gpu_model"] = "NVIDIA GPU (from capacity override)"
+    node = replace(base, **changes)
+    return node if node.vcpus > 0 and node.memory_gib > 0 else None
+
+
+def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
+    c = _checker(problems)
+    r = _Reader(problems, path, raw, ["name", "vmSize", "minCount", "maxCount", "spot", "taints",
+                                      "labels", "topology", "capacity"])
+    if not r.value:
+        if raw is None or isinstance(raw, Mapping):
+            problems.add(path, "must be an object with at least name, vmSize and maxCount")
+        return None
+
+    def pool_name(p: str, v: Any) -> Any:
+        name = c.string(p, v, pattern=_POOL_NAME, hint=" (1-12 lowercase letters and digits, starting with a letter)")
+        if name == SYSTEM_POOL_NAME:
+            problems.add(p, f"{SYSTEM_POOL_NAME!r} is the system pool's name; choose another")
+            return _INVALID
+        return name
+
+    name = r.get("name", None, pool_name)
+    if "name" not in r.value:
+        problems.add(r.at("name"), "is required (1-12 lowercase letters and digits, starting with a letter)")
+    override = r.get("capacity", None, lambda p, v: _parse_override(problems, p, v))
+    vm_size = r.get("vmSize", None, _vm_size_checker(problems, gpu_allowed=True, has_override=bool(override)))
+    if "vmSize" not in r.value:
+        problems.add(r.at("vmSize"), "is required (an Azure VM size such as Standard_D16s_v5)")
+    min_count = r.get("minCount", 0, lambda p, v: c.integer(p, v, 0, 1000))
+    max_count = r.get("maxCount", None, lambda p, v: c.integer(p, v, 1, 1000))
+    if "maxCount" not in r.value:
+        problems.add(r.at("maxCount"), "is required (the autoscaler's upper bound, 1 to 1000)")
+    elif max_count is not None and max_count < min_count:
+        problems.add(r.at("maxCount"), f"{max_count} is below minCount {min_count}; must be >= max(1, minCount)")
+        max_count = None
+    spot = r.get("spot", False, c.boolean)
+    topology = r.get("topology", False, c.boolean)
+    if topology and min_count < 1:
+        problems.add(
+            r.at("minCount"),
+            "must be >= 1 when topology is true: topology-aware scheduling sees only nodes that exist, "
+            "so a pool that scales to zero never admits a topology-aware job",
+        )
+
+    def taints(p: str, v: Any) -> Any:
+        items = c.items(p, v, 'taints "key=value:Effect"')
+        if items is None:
+            return _INVALID
+        out: list[Taint] = []
+        for i, t in enumerate(items):
+            problem = f"must be a string key=value:Effect; got {_type_name(t)}" if not isinstance(t, str) else _taint_problem(t)
+            if problem:
+                problems.add(f"{p}[{i}]", problem)
+            else:
+                out.append(_parse_taint(t))
+        if len({(t.key, t.effect) for t in out}) != len(out):
+            problems.add(p, "lists the same key and effect twice")
+        return tuple(out)
+
+    def labels(p: str, v: Any) -> Any:
+        if not isinstance(v, Mapping):
+            problems.add(p, f"must be an object of label key: value; got {_type_name(v)}")
+            return _INVALID
+        for k, val in v.items():
+            if not is_qualified_name(str(k)):
+                problems.add(f"{p}.{k}", "is not a valid label key")
+            elif str(k).startswith(RESERVED_LABEL_PREFIXES):
+                problems.add(f"{p}.{k}", f"AKS reserves the {RESERVED_LABEL_PREFIXES[0]} prefix; use your own prefix")
+            if not isinstance(val, str) or not is_label_value(val):
+                problems.add(f"{p}.{k}", f"value {val!r} must be a string label value (≤ 63 alphanumerics, '-', '_', '.'); quote numbers and booleans")
+        return dict(v)
+
+    configured_taints = r.get("taints", None, taints)
+    pool_labels = r.get("labels", {}, labels)
+    if name is None or vm_size is None or max_count is None:
+        return None
+    node = _apply_override(capacity.lookup_vm_size(vm_size), vm_size, override)
+    if node is None:
+        problems.add(r.at("capacity"), f"{vm_size} is not in the catalog, so capacity needs both cpu and memory")
+        return None
+    if configured_taints is None:
+        configured_taints = (_parse_taint(DEFAULT_GPU_TAINT),) if node.is_gpu else ()
+    return NodePool(name=name, vm_size=vm_size, node=node, min_count=min_count, max_count=max_count,
+                    spot=spot, taints=configured_taints, labels=pool_labels, topology=topology)
+
+
+def _parse_pools(problems: _Problems, raw: Any) -> tuple[NodePool, ...]:
+    path = f"{NAMESPACE}:nodePools"
+    if raw is None:
+        problems.add(path, "is required: a list of at least one user node pool")
+        return ()
+    if not isinstance(raw, list) or not raw:
+        problems.add(path, f"must be a non-empty list of node pools; got {_type_name(raw)}")
+        return ()
+    pools = [_parse_pool(problems, f"{path}[{i}]", p) for i, p in enumerate(raw)]
+    seen: set[str] = set()
+    for i, p in enumerate(pools):
+        if p is not None and p.name in seen:
+            problems.add(f"{path}[{i}].name", f"{p.name!r} is used by another pool; pool names must be unique")
+        if p is not None:
+            seen.add(p.name)
+    return tuple(p for p in pools if p is not None)
+
+
+def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:kueue", raw, ["version", "featureGates", "frameworks", "replicas"])
+    supported = sorted(kueue_versions.RELEASES)
+
+    def version(p: str, v: Any) -> Any:
+        if isinstance(v, str) and v.startswith("v"):
+            problems.add(p, f"{v!r}: write the chart version without 'v', e.g. {v[1:]!r}")
+            return _INVALID
+        if c.string(p, v, pattern=_SEMVER, hint=" (an exact chart version such as \"0.19.2\"; never a range or \"latest\")") is _INVALID:
+            return _INVALID
+        if v not in kueue_versions.RELEASES:
+            problems.add(p, f"{v!r} has no gate and framework tables in components/kueue_versions.py; supported: {', '.join(supported)}")
+            return _INVALID
+        return v
+
+    ver = r.get("version", kueue_versions.DEFAULT_VERSION, version)
+    release = kueue_versions.RELEASES[ver]
+
+    def gates(p: str, v: Any) -> Any:
+        if not isinstance(v, Mapping):
+            problems.add(p, f"must be an object of GateName: true|false; got {_type_name(v)}")
+            return _INVALID
+        for gate, on in v.items():
+            gp = f"{p}.{gate}"
+            if not isinstance(on, bool):
+                problems.add(gp, f"must be true or false; got {_type_name(on)} {on!r}")
+            elif gate in release.removed_gates:
+                problems.add(gp, f"was removed from Kueue before {ver}; Kueue refuses to start with it. Remove the key")
+            elif gate not in release.gates:
+                problems.add(gp, f"is not a Kueue {ver} feature gate{_suggest(str(gate), sorted(release.gates))}")
+            elif release.gates[gate].locked and on != release.gates[gate].default:
+                problems.add(gp, f"is locked to {str(release.gates[gate].default).lower()} in Kueue {ver}; Kueue refuses to start otherwise")
+        if v.get("TopologyAwareScheduling") is False:
+            still_on = sorted(g for g in release.tas_subgates if v.get(g, release.gates[g].default))
+            if still_on:
+                problems.add(f"{p}.TopologyAwareScheduling",
+                             f"false needs these TAS gates set to false too (Kueue refuses to start otherwise): {', '.join(still_on)}")
+        return dict(v)
+
+    def frameworks(p: str, v: Any) -> Any:
+        items = c.items(p, v, "job framework names")
+        if items is None:
+            return _INVALID
+        if not items:
+            problems.add(p, "must list at least one framework, e.g. batch/job")
+            return _INVALID
+        for i, f in enumerate(items):
+            if f not in release.frameworks:
+                problems.add(f"{p}[{i}]", f"{f!r} is not a Kueue {ver} framework{_suggest(str(f), sorted(release.frameworks))}; "
+                             f"allowed: {', '.join(sorted(release.frameworks))}")
+            elif items.index(f) != i:
+                problems.add(f"{p}[{i}]", f"{f!r} is listed twice; Kueue rejects duplicates")
+        return tuple(items)
+
+    feature_gates = r.get("featureGates", dict(DEFAULT_FEATURE_GATES), gates)
+    fw = r.get("frameworks", DEFAULT_FRAMEWORKS, frameworks)
+    if "sparkoperator.k8s.io/sparkapplication" in fw and not feature_gates.get("SparkApplicationIntegration"):
+        problems.add(f"{NAMESPACE}:kueue.featureGates.SparkApplicationIntegration",
+                     "must be true when frameworks includes sparkoperator.k8s.io/sparkapplication")
+    return KueueSettings(
+        version=ver,
+        feature_gates=feature_gates,
+        frameworks=fw,
+        replicas=r.get("replicas", 2, lambda p, v: c.integer(p, v, 1, 10)),
+    )
+
+
+def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], pools_ok: bool) -> tuple[Team, ...]:
+    c = _checker(problems)
+    path = f"{NAMESPACE}:teams"
+    if raw is None:
+        problems.add(path, "is required: a list of at least one team")
+        return ()
+    items = c.items(path, raw, "teams")
+    if not items:
+        if items is not None:
+            problems.add(path, "must list at least one team")
+        return ()
+    pool_names = [p.name for p in pools]
+    teams: list[Team] = []
+    for i, t in enumerate(items):
+        tp = f"{path}[{i}]"
+        r = _Reader(problems, tp, t, ["name", "share", "pools"])
+        if not r.value:
+            if t is None or isinstance(t, Mapping):
+                problems.add(tp, "must be an object with name and share")
+            continue
+
+        def team_name(p: str, v: Any) -> Any:
+            if c.string(p, v) is _INVALID:
+                return _INVALID
+            if not is_dns1123_label(v):
+                problems.add(p, f"{v!r} must be a DNS-1123 label (≤ 63 lowercase letters, digits and '-'); it names the team's namespace and ClusterQueue")
+                return _INVALID
+            if v in RESERVED_NAMESPACES:
+                problems.add(p, f"{v!r} is a reserved namespace; choose another team name")
+                return _INVALID
+            return v
+
+        def share(p: str, v: Any) -> Any:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                problems.add(p, f"must be a number of percent in (0, 100]; got {_type_name(v)} {v!r}")
+                return _INVALID
+            d = Decimal(str(v))
+            if not 0 < d <= 100:
+                problems.add(p, f"{v} is out of range; allowed: more than 0, at most 100 (percent)")
+                return _INVALID
+            return d
+
+        def team_pools(p: str, v: Any) -> Any:
+            names = c.items(p, v, "user pool names")
+            if names is None:
+                return _INVALID
+            if not names:
+                problems.add(p, "must name at least one pool (omit the key for all pools)")
+            for j, n in enumerate(names):
+                if pools_ok and n not in pool_names:
+                    problems.add(f"{p}[{j}]", f"{n!r} is not a user pool{_suggest(str(n), pool_names)}; pools: {', '.join(pool_names)}")
+                elif names.index(n) != j:
+                    problems.add(f"{p}[{j}]", f"{n!r} is listed twice")
+            return tuple(names)
+
+        name = r.get("name", None, team_name)
+        if "name" not in r.value:
+            problems.add(r.at("name"), "is required (a DNS-1123 label such as research)")
+        s = r.get("share", None, share)
+        if "share" not in r.value:
+            problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
+        team_pool_names = r.get("pools", tuple(pool_names), team_pools)
+        if name is not None and s is not None:
+            if any(x.name == name for x in teams):
+                problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
+            else:
+                teams.append(Team(name, s, team_pool_names))
+    total = sum((t.share for t in teams), Decimal(0))
+    if total > 100:
+        problems.add(path, f"shares add up to {total}%; the total must be at most 100% of capacity")
+    return tuple(teams)
+
+
+def _parse_priority_classes(problems: _Problems, raw: Any) -> tuple[PriorityClass, ...]:
+    c = _checker(problems)
+    path = f"{NAMESPACE}:priorityClasses"
+    if raw is None:
+        return DEFAULT_PRIORITY_CLASSES
+    items = c.items(path, raw, "priority classes {name, value, description}")
+    if items is None:
+        return DEFAULT_PRIORITY_CLASSES
+    out: list[PriorityClass] = []
+    for i, pc in enumerate(items):
+        r = _Reader(problems, f"{path}[{i}]", pc, ["name", "value", "description"])
+
+        def pc_name(p: str, v: Any) -> Any:
+            if c.string(p, v) is _INVALID:
+                return _INVALID
+            if not (is_dns1123_subdomain(v) and len(v) <= 63):
+                problems.add(p, f"{v!r} must be a DNS-1123 name of at most 63 characters (it becomes a label value)")
+                return _INVALID
+            return v
+
+        name = r.get("name", None, pc_name)
+        value = r.get("value", None, lambda p, v: c.integer(p, v, -(2**31), INT32_MAX))
+        for key, got in (("name", name), ("value", value)):
+            if key not in r.value:
+                problems.add(r.at(key), "is required")
+        description = r.get("description", "", lambda p, v: c.string(p, v) if not (isinstance(v, str) and len(v) > 2048)
+                            else (problems.add(p, "must be at most 2048 characters") or _INVALID))
+        if name is not None and value is not None:
+            if any(x.name == name for x in out):
+                problems.add(r.at("name"), f"{name!r} is used twice; names must be unique")
+            else:
+                out.append(PriorityClass(name, value, description))
+    return tuple(out)
+
+
+def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:topology", raw, ["levels"])
+
+    def levels(p: str, v: Any) -> Any:
+        items = c.items(p, v, "node label keys, coarsest first")
+        if items is None:
+            return _INVALID
+        if not 1 <= len(items) <= 16:
+            problems.add(p, f"has {len(items)} levels; Kueue allows 1 to 16")
+            return _INVALID
+        for i, level in enumerate(items):
+            if not isinstance(level, str) or not is_qualified_name(level):
+                problems.add(f"{p}[{i}]", f"{level!r} is not a node label key")
+            elif items.index(level) != i:
+                problems.add(f"{p}[{i}]", f"{level!r} is listed twice; levels must be unique")
+            elif level == HOSTNAME_LABEL and i != len(items) - 1:
+                problems.add(f"{p}[{i}]", f"{HOSTNAME_LABEL} may only be the last (finest) level")
+        return tuple(items)
+
+    return r.get("levels", DEFAULT_TOPOLOGY_LEVELS, levels)
+
+
+# --- entry points --------------------------------------------------------------------------
+
+KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology")
+
+
+def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
+    """Parse the `kueue-aks:` keys (given without the namespace) into a StackConfig.
+
+    Raises ConfigError listing every problem; returns only a fully valid config.
+    """
+    problems = _Problems()
+    for key in raw:
+        if key not in KEYS:
+            problems.add(f"{NAMESPACE}:{key}", f"unknown key{_suggest(str(key), KEYS)}; allowed keys: {', '.join(KEYS)}")
+    if not location:
+        problems.add("azure-native:location", "is required: the Azure region, e.g. eastus2")
+    cluster = _parse_cluster(problems, raw.get("cluster"), stack)
+    before = len(problems.items)
+    pools = _parse_pools(problems, raw.get("nodePools"))
+    pools_ok = len(problems.items) == before
+    kueue = _parse_kueue(problems, raw.get("kueue"))
+    teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok)
+    priority_classes = _parse_priority_classes(problems, raw.get("priorityClasses"))
+    levels = _parse_topology(problems, raw.get("topology"))
+    if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
+        problems.add(f"{NAMESPACE}:kueue.featureGates.TopologyAwareScheduling",
+                     "is false, but a node pool has topology: true; enable the gate or set topology: false")
+    if problems.items:
+        raise ConfigError(problems.items)
+    assert location is not None
+    return StackConfig(stack=stack, location=location, cluster=cluster, node_pools=pools, kueue=kueue,
+                       teams=teams, priority_classes=priority_classes, topology_levels=levels)
+
+
+def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """Split a parsed `Pulumi.<stack>.yaml` into our keys (namespace stripped) and the location."""
+    config = doc.get("config") or {}
+    ours = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith(f"{NAMESPACE}:")}
+    return ours, config.get("azure-native:location")
+
+
+def load_stack_config() -> StackConfig:
+    """Read and validate the running stack's config; a mistake becomes one pulumi.RunError.
+
+    RunError is printed without a Python traceback, so the user sees only the problem list.
+    """
+    import pulumi  # imported here so the pure functions above work without a Pulumi runtime
+    from pulumi.runtime.config import CONFIG, get_config, get_config_env
+
+    raw: dict[str, Any] = {}
+    for full_key in {*CONFIG.get(), *get_config_env()}:
+        if full_key.startswith(f"{NAMESPACE}:"):
+            raw[full_key.split(":", 1)[1]] = _decode(get_config(full_key))
+    try:
+        return parse_config(raw, stack=pulumi.get_stack(), location=pulumi.Config("azure-native").get("location"))
+    except ConfigError as err:
+        raise pulumi.RunError(str(err)) from None
+
+
+def _decode(value: Any) -> Any:
+    """Structured values reach the program as JSON text; anything else stays as given."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
