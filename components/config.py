@@ -31,6 +31,10 @@ NAMESPACE = "kueue-aks"
 SYSTEM_POOL_NAME = "system"
 KUEUE_NAMESPACE = "kueue-system"
 GPU_RESOURCE = "nvidia.com/gpu"
+# Team namespaces carry both labels: the team's ClusterQueue selects its namespace by TEAM_LABEL,
+# and Kueue's managedJobsNamespaceSelector manages jobs only where MANAGED_LABEL is "true".
+TEAM_LABEL = "kueue-aks.io/team"
+MANAGED_LABEL = "kueue-aks.io/managed"
 
 # AKS adds this taint to every Spot node (learn.microsoft.com/azure/aks/spot-node-pool); it is
 # declared on the pool too, so Pulumi sees no drift and the flavor can tolerate it.

@@ -1,0 +1,153 @@
+"""The whole program under Pulumi mocks: what AksCluster registers, with which inputs and options."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from tests.conftest import design_example
+from tests.harness import ProgramRun, run_program
+
+AKS = "azure-native:containerservice:ManagedCluster"
+POOL = "azure-native:containerservice:AgentPool"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+@pytest.fixture(scope="module")
+def dev_run() -> ProgramRun:
+    config = yaml.safe_load(open("Pulumi.dev.yaml"))["config"]
+    return run_program(config)
+
+
+def test_cluster_has_only_the_system_pool_inline(dev_run: ProgramRun) -> None:
+    aks = dev_run.one(AKS).inputs
+    assert [p["name"] for p in aks["agentPoolProfiles"]] == ["system"]
+    system = aks["agentPoolProfiles"][0]
+    assert (system["mode"], system["vmSize"], system["count"]) == ("System", "Standard_D4s_v5", 1)
+    assert aks["resourceName"] == "kueue-dev"
+    assert aks["location"] == "eastus2"
+
+
+def test_cluster_identity_network_and_upgrades(dev_run: ProgramRun) -> None:
+    aks = dev_run.one(AKS).inputs
+    assert aks["identity"] == {"type": "SystemAssigned"}
+    assert aks["oidcIssuerProfile"] == {"enabled": True}
+    assert aks["securityProfile"] == {"workloadIdentity": {"enabled": True}}
+    assert aks["aadProfile"] == {"managed": True, "enableAzureRBAC": True, "adminGroupObjectIDs": []}
+    assert aks["disableLocalAccounts"] is False
+    net = aks["networkProfile"]
+    assert (net["networkPlugin"], net["networkPluginMode"], net["networkDataplane"], net["networkPolicy"]) == (
+        "azure", "overlay", "cilium", "cilium")
+    assert aks["autoUpgradeProfile"]["upgradeChannel"] == "patch"
+    assert aks["sku"] == {"name": "Base", "tier": "Free"}
+    assert "kubernetesVersion" not in aks  # AKS's default version unless configured
+
+
+def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
+    pools = {r.inputs["agentPoolName"]: r for r in dev_run.of_type(POOL)}
+    assert set(pools) == {"cpu", "gpu"}
+    for reg in pools.values():
+        i = reg.inputs
+        assert (i["mode"], i["enableAutoScaling"], i["minCount"], i["count"], i["maxPods"]) == ("User", True, 0, 0, 110)
+        assert reg.ignore_changes == ["count"]
+        assert i["resourceName"] == "kueue-dev"
+    assert pools["cpu"].inputs["maxCount"] == 4 and pools["cpu"].inputs["nodeTaints"] == []
+    assert "gpuProfile" not in pools["cpu"].inputs
+    gpu = pools["gpu"].inputs
+    assert (gpu["vmSize"], gpu["maxCount"]) == ("Standard_NC4as_T4_v3", 3)
+    assert gpu["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert gpu["gpuProfile"] == {"driver": "Install"}
+    assert "scaleSetPriority" not in gpu
+
+
+def test_pools_do_not_depend_on_each_other(dev_run: ProgramRun) -> None:
+    pool_urns = {r.urn for r in dev_run.of_type(POOL)}
+    for reg in dev_run.of_type(POOL):
+        assert not pool_urns & set(reg.dependencies)
+        assert dev_run.one(AKS).urn in reg.dependencies
+
+
+def test_children_are_parented_to_the_component(dev_run: ProgramRun) -> None:
+    component = dev_run.one("kueue-aks:cluster:AksCluster")
+    children = [r for r in dev_run.registrations if r.parent == component.urn]
+    assert {r.type for r in children} >= {"azure-native:resources:ResourceGroup", AKS, POOL, K8S_PROVIDER}
+
+
+def test_kubeconfig_is_a_secret_and_feeds_the_provider(dev_run: ProgramRun) -> None:
+    assert "kubeconfig" in dev_run.secret_exports
+    assert "admin-token-not-real" in dev_run.exports["kubeconfig"]
+    assert dev_run.invokes.count("azure-native:containerservice:listManagedClusterAdminCredentials") == 1
+    provider = dev_run.one(K8S_PROVIDER).inputs
+    assert provider["clusterIdentifier"] == "kueue-aks_id"
+    assert provider["deleteUnreachable"] == "true"
+    # Non-secret outputs stay readable.
+    assert dev_run.exports["clusterName"] == "kueue-dev"
+    assert "clusterName" not in dev_run.secret_exports
+
+
+def _with(config: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(config)
+    changed[key] = value
+    return changed
+
+
+def test_entra_only_cluster_uses_an_exec_kubeconfig_for_kubelogin(dev_config_map: dict[str, Any]) -> None:
+    config = _with(dev_config_map, "kueue-aks:cluster", {
+        "disableLocalAccounts": True, "adminGroupObjectIds": ["11111111-2222-3333-4444-555555555555"]})
+    run = run_program(config)
+    assert run.one(AKS).inputs["disableLocalAccounts"] is True
+    assert run.one(AKS).inputs["aadProfile"]["adminGroupObjectIDs"] == ["11111111-2222-3333-4444-555555555555"]
+    assert run.invokes.count("azure-native:containerservice:listManagedClusterUserCredentials") == 1
+    assert "listManagedClusterAdminCredentials" not in " ".join(run.invokes)
+    kubeconfig = yaml.safe_load(run.exports["kubeconfig"])
+    assert kubeconfig["users"][0]["user"]["exec"]["args"][:3] == ["get-token", "--login", "azurecli"]
+    assert "kubeconfig" in run.secret_exports
+
+
+def test_spot_zonal_pinned_version(dev_config_map: dict[str, Any]) -> None:
+    config = _with(dev_config_map, "kueue-aks:cluster", {"zones": ["1", "2"], "kubernetesVersion": "1.33", "tier": "Standard"})
+    config["kueue-aks:nodePools"] = [
+        {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "labels": {"team.example.com/tier": "batch"}},
+        {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 4, "spot": True},
+    ]
+    run = run_program(config)
+    aks = run.one(AKS).inputs
+    assert aks["kubernetesVersion"] == "1.33" and aks["sku"]["tier"] == "Standard"
+    assert aks["agentPoolProfiles"][0]["availabilityZones"] == ["1", "2"]
+    pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}
+    spot = pools["a100spot"]
+    assert (spot["scaleSetPriority"], spot["scaleSetEvictionPolicy"], spot["spotMaxPrice"]) == ("Spot", "Delete", -1)
+    assert spot["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
+    assert spot["availabilityZones"] == ["1", "2"] and spot["orchestratorVersion"] == "1.33"
+    assert pools["cpu"]["nodeLabels"] == {"team.example.com/tier": "batch"}
+
+
+def test_design_contract_example_runs_under_mocks() -> None:
+    run = run_program(design_example())
+    assert {r.inputs["agentPoolName"] for r in run.of_type(POOL)} == {"cpu", "gpu"}
+
+
+def test_preview_runs_the_same_program(dev_config_map: dict[str, Any]) -> None:
+    run = run_program(dev_config_map, preview=True)
+    assert len(run.of_type(POOL)) == 2
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("kueue-aks:nodePools", [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 0}], "kueue-aks:nodePools[0].maxCount"),
+        ("kueue-aks:teams", [{"name": "a", "share": 120}], "kueue-aks:teams[0].share"),
+        ("kueue-aks:nodepools", [], "kueue-aks:nodepools: unknown key"),
+    ],
+)
+def test_bad_config_stops_before_any_resource(dev_config_map: dict[str, Any], key: str, value: Any, expected: str) -> None:
+    config = _with(dev_config_map, key, value)
+    with pytest.raises(pulumi.RunError) as err:
+        run_program(config)
+    assert expected in str(err.value)
+    from pulumi.runtime.settings import SETTINGS  # the mock monitor of that run
+    assert not [r for r in SETTINGS.monitor.registrations]
