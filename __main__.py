@@ -4,13 +4,20 @@ import pulumi
 
 from components.cluster import AksCluster
 from components.config import load_stack_config
+from components.gpu import NvidiaDevicePlugin
+from components.kueue import KueueInstallation
 
 config = load_stack_config()
 
 cluster = AksCluster("kueue", config)
+k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
+kueue = KueueInstallation("kueue", config, opts=k8s_opts)
+device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("resourceGroupName", cluster.resource_group_name)
 pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
 pulumi.export("nodePools", cluster.node_pool_names)
 pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export("kueueNamespace", kueue.namespace.metadata.name)
+pulumi.export("kueueVersion", config.kueue.version)

@@ -35,6 +35,7 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # and Kueue's managedJobsNamespaceSelector manages jobs only where MANAGED_LABEL is "true".
 TEAM_LABEL = "kueue-aks.io/team"
 MANAGED_LABEL = "kueue-aks.io/managed"
+POOL_LABEL = "kubernetes.azure.com/agentpool"  # set by AKS on every node of a pool
 
 # AKS adds this taint to every Spot node (learn.microsoft.com/azure/aks/spot-node-pool); it is
 # declared on the pool too, so Pulumi sees no drift and the flavor can tolerate it.
@@ -88,6 +89,12 @@ class Taint:
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+    def toleration(self) -> dict[str, str]:
+        """The toleration that matches exactly this taint."""
+        if self.value:
+            return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+        return {"key": self.key, "operator": "Exists", "effect": self.effect}
 
 
 @dataclass(frozen=True)

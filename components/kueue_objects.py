@@ -1,0 +1,216 @@
+"""Kueue objects and team namespaces as plain dicts, derived from the config and pool capacity.
+
+One implementation serves the program (queues.py), the offline plan (plan.py), the validator
+(validate.py) and the tests. Quotas are never typed by hand: a team's nominalQuota for a flavor
+and resource is its share of that pool's allocatable capacity, rounded down; what no team owns
+(shares under 100 %, rounding, pools a team does not use) stays in the shared Cohort's own quota,
+so the cohort as a whole can admit exactly the pools' capacity and never more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
+from typing import Any
+
+from .capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from .config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, NodePool, StackConfig, Team
+from .quantity import format_cpu, format_memory
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+COHORT_NAME = "teams"
+# Kueue puts jobs that name no queue into the LocalQueue called "default" of their namespace.
+LOCAL_QUEUE_NAME = "default"
+TOPOLOGY_NAME = "default"
+COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
+
+# Display units: CPU in millicores, memory in MiB, GPUs whole (capacity.NodeResources.as_dict()).
+_FORMAT: Mapping[str, Callable[[int], Any]] = {
+    RESOURCE_CPU: format_cpu,
+    RESOURCE_MEMORY: format_memory,
+    RESOURCE_GPU: int,
+}
+
+
+def covered_resources(config: StackConfig) -> list[str]:
+    """cpu and memory always; nvidia.com/gpu when any pool has GPUs (one group covers all three)."""
+    return [RESOURCE_CPU, RESOURCE_MEMORY] + ([RESOURCE_GPU] if config.has_gpu else [])
+
+
+def flavor_order(pools: tuple[NodePool, ...]) -> list[NodePool]:
+    """CPU pools first, then on-demand GPU pools, then spot: Kueue tries flavors in this order,
+    so CPU-only jobs fill CPU nodes before GPU nodes, and GPU jobs prefer nodes that stay."""
+    return sorted(pools, key=lambda p: (p.is_gpu, p.spot))  # sorted() is stable: config order within a kind
+
+
+def format_quantity(resource: str, amount: int) -> Any:
+    return _FORMAT[resource](amount)
+
+
+# --- quota arithmetic ------------------------------------------------------------------------
+
+
+def team_quota(capacity: int, share: Decimal) -> int:
+    """A team's share of a capacity, rounded down so quotas never add up to more than exists."""
+    return int((Decimal(capacity) * share / 100).to_integral_value(rounding=ROUND_FLOOR))
+
+
+@dataclass(frozen=True)
+class QuotaRow:
+    """One flavor and resource: the pool's capacity and who holds how much of it (display units)."""
+
+    flavor: str
+    resource: str
+    capacity: int
+    teams: Mapping[str, int]  # nominal quota per team that uses the pool
+    cohort: int  # unassigned remainder, held by the Cohort and borrowable by every team
+
+    @property
+    def assigned(self) -> int:
+        return sum(self.teams.values()) + self.cohort
+
+    def borrowable(self, team: str) -> int:
+        """What a team can use beyond its own quota when every other team is idle."""
+        return self.capacity - self.teams.get(team, 0)
+
+
+def quota_table(config: StackConfig) -> list[QuotaRow]:
+    resources = covered_resources(config)
+    rows: list[QuotaRow] = []
+    for pool in flavor_order(config.node_pools):
+        capacity = pool.capacity.as_dict()
+        users = [t for t in config.teams if pool.name in t.pools]
+        for resource in resources:
+            quotas = {t.name: team_quota(capacity[resource], t.share) for t in users}
+            rows.append(QuotaRow(pool.name, resource, capacity[resource], quotas,
+                                 capacity[resource] - sum(quotas.values())))
+    return rows
+
+
+def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """flavor -> resource -> capacity quantity, for the validator's quota-versus-capacity check."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in quota_table(config):
+        out.setdefault(row.flavor, {})[row.resource] = format_quantity(row.resource, row.capacity)
+    return out
+
+
+# --- object builders ---------------------------------------------------------------------------
+
+
+def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(COMMON_LABELS)}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def namespace(team: Team) -> dict[str, Any]:
+    meta = _meta(team.name)
+    meta["labels"].update({TEAM_LABEL: team.name, MANAGED_LABEL: "true"})
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def topology(config: StackConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Topology",
+        "metadata": _meta(TOPOLOGY_NAME),
+        "spec": {"levels": [{"nodeLabel": level} for level in config.topology_levels]},
+    }
+
+
+def resource_flavor(pool: NodePool) -> dict[str, Any]:
+    # Kueue adds the flavor's nodeLabels and tolerations to every pod it admits on this flavor,
+    # so the tolerations must cover every taint the pool's nodes carry (spot taint included).
+    tolerations = [t.toleration() for t in pool.node_taints]
+    spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: pool.name}}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if pool.topology:
+        spec["topologyName"] = TOPOLOGY_NAME
+    return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
+
+
+def _resource_group(config: StackConfig, rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None]) -> dict[str, Any]:
+    """The one resource group: every flavor that `quota` gives a value for, in flavor order."""
+    flavors: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        amount = quota(row)
+        if amount is not None:
+            flavors.setdefault(row.flavor, []).append(
+                {"name": row.resource, "nominalQuota": format_quantity(row.resource, amount)}
+            )
+    return {
+        "coveredResources": covered_resources(config),
+        "flavors": [{"name": name, "resources": resources} for name, resources in flavors.items()],
+    }
+
+
+def cohort(config: StackConfig, rows: list[QuotaRow]) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Cohort",
+        "metadata": _meta(COHORT_NAME),
+        "spec": {"resourceGroups": [_resource_group(config, rows, lambda r: r.cohort)]},
+    }
+
+
+def cluster_queue(config: StackConfig, team: Team, rows: list[QuotaRow]) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": _meta(team.name),
+        "spec": {
+            "cohortName": COHORT_NAME,
+            "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "resourceGroups": [_resource_group(config, rows, lambda r: r.teams.get(team.name))],
+            # Borrowing is unlimited within the cohort (no borrowingLimit); lenders get their quota
+            # back by preemption, and inside the queue a higher priority evicts a lower one.
+            "preemption": {
+                "reclaimWithinCohort": "Any",
+                "borrowWithinCohort": {"policy": "Never"},
+                "withinClusterQueue": "LowerPriority",
+            },
+            # Written out as Kueue's defaults, so a reviewer sees them: borrow on the first flavor that
+            # fits rather than spill onto the next (GPU) flavor.
+            "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+            # Under fair sharing, borrowed capacity is divided in proportion to the shares.
+            "fairSharing": {"weight": str(team.share / 100)},
+        },
+    }
+
+
+def local_queue(team: Team) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": _meta(LOCAL_QUEUE_NAME, team.name),
+        "spec": {"clusterQueue": team.name, "stopPolicy": "None"},
+    }
+
+
+def priority_classes(config: StackConfig) -> list[dict[str, Any]]:
+    # value and description sit at the top level of a WorkloadPriorityClass, not under spec.
+    return [
+        {"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": _meta(pc.name),
+         "value": pc.value, "description": pc.description}
+        for pc in config.priority_classes
+    ]
+
+
+def build_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """Every object kueue-aks creates inside the cluster besides the Helm releases, in apply order."""
+    rows = quota_table(config)
+    objects: list[dict[str, Any]] = [namespace(t) for t in config.teams]
+    if config.uses_topology:
+        objects.append(topology(config))
+    objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
+    objects.append(cohort(config, rows))
+    objects += [cluster_queue(config, t, rows) for t in config.teams]
+    objects += [local_queue(t) for t in config.teams]
+    objects += priority_classes(config)
+    return objects
