@@ -47,13 +47,16 @@ from typing import Any
 import celpy
 import jsonschema
 import yaml
+from jsonschema.protocols import Validator
 
+from .k8s_names import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
 from .quantity import QuantityError, parse_quantity
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 CRDS_ENV = "KUEUE_CRDS_DIR"
 
 Problem = tuple[str, str]  # (rule id, message) before the object's name is attached
+Capacity = Mapping[str, Mapping[str, Decimal | int | str]]  # flavor -> resource -> quantity
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ class CelRule:
     message: str
     rule_id: str
     transition: bool  # uses oldSelf: the API server runs it on updates only
-    program: Any = field(default=None, compare=False, repr=False)  # compiled; None for transitions
+    program: celpy.Runner | None = field(default=None, compare=False, repr=False)  # None for transitions
 
 
 @dataclass(frozen=True)
@@ -107,16 +110,17 @@ class _Node:
 class CrdVersion:
     api_version: str
     kind: str
-    schema: Mapping[str, Any]  # openAPIV3Schema as the CRD has it
-    cel_rules: tuple[CelRule, ...]
+    schema: Mapping[str, Any] = field(repr=False)  # openAPIV3Schema as the CRD has it
+    cel_rules: tuple[CelRule, ...] = field(repr=False)
     root: _Node = field(compare=False, repr=False)
-    validator: Any = field(compare=False, repr=False)  # jsonschema validator, built once
+    validator: Validator = field(compare=False, repr=False)  # built once per version
 
 
 @dataclass(frozen=True)
 class CrdSchemas:
     source: str
-    versions: Mapping[tuple[str, str], CrdVersion]  # (apiVersion, kind) for every served version
+    # (apiVersion, kind) -> schema and CEL rules, for every served version
+    versions: Mapping[tuple[str, str], CrdVersion] = field(repr=False)
 
     @property
     def cel_rules(self) -> tuple[CelRule, ...]:
@@ -140,8 +144,22 @@ _CEL_RULE_IDS: tuple[tuple[str, str, str, str], ...] = (
     ("Topology", "spec.levels", "unique", "TP3"),
     ("Topology", "spec.levels", "kubernetes.io/hostname", "TP4"),
 )
+# Rules Kueue enforces twice, in the CRD's CEL and in its webhook (kueue.md §3.1).
+_WEBHOOK_TWINS = frozenset({"CQ16", "CQ24", "CQ26"})
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _INT_FORMATS = {"int32": 2**31, "int64": 2**63}
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _format_path(parts: Iterable[str | int]) -> str:
+    """jsonschema's error path as a field path: spec.resourceGroups[0].flavors[1]."""
+    text = ""
+    for part in parts:
+        text = f"{text}[{part}]" if isinstance(part, int) else _join(text, part)
+    return text
 
 
 def _cel_rule_id(kind: str, path: str, message: str) -> str:
@@ -250,7 +268,9 @@ def _compile_node(
             if isinstance(additional, Mapping)
             else None
         ),
-        defaults={name: sub["default"] for name, sub in schema.get("properties", {}).items() if "default" in sub},
+        defaults={
+            name: sub["default"] for name, sub in schema.get("properties", {}).items() if "default" in sub
+        },
         list_type=schema.get("x-kubernetes-list-type"),
         map_keys=tuple(schema.get("x-kubernetes-list-map-keys", ())),
         rules=tuple(node_rules),
@@ -268,7 +288,7 @@ def _json_schema(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key.startswith("x-kubernetes-") or key == "description":
+        if key.startswith("x-kubernetes-"):
             continue
         if key == "properties":
             out[key] = {name: _json_schema(sub) for name, sub in value.items()}
@@ -304,8 +324,8 @@ _PY_TYPES: Mapping[str, type | tuple[type, ...]] = {
 
 
 def _crd_problems(crds: CrdSchemas, obj: dict[str, Any], skip_rules: set[str]) -> list[Problem]:
-    key = (obj.get("apiVersion"), obj.get("kind"))
-    version = crds.versions.get(key)  # type: ignore[arg-type]
+    key = (str(obj.get("apiVersion")), str(obj.get("kind")))
+    version = crds.versions.get(key)
     if version is None:
         served = sorted(api for api, kind in crds.versions if kind == key[1])
         return [
@@ -352,6 +372,7 @@ def _walk(node: _Node, value: Any, path: str, skip_rules: set[str], out: list[Pr
 
 def _cel_failure(rule: CelRule, value: Any) -> str | None:
     try:
+        assert rule.program is not None  # only transition rules have none, and they are skipped
         result = rule.program.evaluate({"self": celpy.json_to_cel(value)})
     except (celpy.CELEvalError, ValueError, TypeError) as error:
         result = error
@@ -384,60 +405,40 @@ def _list_type_problems(node: _Node, items: list[Any], path: str) -> Iterator[Pr
 # ---------------------------------------------------------------------------------------------
 # Step 3: webhook rules
 
-# k8s.io/apimachinery/pkg/util/validation: IsDNS1123Subdomain/Label, IsQualifiedName, IsValidLabelValue.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_HOSTNAME_KEY = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
+_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
 _QUANTITY_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # Kueue's caps on a ClusterQueue's groups (CQ11-CQ13; kueue v0.19.2 source:
 # pkg/webhooks/clusterqueue_webhook.go); Cohorts have none (CO5).
 _MAX_FLAVORS, _MAX_RESOURCES, _MAX_PAIRS_PER_GROUP = 256, 256, 512
 _MAX_CONCURRENT_ADMISSION_FLAVORS = 16  # CQ33
+_QUALIFIED_NAME = (
+    "must be a qualified name: an optional DNS-subdomain prefix and '/', then at most 63 letters, "
+    "digits, '-', '_' or '.', starting and ending with a letter or digit"
+)
+_LABEL_VALUE = (
+    "must be empty or at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+)
 
 
 def _dns_name_problem(value: Any, *, max_length: int, label: bool = False) -> str | None:
-    if not isinstance(value, str) or not value:
-        return "must be a non-empty string"
-    if len(value) > max_length:
-        return f"must be at most {max_length} characters (has {len(value)})"
-    if not (_DNS_LABEL if label else _DNS_SUBDOMAIN).match(value):
-        what = "DNS-1123 label" if label else "DNS-1123 subdomain"
-        allowed = "lowercase letters, digits and '-'" if label else "lowercase letters, digits, '-' and '.'"
-        return f"must be a {what}: {allowed}, starting and ending with a letter or digit"
-    return None
+    if label:
+        valid = isinstance(value, str) and is_dns1123_label(value)
+        allowed = "DNS-1123 label: lowercase letters, digits and '-'"
+    else:
+        valid = isinstance(value, str) and is_dns1123_subdomain(value)
+        allowed = "DNS-1123 subdomain: lowercase letters, digits, '-' and '.'"
+    if valid and len(value) <= max_length:
+        return None
+    return f"must be a {allowed}, at most {max_length} characters, starting and ending with a letter or digit"
 
 
 def _qualified_name_problem(value: Any) -> str | None:
-    """Label keys, taint keys and resource names: [prefix/]name (IsQualifiedName)."""
-    if not isinstance(value, str) or not value:
-        return "must be a non-empty string"
-    parts = value.split("/")
-    if len(parts) > 2:
-        return "must be a qualified name: an optional DNS subdomain prefix and '/', then a name"
-    if len(parts) == 2:
-        prefix_problem = _dns_name_problem(parts[0], max_length=253)
-        if prefix_problem:
-            return f"has a prefix {parts[0]!r} that {prefix_problem}"
-    name = parts[-1]
-    if len(name) > 63 or not _NAME_PART.match(name):
-        return (
-            "must be a qualified name: at most 63 letters, digits, '-', '_' or '.' after an "
-            "optional 'prefix/', starting and ending with a letter or digit"
-        )
-    return None
+    """Label keys, taint keys and resource names (IsQualifiedName)."""
+    return None if isinstance(value, str) and is_qualified_name(value) else _QUALIFIED_NAME
 
 
 def _label_value_problem(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return "must be a string"
-    if value and (len(value) > 63 or not _NAME_PART.match(value)):
-        return (
-            "must be empty or at most 63 letters, digits, '-', '_' or '.', "
-            "starting and ending with a letter or digit"
-        )
-    return None
+    return None if isinstance(value, str) and is_label_value(value) else _LABEL_VALUE
 
 
 def _labels_problems(labels: Any, path: str) -> Iterator[str]:
@@ -476,8 +477,11 @@ class _GroupRules:
     negative: str
     borrowing_without_parent: str
     lending_without_parent: str
-    lending_over_nominal: str | None  # ClusterQueues only (CO5)
-    totals: tuple[str, str, str] | None  # CQ11-CQ13, ClusterQueues only (CO5)
+    # ClusterQueues only (CO5): lendingLimit <= nominalQuota and the 256/256/512 caps.
+    lending_over_nominal: str | None
+    too_many_flavors: str | None
+    too_many_resources: str | None
+    too_many_pairs: str | None
 
 
 _CQ_GROUPS = _GroupRules(
@@ -491,7 +495,9 @@ _CQ_GROUPS = _GroupRules(
     borrowing_without_parent="CQ16",
     lending_without_parent="CQ17",
     lending_over_nominal="CQ18",
-    totals=("CQ11", "CQ12", "CQ13"),
+    too_many_flavors="CQ11",
+    too_many_resources="CQ12",
+    too_many_pairs="CQ13",
 )
 _COHORT_GROUPS = _GroupRules(
     parent_field="parentName",
@@ -504,7 +510,9 @@ _COHORT_GROUPS = _GroupRules(
     borrowing_without_parent="CO4",
     lending_without_parent="CO4",
     lending_over_nominal=None,
-    totals=None,
+    too_many_flavors=None,
+    too_many_resources=None,
+    too_many_pairs=None,
 )
 
 
@@ -526,31 +534,30 @@ def _resource_group_problems(spec: Mapping[str, Any], rules: _GroupRules, has_pa
             seen_resources.add(str(name))
         flavors = _list(_dict(group).get("flavors"))
         flavor_count += len(flavors)
-        if rules.totals and len(flavors) * len(covered) > _MAX_PAIRS_PER_GROUP:
-            yield rules.totals[2], (
+        if rules.too_many_pairs and len(flavors) * len(covered) > _MAX_PAIRS_PER_GROUP:
+            yield rules.too_many_pairs, (
                 f"{group_path} has {len(flavors)} flavors x {len(covered)} resources; "
                 f"at most {_MAX_PAIRS_PER_GROUP} flavor/resource pairs per group"
             )
         for j, flavor in enumerate(flavors):
             flavor = _dict(flavor)
             flavor_path = f"{group_path}.flavors[{j}]"
-            name = flavor.get("name")
+            name = str(flavor.get("name"))
             if name in seen_flavors:
                 yield rules.duplicate_flavor, (
                     f"{flavor_path}.name {name!r} is already used; a flavor may appear in one group only, once"
                 )
-            seen_flavors.add(str(name))
+            seen_flavors.add(name)
             for k, (resource, covered_name) in enumerate(zip(_list(flavor.get("resources")), covered)):
                 yield from _quota_problems(
                     _dict(resource), covered_name, k, f"{flavor_path}.resources[{k}]", rules, has_parent
                 )
-    if rules.totals:
-        if flavor_count > _MAX_FLAVORS:
-            yield rules.totals[0], f"spec.resourceGroups has {flavor_count} flavors; at most {_MAX_FLAVORS}"
-        if len(seen_resources) > _MAX_RESOURCES:
-            yield rules.totals[1], (
-                f"spec.resourceGroups covers {len(seen_resources)} resources; at most {_MAX_RESOURCES}"
-            )
+    if rules.too_many_flavors and flavor_count > _MAX_FLAVORS:
+        yield rules.too_many_flavors, f"spec.resourceGroups has {flavor_count} flavors; at most {_MAX_FLAVORS}"
+    if rules.too_many_resources and len(seen_resources) > _MAX_RESOURCES:
+        yield rules.too_many_resources, (
+            f"spec.resourceGroups covers {len(seen_resources)} resources; at most {_MAX_RESOURCES}"
+        )
 
 
 def _quota_problems(
@@ -568,7 +575,7 @@ def _quota_problems(
         try:
             amounts[name] = parse_quantity(resource[name])
         except QuantityError:
-            yield rules.quantity, f"{path}.{name} {resource[name]!r} is not a Kubernetes quantity (e.g. 500m, 4, 16Gi)"
+            yield rules.quantity, f"{path}.{name} {resource[name]!r} is not a quantity (e.g. 500m, 4, 16Gi)"
             continue
         if amounts[name] < 0:
             yield rules.negative, f"{path}.{name} is {resource[name]}; quotas must be >= 0"
@@ -641,12 +648,11 @@ def _cohort_name(obj: Mapping[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _flavor_names(spec: Mapping[str, Any]) -> list[str]:
-    return [
-        _dict(flavor).get("name")
-        for group in _list(spec.get("resourceGroups"))
-        for flavor in _list(_dict(group).get("flavors"))
-    ]
+def _flavors(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(field path, entry) for every flavors[] entry of every resource group."""
+    for i, group in enumerate(_list(spec.get("resourceGroups"))):
+        for j, flavor in enumerate(_list(_dict(group).get("flavors"))):
+            yield f"spec.resourceGroups[{i}].flavors[{j}]", _dict(flavor)
 
 
 def _cluster_queue_problems(obj: Mapping[str, Any]) -> Iterator[Problem]:
@@ -672,7 +678,7 @@ def _cluster_queue_problems(obj: Mapping[str, Any]) -> Iterator[Problem]:
             "whenCanPreempt are both TryNextFlavor"
         )
     yield from _weight_problems(spec, "CQ28", reject_tiny=True)
-    flavors = set(_flavor_names(spec))
+    flavors = {str(flavor.get("name")) for _, flavor in _flavors(spec)}
     checks = _list(_dict(spec.get("admissionChecksStrategy")).get("admissionChecks"))
     for i, check in enumerate(checks):
         for j, flavor in enumerate(_list(_dict(check).get("onFlavors"))):
@@ -738,7 +744,10 @@ def _resource_flavor_problems(obj: Mapping[str, Any]) -> Iterator[Problem]:
             yield "RF5", f"{where}.value {taint.get('value')!r} {problem}"
         identity = (str(taint.get("key")), str(taint.get("effect")))
         if identity in seen:
-            yield "RF5", f"{where} repeats key {identity[0]!r} with effect {identity[1]!r}; taints must be unique by key and effect"
+            yield "RF5", (
+                f"{where} repeats key {identity[0]!r} with effect {identity[1]!r}; "
+                "taints must be unique by key and effect"
+            )
         seen.add(identity)
     for i, toleration in enumerate(_list(spec.get("tolerations"))):
         toleration = _dict(toleration)
@@ -797,7 +806,7 @@ def _names(names: Iterable[Any]) -> str:
     return ", ".join(listed) if listed else "none"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Index:
     """Objects by kind and name, built once so every reference is an O(1) lookup."""
 
@@ -813,11 +822,15 @@ class _Index:
         named[key] = obj
         return True
 
-    def get(self, kind: str, name: Any, namespace: str | None = None) -> Mapping[str, Any] | None:
-        return self.by_kind[kind].get((namespace, name))
+    def get(self, kind: str, name: Any) -> Mapping[str, Any] | None:
+        """A cluster-scoped object by name."""
+        return self.by_kind[kind].get((None, name))
 
     def of(self, kind: str) -> Iterable[Mapping[str, Any]]:
         return self.by_kind[kind].values()
+
+    def names(self, kind: str) -> set[Any]:
+        return {name for _, name in self.by_kind[kind]}
 
 
 def _selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
@@ -842,42 +855,41 @@ def _selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
 
 
 def _reference_problems(index: _Index) -> Iterator[Violation]:
-    flavors = {name for _, name in index.by_kind["ResourceFlavor"]}
+    flavors = index.names("ResourceFlavor")
     for kind in ("ClusterQueue", "Cohort"):
         for obj in index.of(kind):
-            for i, group in enumerate(_list(_dict(obj.get("spec")).get("resourceGroups"))):
-                for j, flavor in enumerate(_list(_dict(group).get("flavors"))):
-                    name = _dict(flavor).get("name")
-                    if name not in flavors:
-                        yield Violation(
-                            _describe(obj),
-                            "REF-flavor",
-                            f"spec.resourceGroups[{i}].flavors[{j}].name {name!r} names no ResourceFlavor "
-                            f"(known: {_names(flavors)}); the queue would stay inactive (CQ35)",
-                        )
+            for path, flavor in _flavors(_dict(obj.get("spec"))):
+                if flavor.get("name") not in flavors:
+                    yield Violation(
+                        _describe(obj),
+                        "REF-flavor",
+                        f"{path}.name {flavor.get('name')!r} names no ResourceFlavor (known: {_names(flavors)}); "
+                        "Kueue would keep the queue inactive (CQ35)",
+                    )
     for obj in index.of("ResourceFlavor"):
         topology = _dict(obj.get("spec")).get("topologyName")
         if topology is not None and index.get("Topology", topology) is None:
             yield Violation(
                 _describe(obj),
                 "REF-topology",
-                f"spec.topologyName {topology!r} names no Topology "
-                f"(known: {_names(name for _, name in index.by_kind['Topology'])})",
+                f"spec.topologyName {topology!r} names no Topology (known: {_names(index.names('Topology'))})",
             )
     yield from _local_queue_reference_problems(index)
 
 
 def _local_queue_reference_problems(index: _Index) -> Iterator[Violation]:
-    namespaces = {name: _dict(_dict(ns.get("metadata")).get("labels")) for ns in index.of("Namespace")
-                  for name in [_dict(ns.get("metadata")).get("name")]}
+    namespace_labels = {
+        _dict(ns.get("metadata")).get("name"): _dict(_dict(ns.get("metadata")).get("labels"))
+        for ns in index.of("Namespace")
+    }
     for queue in index.of("LocalQueue"):
         namespace = _dict(queue.get("metadata")).get("namespace")
         # 'default' always exists; other namespaces must be among the objects when any are given.
-        if namespaces and namespace != "default" and namespace not in namespaces:
+        if namespace_labels and namespace != "default" and namespace not in namespace_labels:
             yield Violation(
                 _describe(queue),
                 "REF-namespace",
-                f"metadata.namespace {namespace!r} is not among the Namespace objects ({_names(namespaces)})",
+                f"metadata.namespace {namespace!r} is not among the Namespace objects ({_names(namespace_labels)})",
             )
         target = _dict(queue.get("spec")).get("clusterQueue")
         cluster_queue = index.get("ClusterQueue", target)
@@ -885,45 +897,39 @@ def _local_queue_reference_problems(index: _Index) -> Iterator[Violation]:
             yield Violation(
                 _describe(queue),
                 "REF-clusterqueue",
-                f"spec.clusterQueue {target!r} names no ClusterQueue; the LocalQueue would stay "
-                "inactive (LQ1, LQ5)",
+                f"spec.clusterQueue {target!r} names no ClusterQueue (known: "
+                f"{_names(index.names('ClusterQueue'))}); the LocalQueue would stay inactive (LQ1, LQ5)",
             )
             continue
-        labels = {**namespaces.get(namespace, {}), _HOSTNAME_KEY: namespace}
+        labels = {**namespace_labels.get(namespace, {}), _NAMESPACE_NAME_LABEL: namespace}
         selector = _dict(cluster_queue.get("spec")).get("namespaceSelector")
         if not _selector_matches(selector, labels):
             yield Violation(
                 _describe(queue),
                 "LQ5",
-                f"namespace {namespace!r} (labels {json.dumps(labels, sort_keys=True)}) is not selected "
-                f"by ClusterQueue/{target}'s spec.namespaceSelector {json.dumps(selector, sort_keys=True)}"
-                + ("; null or omitted matches no namespace, {} matches all" if selector is None else "")
-                + "; its workloads would never be admitted",
+                f"namespace {namespace!r} (labels {json.dumps(labels, sort_keys=True)}) is not selected by "
+                f"ClusterQueue/{target} spec.namespaceSelector {json.dumps(selector, sort_keys=True)} "
+                "(null or omitted selects no namespace, {} selects all); its workloads would never be admitted",
             )
 
 
-def _capacity_problems(
-    index: _Index, capacity: Mapping[str, Mapping[str, Decimal | int | str]]
-) -> Iterator[Violation]:
+def _capacity_problems(index: _Index, capacity: Capacity) -> Iterator[Violation]:
     totals: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     holders: dict[tuple[str, str], list[str]] = defaultdict(list)
     for kind in ("ClusterQueue", "Cohort"):
         for obj in index.of(kind):
-            for group in _list(_dict(obj.get("spec")).get("resourceGroups")):
-                for flavor in _list(_dict(group).get("flavors")):
-                    for resource in _list(_dict(flavor).get("resources")):
-                        resource = _dict(resource)
-                        try:
-                            amount = parse_quantity(resource.get("nominalQuota"))
-                        except QuantityError:
-                            continue  # CQ14 / schema report it
-                        key = (str(_dict(flavor).get("name")), str(resource.get("name")))
-                        totals[key] += amount
-                        holders[key].append(_describe(obj))
+            for _, flavor in _flavors(_dict(obj.get("spec"))):
+                for resource in map(_dict, _list(flavor.get("resources"))):
+                    try:
+                        amount = parse_quantity(resource.get("nominalQuota"))
+                    except QuantityError:
+                        continue  # CQ14 / CO2 / schema report it
+                    key = (str(flavor.get("name")), str(resource.get("name")))
+                    totals[key] += amount
+                    holders[key].append(_describe(obj))
     for (flavor, resource), total in totals.items():
-        shown = ", ".join(holders[(flavor, resource)][:5])
-        more = len(holders[(flavor, resource)]) - 5
-        by = shown + (f" and {more} more" if more > 0 else "")
+        names = holders[(flavor, resource)]
+        by = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
         limit = _dict(capacity.get(flavor)).get(resource)
         if limit is None:
             yield Violation(
@@ -936,8 +942,8 @@ def _capacity_problems(
             yield Violation(
                 f"ResourceFlavor/{flavor}",
                 "CAPACITY",
-                f"nominalQuota of {resource!r} in flavor {flavor!r} sums to {total} over {by}; "
-                f"the pool's capacity is {limit} ({parse_quantity(limit)})",
+                f"the nominalQuota of {resource!r} in flavor {flavor!r} sums to {total.normalize():f} over {by}; "
+                f"it must not exceed the pool's capacity {limit}",
             )
 
 
@@ -965,7 +971,7 @@ def validate_objects(
     objects: Iterable[Mapping[str, Any]],
     *,
     crds: CrdSchemas | None = None,
-    capacity: Mapping[str, Mapping[str, Decimal | int | str]] | None = None,
+    capacity: Capacity | None = None,
 ) -> list[Violation]:
     """Every violation in ``objects`` (Kueue objects of any served apiVersion and v1 Namespaces).
 
@@ -993,12 +999,16 @@ def validate_objects(
             )
             continue
         if not index.add(obj):
-            violations.append(Violation(label, "DUPLICATE", "another object has the same kind, namespace and name"))
+            violations.append(
+                Violation(label, "DUPLICATE", "appears more than once; kind, namespace and name must be unique")
+            )
         problems = list(_metadata_problems(obj))
-        problems += _KIND_PROBLEMS.get(str(obj.get("kind")), lambda _obj: iter(()))(obj)
+        kind_problems = _KIND_PROBLEMS.get(str(obj.get("kind")))
+        if kind_problems is not None:
+            problems += kind_problems(obj)
         if crds is not None and obj.get("kind") != "Namespace":
-            # A CEL rule the webhook step already reported for this object is not repeated.
-            problems += _crd_problems(crds, obj, {rule for rule, _ in problems})
+            # A rule both CEL and the webhook enforce is reported once, by the webhook step.
+            problems += _crd_problems(crds, obj, _WEBHOOK_TWINS & {rule for rule, _ in problems})
         violations.extend(Violation(label, rule, message) for rule, message in problems)
     violations.extend(_reference_problems(index))
     if capacity is not None:
@@ -1010,7 +1020,7 @@ def check_objects(
     objects: Iterable[Mapping[str, Any]],
     *,
     crds: CrdSchemas | None = None,
-    capacity: Mapping[str, Mapping[str, Decimal | int | str]] | None = None,
+    capacity: Capacity | None = None,
 ) -> None:
     """Raise KueueValidationError listing every violation, if there is any."""
     violations = validate_objects(objects, crds=crds, capacity=capacity)

@@ -3,13 +3,35 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from components.config import StackConfig, parse_config, raw_from_stack_file
+from components.validate import CRDS_ENV, CrdSchemas, crds_from_env
 from tests.harness import ROOT, SHARED
+
+CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kueue_crds_dir() -> Iterator[Path]:
+    """Every test, the program's included, validates against the pinned CRDs; missing CRDs fail the run."""
+    if not CRDS_DIR.is_dir():
+        pytest.fail(f"Kueue CRDs not found at {CRDS_DIR}: the tests need ../shared/kueue/v0.19.2/crds")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CRDS_ENV, str(CRDS_DIR))
+        yield CRDS_DIR
+
+
+@pytest.fixture(scope="session")
+def crds(kueue_crds_dir: Path) -> CrdSchemas:
+    loaded = crds_from_env(required=True)
+    assert loaded is not None
+    return loaded
 
 
 def design_example() -> dict[str, Any]:
