@@ -1,4 +1,4 @@
-"""kueue-aks: load and validate the stack config, build the components, export outputs."""
+"""kueue-aks: validate the config and every Kueue object, build the components, export outputs."""
 
 import pulumi
 
@@ -6,13 +6,17 @@ from components.cluster import AksCluster
 from components.config import load_stack_config
 from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
+from components.queues import KueueQueues, validated_objects
 
+# Both steps raise one pulumi.RunError listing every problem, before any resource is registered.
 config = load_stack_config()
+kueue_objects = validated_objects(config)
 
 cluster = AksCluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 kueue = KueueInstallation("kueue", config, opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
+queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry, opts=k8s_opts)
 
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("resourceGroupName", cluster.resource_group_name)
@@ -21,3 +25,5 @@ pulumi.export("nodePools", cluster.node_pool_names)
 pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("kueueNamespace", kueue.namespace.metadata.name)
 pulumi.export("kueueVersion", config.kueue.version)
+pulumi.export("localQueues", queues.local_queues)
+pulumi.export("quotaTable", queues.quota_table)

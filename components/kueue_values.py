@@ -86,6 +86,10 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         # kube-system or its own namespace (kueue.md §4.4); neither carries the label.
         "managedJobsNamespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
         "integrations": {"frameworks": list(config.kueue.frameworks)},
+        # Fair sharing on (in v1beta2 the block's presence enables it): idle quota borrowed within
+        # the cohort is divided by the ClusterQueues' fairSharing weights, which kueue_objects sets
+        # from the teams' shares. The strategies are the ones the chart's example lists.
+        "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
 
 

@@ -13,10 +13,13 @@ from components.kueue_objects import (
     API_VERSION,
     COHORT_NAME,
     build_objects,
+    flavor_capacity,
     quota_table,
     team_quota,
 )
 from components.quantity import parse_quantity
+from components.validate import validate_objects
+from tests.conftest import design_example, load_stack
 
 POOLS = [
     {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 10},
@@ -175,3 +178,32 @@ def test_objects_come_in_dependency_order() -> None:
     first = {k: kinds.index(k) for k in kinds}
     assert first["Namespace"] < first["LocalQueue"]
     assert first["Topology"] < first["ResourceFlavor"] < first["Cohort"] < first["ClusterQueue"] < first["LocalQueue"]
+
+
+VALIDATED_CONFIGS = {
+    "one team": [{"name": "a", "share": 100}],
+    "two teams, one on CPU only": [{"name": "a", "share": 50, "pools": ["cpu"]}, {"name": "b", "share": 50}],
+    "three teams": even_teams(3),
+    "twenty teams": even_teams(20),
+}
+
+
+@pytest.mark.parametrize("teams", VALIDATED_CONFIGS.values(), ids=VALIDATED_CONFIGS.keys())
+def test_generated_objects_pass_the_validator_with_crds(teams: list[dict[str, Any]], crds: Any) -> None:
+    cfg = config_with(teams)
+    assert validate_objects(build_objects(cfg), crds=crds, capacity=flavor_capacity(cfg)) == []
+
+
+def test_dev_and_contract_example_objects_pass_the_validator(dev_config: StackConfig, crds: Any) -> None:
+    for cfg in (dev_config, load_stack(design_example())):
+        assert validate_objects(build_objects(cfg), crds=crds, capacity=flavor_capacity(cfg)) == []
+
+
+def test_the_validator_sees_quota_over_capacity(dev_config: StackConfig, crds: Any) -> None:
+    """The capacity check is live on builder output: one more GPU than exists is caught."""
+    objects = build_objects(dev_config)
+    cohort = next(o for o in objects if o["kind"] == "Cohort")
+    gpu = next(f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
+    gpu["resources"][2]["nominalQuota"] += 1
+    rules = {v.rule for v in validate_objects(objects, crds=crds, capacity=flavor_capacity(dev_config))}
+    assert rules == {"CAPACITY"}

@@ -278,8 +278,9 @@ def test_single_replica_has_no_pdb_and_zonal_clusters_spread_over_zones(dev_conf
 
 def test_controller_memory_is_raised_only_for_topology_aware_pools(dev_config: StackConfig,
                                                                    dev_config_map: dict[str, Any]) -> None:
-    assert "resources" not in kueue_helm_values(dev_config)["controllerManager"]["manager"]
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
+    pools[0].update(topology=False, minCount=0)
+    assert "resources" not in kueue_helm_values(variant(dev_config_map, nodePools=pools))["controllerManager"]["manager"]
     pools[0].update(topology=True, minCount=1, maxCount=40)
     tas = variant(dev_config_map, nodePools=pools)
     assert tas.uses_topology
@@ -393,3 +394,8 @@ def test_device_plugin_values_need_a_gpu_pool(dev_config_map: dict[str, Any]) ->
     assert not cpu_only.has_gpu
     with pytest.raises(ValueError):
         gpu.device_plugin_values(cpu_only)
+
+
+def test_fair_sharing_is_on_so_the_queues_share_weights_matter(dev_config: StackConfig) -> None:
+    config_doc = yaml.safe_load(kueue_helm_values(dev_config)["managerConfig"]["controllerManagerConfigYaml"])
+    assert config_doc["fairSharing"] == {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}

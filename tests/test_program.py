@@ -52,13 +52,14 @@ def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
     assert set(pools) == {"cpu", "gpu"}
     for reg in pools.values():
         i = reg.inputs
-        assert (i["mode"], i["enableAutoScaling"], i["minCount"], i["count"], i["maxPods"]) == ("User", True, 0, 0, 110)
+        assert (i["mode"], i["enableAutoScaling"], i["count"], i["maxPods"]) == ("User", True, i["minCount"], 110)
         assert reg.ignore_changes == ["count"]
         assert i["resourceName"] == "kueue-dev"
-    assert pools["cpu"].inputs["maxCount"] == 4 and pools["cpu"].inputs["nodeTaints"] == []
+    cpu = pools["cpu"].inputs
+    assert (cpu["minCount"], cpu["maxCount"], cpu["nodeTaints"]) == (1, 4, [])
     assert "gpuProfile" not in pools["cpu"].inputs
     gpu = pools["gpu"].inputs
-    assert (gpu["vmSize"], gpu["maxCount"]) == ("Standard_NC4as_T4_v3", 3)
+    assert (gpu["vmSize"], gpu["minCount"], gpu["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 3)
     assert gpu["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
     assert gpu["gpuProfile"] == {"driver": "Install"}
     assert "scaleSetPriority" not in gpu

@@ -1,0 +1,128 @@
+"""Offline plan: what a stack's queues will hold, and the manifests, without any cloud access.
+
+    python -m components.plan --stack dev                      # capacity and quota table
+    python -m components.plan --stack dev --manifests out/     # plus every object as YAML
+
+It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
+the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
+Exit codes: 0 ok, 2 config error, 3 a generated object fails validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
+from .gpu import device_plugin_values
+from .kueue_objects import COHORT_NAME, LOCAL_QUEUE_NAME, QuotaRow, build_objects, flavor_capacity, quota_table
+from .kueue_values import kueue_helm_values
+from .validate import KueueValidationError, check_objects, crds_from_env
+
+_UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
+
+
+def human(resource: str, amount: int) -> str:
+    """Display units to what people read: cores, GiB, GPUs."""
+    unit, per = _UNITS[resource]
+    value = amount / per
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
+
+
+def load_stack(stack: str, root: Path) -> StackConfig:
+    raw, location = raw_from_stack_file(yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {})
+    return parse_config(raw, stack=stack, location=location)
+
+
+def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
+    teams = [t.name for t in config.teams]
+    lines = [
+        f"### kueue-aks plan: stack `{config.stack}` (Kueue {config.kueue.version}, cluster `{config.cluster.name}`)",
+        "",
+        "Capacity is allocatable per node × maxCount (AKS reservations subtracted). Each team's nominal "
+        f"quota is its share of that, rounded down; the cohort `{COHORT_NAME}` holds the rest. Any team can "
+        "borrow what others leave idle, up to the pool's capacity; lenders reclaim it by preemption.",
+        "",
+        "| flavor | resource | capacity | " + " | ".join(f"{t} ({_share(config, t)}%)" for t in teams) + " | cohort | max per team |",
+        "|---|---|---:|" + "---:|" * len(teams) + "---:|---:|",
+    ]
+    for row in rows:
+        unit = _UNITS[row.resource][0]
+        cells = [human(row.resource, row.teams[t]) if t in row.teams else "–" for t in teams]
+        lines.append(
+            f"| {row.flavor} | {row.resource} ({unit}) | {human(row.resource, row.capacity)} | "
+            + " | ".join(cells)
+            + f" | {human(row.resource, row.cohort)} | {human(row.resource, row.capacity)} |"
+        )
+    lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools |", "|---|---|---|---|"]
+    lines += [f"| {t.name} | `{t.name}/{LOCAL_QUEUE_NAME}` | `{t.name}` | {', '.join(t.pools)} |" for t in config.teams]
+    return "\n".join(lines) + "\n"
+
+
+def _share(config: StackConfig, team: str) -> str:
+    share = next(t.share for t in config.teams if t.name == team)
+    return f"{share.normalize():f}"
+
+
+def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> list[Path]:
+    """One file per object, numbered in apply order, so `kubectl apply -f DIR` works as is.
+
+    Helm values go to DIR/helm/, which `kubectl apply -f DIR` (not recursive) leaves alone.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for i, obj in enumerate(objects, start=1):
+        meta = obj["metadata"]
+        name = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
+        path = out / f"{i:03d}-{obj['kind'].lower()}-{name}.yaml"
+        path.write_text(yaml.safe_dump(obj, sort_keys=False))
+        written.append(path)
+    helm = out / "helm"
+    helm.mkdir(exist_ok=True)
+    values = {"kueue-values.yaml": kueue_helm_values(config)}
+    if config.has_gpu:
+        values["nvidia-device-plugin-values.yaml"] = device_plugin_values(config)
+    for filename, doc in values.items():
+        (helm / filename).write_text(yaml.safe_dump(doc, sort_keys=False))
+        written.append(helm / filename)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m components.plan", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
+    parser.add_argument("--manifests", type=Path, help="write every object and the Helm values as YAML here")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project directory (default: current)")
+    args = parser.parse_args(argv)
+
+    if not (args.root / f"Pulumi.{args.stack}.yaml").exists():
+        print(f"error: {args.root / f'Pulumi.{args.stack}.yaml'} does not exist", file=sys.stderr)
+        return 2
+    try:
+        config = load_stack(args.stack, args.root)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    objects = build_objects(config)
+    crds = crds_from_env(required=False)
+    try:
+        check_objects(objects, crds=crds, capacity=flavor_capacity(config))
+    except KueueValidationError as err:
+        print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
+        return 3
+    print(quota_markdown(config, quota_table(config)))
+    if crds is None:
+        print("_CRD schema and CEL rules not checked: set KUEUE_CRDS_DIR to the Kueue CRDs of this version._")
+    if args.manifests:
+        written = write_manifests(config, objects, args.manifests)
+        print(f"\nWrote {len(written)} files to {args.manifests}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

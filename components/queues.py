@@ -1,0 +1,126 @@
+"""KueueQueues: team namespaces and the starter Kueue objects, created from builder dicts.
+
+Every Kueue object waits for Kueue to be ready and for the objects it names, so `pulumi up`
+creates LocalQueue after ClusterQueue after ResourceFlavor/Cohort after Topology, and
+`pulumi destroy` deletes them in the reverse order while the Kueue controller still runs to
+clear their `kueue.x-k8s.io/resource-in-use` finalizers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes.apiextensions import CustomResource
+from pulumi_kubernetes.apiextensions.CustomResource import CustomResourceArgs
+
+from .config import StackConfig
+from .kueue_objects import QuotaRow, build_objects, flavor_capacity, quota_table
+from .validate import KueueValidationError, check_objects, crds_from_env
+
+
+class KueueResource(CustomResource):
+    """A Kueue object sent exactly as the builder made it.
+
+    The typed CustomResource only takes `metadata` and `spec`; a WorkloadPriorityClass keeps
+    `value` and `description` at the top level, so those fields are added to the same arguments.
+    """
+
+    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
+        self._top_level = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "spec")}
+        super().__init__(resource_name, api_version=obj["apiVersion"], kind=obj["kind"],
+                         metadata=obj["metadata"], spec=obj.get("spec"), opts=opts)
+
+    def _internal_init(self, resource_name: str, api_version: str, kind: str,  # type: ignore[override]
+                       opts: pulumi.ResourceOptions | None = None, metadata: Any = None, spec: Any = None,
+                       __props__: Any = None) -> None:
+        props = CustomResourceArgs.__new__(CustomResourceArgs)
+        props.__dict__.update(api_version=api_version, kind=kind, metadata=metadata, spec=spec, **self._top_level)
+        pulumi.CustomResource.__init__(self, f"kubernetes:{api_version}:{kind}", resource_name, props, opts)
+
+
+def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """Build every Kueue object and check it against the pinned Kueue version and the pools' capacity.
+
+    The CRD schema and CEL rules need the CRDs of that version in KUEUE_CRDS_DIR; without them the
+    webhook, cross-object and capacity rules still run, and a warning says what was skipped.
+    """
+    objects = build_objects(config)
+    crds = crds_from_env(required=False)
+    if crds is None:
+        pulumi.log.warn("KUEUE_CRDS_DIR is not set: Kueue objects are checked without the CRD schema and CEL rules")
+    try:
+        check_objects(objects, crds=crds, capacity=flavor_capacity(config))
+    except KueueValidationError as err:
+        raise pulumi.RunError(f"generated Kueue objects are invalid:\n{err}") from None
+    return objects
+
+
+def references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(kind, name) of the objects this one names; LocalQueues name their namespace too."""
+    spec = obj.get("spec") or {}
+    kind = obj["kind"]
+    if kind == "LocalQueue":
+        return [("Namespace", obj["metadata"]["namespace"]), ("ClusterQueue", spec["clusterQueue"])]
+    if kind == "ClusterQueue":
+        flavors = [f["name"] for g in spec.get("resourceGroups", []) for f in g["flavors"]]
+        return [("ResourceFlavor", f) for f in flavors] + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
+    if kind == "Cohort":
+        return [("ResourceFlavor", f["name"]) for g in spec.get("resourceGroups", []) for f in g["flavors"]]
+    if kind == "ResourceFlavor" and spec.get("topologyName"):
+        return [("Topology", spec["topologyName"])]
+    return []
+
+
+def quota_report(rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
+    """The capacity/quota table as plain rows for `pulumi stack output` (display units)."""
+    units = {"cpu": "millicores", "memory": "MiB", "nvidia.com/gpu": "GPUs"}
+    return [
+        {"flavor": r.flavor, "resource": r.resource, "unit": units[r.resource], "capacity": r.capacity,
+         "nominalQuotaTotal": sum(r.teams.values()), "cohortShared": r.cohort, "teams": dict(r.teams)}
+        for r in rows
+    ]
+
+
+class KueueQueues(pulumi.ComponentResource):
+    """Team namespaces, Topology, ResourceFlavors, Cohort, ClusterQueues, LocalQueues, priorities."""
+
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        objects: Sequence[Mapping[str, Any]],
+        *,
+        ready: Sequence[pulumi.Resource],
+        hooks: pulumi.ResourceHookBinding | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kueue-aks:queues:KueueQueues", name, None, opts)
+        created: dict[tuple[str, str], pulumi.Resource] = {}
+        for obj in objects:  # builders return objects in dependency order
+            kind, meta = obj["kind"], obj["metadata"]
+            depends_on = [created[ref] for ref in references(obj)]
+            if kind == "Namespace":
+                # A plain namespace, outside the Kueue release: replacing Kueue never deletes a
+                # namespace with running jobs in it.
+                resource: pulumi.Resource = k8s.core.v1.Namespace(
+                    f"{name}-ns-{meta['name']}", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
+            else:
+                label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
+                resource = KueueResource(
+                    f"{name}-{kind.lower()}-{label}",
+                    obj,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *depends_on], hooks=hooks),
+                )
+            created[(kind, f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"])] = resource
+        self.resources = created
+
+        self.local_queues = {
+            obj["metadata"]["namespace"]: f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+            for obj in objects
+            if obj["kind"] == "LocalQueue"
+        }
+        self.quota_table = quota_report(quota_table(config))
+        self.register_outputs({"localQueues": self.local_queues, "quotaTable": self.quota_table})
