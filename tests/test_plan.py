@@ -1,0 +1,94 @@
+"""The offline plan command: the quota table in words and manifests the validator accepts."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import plan
+from components.kueue_objects import build_objects
+from components.validate import validate_objects
+from tests.harness import ROOT
+
+PlanRunner = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run_plan(capsys: pytest.CaptureFixture[str]) -> PlanRunner:
+    def run(*args: str, root: Path = ROOT) -> tuple[int, str, str]:
+        code = plan.main([*args, "--root", str(root)])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
+
+
+def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunner) -> None:
+    code, out, _ = run_plan("--stack", "dev")
+    assert code == 0
+    assert "| flavor | resource | capacity | research (60%) | platform (40%) | cohort | max per team |" in out
+    # T4 pool: 3 nodes × 1 GPU; 60 % -> 1, 40 % -> 1, the cohort keeps 1.
+    assert "| gpu | nvidia.com/gpu (GPU) | 3 | 1 | 1 | 1 | 3 |" in out
+    # D8s_v5: 8000 m - 180 m reserved = 7.82 vCPU per node × 4 nodes.
+    assert "| cpu | cpu (vCPU) | 31.28 | 18.77 | 12.51 | 0 | 31.28 |" in out
+    assert "| research | `research/default` | `research` | cpu, gpu |" in out
+    assert "CRD schema and CEL rules not checked" not in out  # the tests set KUEUE_CRDS_DIR
+
+
+def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunner, tmp_path: Path, crds: Any) -> None:
+    code, out, _ = run_plan("--stack", "dev", "--manifests", str(tmp_path / "out"))
+    assert code == 0 and "Wrote" in out
+    files = sorted((tmp_path / "out").glob("*.yaml"))
+    objects = [yaml.safe_load(f.read_text()) for f in files]
+    config = plan.load_stack("dev", ROOT)
+    assert objects == build_objects(config)  # apply order kept by the file numbering
+    assert files[0].name.startswith("001-namespace-")
+    assert validate_objects(objects, crds=crds) == []
+    helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
+    assert helm == ["kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
+    values = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-values.yaml").read_text())
+    assert "controllerManagerConfigYaml" in values["managerConfig"]
+
+
+def test_bad_stack_config_exits_2_with_the_key(run_plan: PlanRunner, tmp_path: Path) -> None:
+    shutil.copy(ROOT / "Pulumi.dev.yaml", tmp_path / "Pulumi.bad.yaml")
+    doc = yaml.safe_load((tmp_path / "Pulumi.bad.yaml").read_text())
+    doc["config"]["kueue-aks:teams"][0]["share"] = 90
+    (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump(doc))
+    code, _, err = run_plan("--stack", "bad", root=tmp_path)
+    assert code == 2
+    assert "kueue-aks:teams: shares add up to 130%" in err
+
+
+def test_missing_stack_file_exits_2(run_plan: PlanRunner, tmp_path: Path) -> None:
+    code, _, err = run_plan("--stack", "nope", root=tmp_path)
+    assert code == 2 and "Pulumi.nope.yaml does not exist" in err
+
+
+def test_invalid_objects_exit_3(run_plan: PlanRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = plan.build_objects
+
+    def over_capacity(config: Any) -> list[dict[str, Any]]:
+        objects = real(config)
+        for obj in objects:
+            if obj["kind"] == "ClusterQueue":
+                obj["spec"]["resourceGroups"][0]["flavors"][-1]["resources"][-1]["nominalQuota"] = 99
+        return objects
+
+    monkeypatch.setattr(plan, "build_objects", over_capacity)
+    code, _, err = run_plan("--stack", "dev")
+    assert code == 3 and "[CAPACITY]" in err
+
+
+def test_runs_as_a_module_from_the_project_directory() -> None:
+    result = subprocess.run([sys.executable, "-m", "components.plan", "--stack", "dev"], cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("### kueue-aks plan: stack `dev`")
