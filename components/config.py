@@ -325,6 +325,23 @@ def _checker(problems: _Problems) -> Any:
                 return None
             return v
 
+        @staticmethod
+        def choices(path: str, v: Any, what: str, allowed: Sequence[str] | None, *, empty: str, unknown: str) -> Any:
+            """A non-empty list of distinct names, each in `allowed` (None: any name, e.g. when
+            the list it refers to has its own problems)."""
+            items = C.items(path, v, what)
+            if items is None:
+                return _INVALID
+            if not items:
+                problems.add(path, f"must list at least one {empty}")
+                return _INVALID
+            for i, name in enumerate(items):
+                if allowed is not None and name not in allowed:
+                    problems.add(f"{path}[{i}]", f"{name!r} is not {unknown}{_suggest(str(name), allowed)}; allowed: {', '.join(allowed)}")
+                elif items.index(name) != i:
+                    problems.add(f"{path}[{i}]", f"{name!r} is listed twice; names must be unique")
+            return tuple(items)
+
     return C
 
 
@@ -604,23 +621,10 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
                              f"false needs these TAS gates set to false too (Kueue refuses to start otherwise): {', '.join(still_on)}")
         return dict(v)
 
-    def frameworks(p: str, v: Any) -> Any:
-        items = c.items(p, v, "job framework names")
-        if items is None:
-            return _INVALID
-        if not items:
-            problems.add(p, "must list at least one framework, e.g. batch/job")
-            return _INVALID
-        for i, f in enumerate(items):
-            if f not in release.frameworks:
-                problems.add(f"{p}[{i}]", f"{f!r} is not a Kueue {ver} framework{_suggest(str(f), sorted(release.frameworks))}; "
-                             f"allowed: {', '.join(sorted(release.frameworks))}")
-            elif items.index(f) != i:
-                problems.add(f"{p}[{i}]", f"{f!r} is listed twice; Kueue rejects duplicates")
-        return tuple(items)
-
     feature_gates = r.get("featureGates", dict(DEFAULT_FEATURE_GATES), gates)
-    fw = r.get("frameworks", DEFAULT_FRAMEWORKS, frameworks)
+    fw = r.get("frameworks", DEFAULT_FRAMEWORKS, lambda p, v: c.choices(
+        p, v, "job framework names", sorted(release.frameworks),
+        empty="framework, e.g. batch/job", unknown=f"a Kueue {ver} framework"))
     if "sparkoperator.k8s.io/sparkapplication" in fw and not feature_gates.get("SparkApplicationIntegration"):
         problems.add(f"{NAMESPACE}:kueue.featureGates.SparkApplicationIntegration",
                      "must be true when frameworks includes sparkoperator.k8s.io/sparkapplication")
@@ -675,17 +679,8 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
             return d
 
         def team_pools(p: str, v: Any) -> Any:
-            names = c.items(p, v, "user pool names")
-            if names is None:
-                return _INVALID
-            if not names:
-                problems.add(p, "must name at least one pool (omit the key for all pools)")
-            for j, n in enumerate(names):
-                if pools_ok and n not in pool_names:
-                    problems.add(f"{p}[{j}]", f"{n!r} is not a user pool{_suggest(str(n), pool_names)}; pools: {', '.join(pool_names)}")
-                elif names.index(n) != j:
-                    problems.add(f"{p}[{j}]", f"{n!r} is listed twice")
-            return tuple(names)
+            return c.choices(p, v, "user pool names", pool_names if pools_ok else None,
+                             empty="pool (omit the key for all pools)", unknown="a user pool")
 
         name = r.get("name", None, team_name)
         if "name" not in r.value:

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import POOL_LABEL, NodePool, StackConfig
+from .helm import namespaced_release
 
 DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
 DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
@@ -21,7 +22,6 @@ DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
 DEVICE_PLUGIN_VERSION = "0.20.0"
 DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 DEVICE_PLUGIN_RELEASE_NAME = "nvidia-device-plugin"
-RELEASE_TIMEOUT_SECONDS = 600
 
 
 def gpu_pools(config: StackConfig) -> list[NodePool]:
@@ -66,23 +66,16 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:gpu:NvidiaDevicePlugin", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": DEVICE_PLUGIN_NAMESPACE}, opts=child)
         # Not tied to the AgentPools: a DaemonSet waits for no node, and its pods start on GPU
         # nodes whenever the autoscaler adds them.
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=DEVICE_PLUGIN_RELEASE_NAME,
+        self.namespace, self.release = namespaced_release(
+            self,
+            name,
+            namespace=DEVICE_PLUGIN_NAMESPACE,
+            release_name=DEVICE_PLUGIN_RELEASE_NAME,
             chart=DEVICE_PLUGIN_CHART,
-            repository_opts={"repo": DEVICE_PLUGIN_REPOSITORY},
+            repository=DEVICE_PLUGIN_REPOSITORY,
             version=DEVICE_PLUGIN_VERSION,
-            namespace=self.namespace.metadata.name,
             values=device_plugin_values(config),
-            skip_await=False,
-            timeout=RELEASE_TIMEOUT_SECONDS,
-            # Roll back a failed upgrade rather than leave GPU nodes without a working plugin.
-            atomic=True,
-            cleanup_on_fail=True,
-            opts=child,
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "releaseStatus": self.release.status})

@@ -20,12 +20,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import KUEUE_NAMESPACE, StackConfig
+from .helm import namespaced_release
 from .kueue_values import KUEUE_CHART, KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
-
-# Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
-RELEASE_TIMEOUT_SECONDS = 600
-# Revisions Helm keeps, as the helm CLI's default --history-max; each holds the whole chart.
-RELEASE_MAX_HISTORY = 10
 
 # The webhook is unready for 10-30 s after the Deployment is Ready (kueue#13036, where the
 # reporter retries every 5 s for 30 s): 10 attempts 6 s apart cover about a minute.
@@ -113,30 +109,14 @@ class KueueInstallation(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-
-        # An explicit Namespace rather than create_namespace: Helm never deletes the namespaces it
-        # creates, and metadata.name gives the release a dependency edge (pulumi-aks.md §7).
-        self.namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": KUEUE_NAMESPACE}, opts=child)
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=KUEUE_RELEASE_NAME,
+        self.namespace, self.release = namespaced_release(
+            self,
+            name,
+            namespace=KUEUE_NAMESPACE,
+            release_name=KUEUE_RELEASE_NAME,
             chart=KUEUE_CHART,
-            version=config.kueue.version,  # always an exact version (validated in config.py)
-            namespace=self.namespace.metadata.name,
+            version=config.kueue.version,
             values=kueue_helm_values(config),
-            # Awaited: Kueue objects are created only after the controller Deployment is Ready.
-            skip_await=False,
-            timeout=RELEASE_TIMEOUT_SECONDS,
-            # A failed upgrade rolls back to the last good revision instead of leaving a
-            # crash-looping controller whose fail-closed webhooks block job submission; a failed
-            # first install is purged, so the next `up` installs cleanly. cleanup_on_fail deletes
-            # what the failed upgrade created. (An interrupted `up` can still leave the release
-            # pending; see pulumi-kubernetes#2054 and the README.)
-            atomic=True,
-            cleanup_on_fail=True,
-            max_history=RELEASE_MAX_HISTORY,
-            opts=child,
         )
         self.ready = [self.release]
         self.webhook_retry = pulumi.ResourceHookBinding(

@@ -1,0 +1,56 @@
+"""One way to install a chart: its own Namespace and a pinned, awaited, atomic Helm release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+# Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
+RELEASE_TIMEOUT_SECONDS = 600
+# Revisions Helm keeps, as the helm CLI's default --history-max; each holds the whole chart.
+RELEASE_MAX_HISTORY = 10
+
+
+def namespaced_release(
+    parent: pulumi.Resource,
+    name: str,
+    *,
+    namespace: str,
+    release_name: str,
+    chart: str,
+    version: str,
+    values: dict[str, Any],
+    repository: str | None = None,
+) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
+    """The chart's Namespace and Release, both children of `parent`.
+
+    An explicit Namespace rather than create_namespace: Helm never deletes the namespaces it
+    creates, and metadata.name gives the release a dependency edge (pulumi-aks.md §7). The release
+    name is explicit, since Pulumi would otherwise add a random suffix that every object of the
+    chart inherits.
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=child)
+    release = k8s.helm.v3.Release(
+        f"{name}-release",
+        name=release_name,
+        chart=chart,
+        repository_opts={"repo": repository} if repository else None,
+        version=version,  # always an exact version
+        namespace=ns.metadata.name,
+        values=values,
+        # Awaited: whatever depends on the release starts once its workloads are Ready.
+        skip_await=False,
+        timeout=RELEASE_TIMEOUT_SECONDS,
+        # A failed upgrade rolls back to the last good revision instead of leaving a broken
+        # controller behind; a failed first install is purged, so the next `up` installs cleanly;
+        # cleanup_on_fail deletes what the failed upgrade created. (An interrupted `up` can still
+        # leave the release pending: pulumi-kubernetes#2054 and the README.)
+        atomic=True,
+        cleanup_on_fail=True,
+        max_history=RELEASE_MAX_HISTORY,
+        opts=child,
+    )
+    return ns, release
