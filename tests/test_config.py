@@ -17,7 +17,7 @@ from components.config import (
     ConfigError,
     parse_config,
 )
-from tests.conftest import design_example, load_stack
+from tests.conftest import design_example, design_md_example, load_stack
 from tests.harness import ROOT
 
 MINIMAL: dict[str, Any] = {
@@ -63,6 +63,13 @@ def test_design_contract_example_parses() -> None:
     assert cfg.kueue.frameworks[-1] == "trainer.kubeflow.org/trainjob"
     assert [p.name for p in cfg.priority_classes] == ["high"]
     assert cfg.topology_levels == ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
+
+
+def test_design_example_fixture_matches_the_contract() -> None:
+    contract = design_md_example()
+    if contract is None:  # only outside this workplace (e.g. on GitHub), where DESIGN.md is not shipped
+        pytest.skip("../shared/DESIGN.md is not present")
+    assert design_example() == contract
 
 
 def test_defaults() -> None:

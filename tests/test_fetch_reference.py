@@ -1,0 +1,390 @@
+"""tools/fetch_reference.py, offline: blob ids, file maps against ../shared, the Go parser, downloads.
+
+The file tables must name exactly what the SOURCE.md files in ../shared map (same local and
+upstream paths, same blob ids) and lay it out as ../shared is laid out, so a fetched ../shared
+is the one the other tests were written against. Downloads go through an injected fetch function
+that serves ../shared's own bytes (or tampered ones), never the network; only http_get talks to
+a server, one on the loopback interface.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.gpu import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
+from components.kueue_versions import DEFAULT_VERSION
+from tests.harness import SHARED
+from tools import fetch_reference as fr
+
+PINNED_SOURCES = [fr.kueue_source(fr.KUEUE_VERSION), fr.device_plugin_source(fr.DEVICE_PLUGIN_VERSION),
+                  fr.pulumi_source()]
+SOURCE_IDS = [s.directory for s in PINNED_SOURCES]
+BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
+# Files of ../shared that are not a fetched file: the provenance note, and the derived tree.
+EXTRA_FILES = {"kueue": {"SOURCE.md", fr.CONFIG_FIELDS}, "nvidia-device-plugin": {"SOURCE.md"},
+               "pulumi": {"SOURCE.md"}}
+
+GO_FIXTURE = '''package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Root: braces and tags in comments must not count: {TempDir}/x, `json:"commented"`.
+type Root struct {
+	metav1.TypeMeta `json:",inline"`
+
+	Common `json:",inline"`
+
+	/* a block comment
+		Hidden string `json:"hidden"` */
+	Name *string `json:"name,omitempty"`
+	Items []Item `json:"items"`
+	Weights map[corev1.ResourceName]float64 `json:"weights,omitempty"`
+	Mode Mode `json:"mode"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	Skipped string `json:"-"`
+	Dash string `json:"-,"`
+	NoTag int
+	internal bool
+	Selector *metav1.LabelSelector `json:"selector,omitempty" yaml:"ignored"`
+	Grid [][]int32 `json:"grid"`
+	Inner struct {
+		Deep bool `json:"deep"`
+	} `json:"inner"`
+	Alias Alias `json:"alias"`
+	Outputs corev1.ResourceList `json:"outputs"`
+}
+
+type Common struct {
+	Port *int `json:"port,omitempty"`
+}
+
+type Item struct {
+	Key   string `json:"key"`
+	Value *int32 `json:"value,omitempty"`
+}
+
+type Mode string
+
+const (
+	ModeA Mode = "A{"
+)
+
+// An alias keeps its own name, as config-fields.yaml shows ClusterProfileCredentialsProvider.
+type Alias = Item
+
+type (
+	Grouped struct {
+		Items []*Item `json:"items"`
+	}
+)
+
+func (r *Root) Default() {
+	if r.Name == nil {
+		brace := "}"
+		_ = brace
+	}
+}
+'''
+
+GO_FIXTURE_TREE = {
+    "apiVersion": "string",
+    "kind": "string",
+    "port": "int",
+    "name": "string",
+    "items": [{"key": "string", "value": "int32"}],
+    "weights": {"<key>": "float64"},
+    "mode": "Mode",
+    "timeout": "duration",
+    "-": "string",
+    "NoTag": "int",
+    "selector": "labelSelector",
+    "grid": [["int32"]],
+    "inner": {"deep": "bool"},
+    "alias": "Alias",
+    "outputs": "corev1.ResourceList",
+}
+
+
+# The fixture as Kueue's file would serve it: the tool starts from `Configuration`.
+KUEUE_GO_FIXTURE = GO_FIXTURE.replace("type Root struct", "type Configuration struct")
+
+
+def source_dir(source: fr.Source) -> Path:
+    directory = SHARED / source.directory
+    if not directory.is_dir():
+        pytest.fail(f"{directory} not found: create it with `python -m tools.fetch_reference --dest ../shared`")
+    return directory
+
+
+def documented_files(text: str) -> set[tuple[str, str, str | None]]:
+    """(local, upstream, blob) of every file a SOURCE.md maps: its table, else its prose.
+
+    Tables (Kueue's, and every SOURCE.md the tool writes) have `local | upstream | blob` columns;
+    the hand-written device-plugin and Pulumi notes name the files, then "path `...`" (a directory
+    ending in / for several files) and maybe "blob `...`".
+    """
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        header = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header[:2] == ["local", "upstream"]:
+            rows = set()
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                cells = dict(zip(header, (c.strip() for c in row.strip().strip("|").split("|")), strict=True))
+                blob = cells.get("blob")
+                rows.add((cells["local"], cells["upstream"], None if blob in (None, "-") else blob))
+            return rows
+    path_match = re.search(r"path `([^`]+)`", text)
+    assert path_match, "SOURCE.md has neither a file table nor a path"
+    path = path_match.group(1)
+    names = re.findall(r"`([\w.-]+\.(?:ya?ml|json))`", text[:path_match.start()])
+    blob_match = re.search(r"blob `([0-9a-f]{40})`", text)
+    blob = blob_match.group(1) if blob_match else None
+    if path.endswith("/"):
+        return {(name, path + name, blob) for name in names}
+    return {(names[0], path, blob)}
+
+
+def table_files(source: fr.Source) -> set[tuple[str, str, str | None]]:
+    return {(f.local, f.upstream, f.blob) for f in source.files}
+
+
+def tree_files(directory: Path) -> set[str]:
+    return {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
+
+
+def serve_shared(go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None) -> fr.Fetch:
+    """A fetch function serving ../shared's bytes by upstream URL, without the network."""
+    pages: dict[str, bytes] = {}
+    for source in PINNED_SOURCES:
+        for file in source.files:
+            pages[fr.raw_url(source.repo, source.ref, file.upstream)] = (source_dir(source) / file.local).read_bytes()
+    kueue = PINNED_SOURCES[0]
+    pages[fr.raw_url(kueue.repo, kueue.ref, fr.KUEUE_CONFIG_TYPES)] = go_source.encode()
+    if tamper is not None:
+        pages[tamper] += b"# changed\n"
+
+    def fetch(url: str) -> bytes:
+        if url not in pages:
+            raise fr.FetchError(f"{url}: HTTP 404")
+        return pages[url]
+
+    return fetch
+
+
+# --- blob ids ---------------------------------------------------------------------------------
+
+
+def test_git_blob_id_matches_git_hash_object() -> None:
+    # Values of `git hash-object` for an empty file and for "hello world\n".
+    assert fr.git_blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+    assert fr.git_blob_id(b"hello world\n") == "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"
+    assert fr.git_blob_id(b"hello world") != fr.git_blob_id(b"hello world\n")
+
+
+@pytest.mark.parametrize("source", PINNED_SOURCES, ids=SOURCE_IDS)
+def test_pinned_blob_ids_are_those_of_the_byte_copies_in_shared(source: fr.Source) -> None:
+    directory = source_dir(source)
+    for file in source.files:
+        if file.blob is not None:
+            assert fr.git_blob_id((directory / file.local).read_bytes()) == file.blob, file.local
+
+
+# --- the file maps against ../shared ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", PINNED_SOURCES, ids=SOURCE_IDS)
+def test_file_table_is_the_source_md_map(source: fr.Source) -> None:
+    text = (source_dir(source) / "SOURCE.md").read_text()
+    assert table_files(source) == documented_files(text)
+    assert f"github.com/{source.repo}" in text
+    assert f"`{source.ref}`" in text
+
+
+@pytest.mark.parametrize("source", PINNED_SOURCES, ids=SOURCE_IDS)
+def test_layout_is_that_of_shared(source: fr.Source) -> None:
+    expected = {f.local for f in source.files} | EXTRA_FILES[source.directory.split("/")[0]]
+    assert tree_files(source_dir(source)) == expected
+
+
+def test_the_map_parser_reads_both_forms_and_can_disagree() -> None:
+    prose = "`a.yaml` and `b.yaml` of the chart, path `charts/x/`, tag `v1`."
+    assert documented_files(prose) == {("a.yaml", "charts/x/a.yaml", None), ("b.yaml", "charts/x/b.yaml", None)}
+    single = "`p.json` is the schema of (`Pulumi.yaml`), path `sdk/p.json`, blob `" + "a" * 40 + "`."
+    assert documented_files(single) == {("p.json", "sdk/p.json", "a" * 40)}
+    table = "| local | upstream | blob |\n|---|---|---|\n| x.yaml | up/x.yaml | " + "b" * 40 + " |\n\nmore"
+    assert documented_files(table) == {("x.yaml", "up/x.yaml", "b" * 40)}
+    assert documented_files(table) != table_files(PINNED_SOURCES[0])
+
+
+def test_pinned_versions_are_the_programs() -> None:
+    assert fr.KUEUE_VERSION == DEFAULT_VERSION
+    assert fr.DEVICE_PLUGIN_VERSION == PROGRAM_DEVICE_PLUGIN_VERSION
+
+
+def test_other_kueue_versions_are_fetched_at_their_tag_without_pinned_blobs() -> None:
+    source = fr.kueue_source("0.20.0")
+    assert (source.ref, source.directory) == ("v0.20.0", "kueue/v0.20.0")
+    assert [f.upstream for f in source.files] == [f.upstream for f in fr.KUEUE_FILES]
+    assert all(f.blob is None for f in source.files)
+
+
+# --- the Go struct parser -----------------------------------------------------------------------
+
+
+def test_go_parser_on_a_fixture() -> None:
+    assert fr.config_fields(GO_FIXTURE, root="Root") == GO_FIXTURE_TREE
+
+
+def test_go_parser_keeps_declaration_order_and_grouped_declarations() -> None:
+    decls = fr.parse_go_types(GO_FIXTURE)
+    assert list(decls) == ["Root", "Common", "Item", "Mode", "Alias", "Grouped"]
+    assert list(fr.config_fields(GO_FIXTURE, root="Root")) == list(GO_FIXTURE_TREE)
+    assert fr.config_fields(GO_FIXTURE, root="Grouped") == {"items": [{"key": "string", "value": "int32"}]}
+
+
+@pytest.mark.parametrize("source, error", [
+    ("type A struct {\n\tB Missing `json:\"b\"`\n}\n", "Missing is not declared"),
+    ("type A struct {\n\tB *A `json:\"b\"`\n}\n", "recursive type A -> A"),
+    ("type A struct {\n\tF func() `json:\"f\"`\n}\n", "unsupported type"),
+    ("type A struct {\n\tMode `json:\",inline\"`\n}\ntype Mode string\n", "not a struct"),
+])
+def test_go_parser_fails_loudly(source: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        fr.config_fields(source, root="A")
+
+
+def test_external_tables_match_the_shared_config_fields() -> None:
+    shared = yaml.safe_load((source_dir(PINNED_SOURCES[0]) / fr.CONFIG_FIELDS).read_text())
+    assert shared["leaderElection"] == fr.EXTERNAL_TYPES["configv1alpha1.LeaderElectionConfiguration"]
+    assert {k: shared[k] for k in ("apiVersion", "kind")} == fr.EXTERNAL_TYPES["metav1.TypeMeta"]
+    assert shared["controller"]["cacheSyncTimeout"] == fr.EXTERNAL_TYPES["time.Duration"]
+    assert shared["managedJobsNamespaceSelector"] == fr.EXTERNAL_TYPES["metav1.LabelSelector"]
+
+
+# --- downloads, with an injected fetch ------------------------------------------------------
+
+
+def test_fetch_recreates_the_shared_layout_and_bytes(tmp_path: Path) -> None:
+    written = fr.fetch_reference(tmp_path, fetch=serve_shared())
+    assert {p.relative_to(tmp_path).as_posix() for p in written} == tree_files(tmp_path)
+    for source in PINNED_SOURCES:
+        out, shared = tmp_path / source.directory, source_dir(source)
+        assert tree_files(out) == tree_files(shared)
+        for file in source.files:
+            assert (out / file.local).read_bytes() == (shared / file.local).read_bytes()
+        # The written SOURCE.md maps the same files, so these tests pass on a fetched ../shared.
+        text = (out / "SOURCE.md").read_text()
+        assert documented_files(text) == table_files(source)
+        assert f"github.com/{source.repo}" in text and f"`{source.ref}`" in text
+        for file in source.files:
+            assert hashlib.sha256((shared / file.local).read_bytes()).hexdigest() in text
+    fields = (tmp_path / PINNED_SOURCES[0].directory / fr.CONFIG_FIELDS).read_text()
+    assert fields.startswith("# Fields of config.kueue.x-k8s.io/v1beta2 Configuration")
+    assert fr.KUEUE_CONFIG_TYPES in (tmp_path / PINNED_SOURCES[0].directory / "SOURCE.md").read_text()
+
+
+def test_config_fields_are_generated_from_the_fetched_go_types(tmp_path: Path) -> None:
+    fr.fetch_reference(tmp_path, fetch=serve_shared())
+    fields = yaml.safe_load((tmp_path / "kueue" / f"v{fr.KUEUE_VERSION}" / fr.CONFIG_FIELDS).read_text())
+    assert fields == GO_FIXTURE_TREE
+
+
+@pytest.mark.parametrize("source", BLOB_PINNED, ids=[s.directory for s in BLOB_PINNED])
+def test_a_blob_mismatch_fails_and_writes_nothing(source: fr.Source, tmp_path: Path) -> None:
+    pinned = next(f for f in source.files if f.blob is not None)
+    url = fr.raw_url(source.repo, source.ref, pinned.upstream)
+    with pytest.raises(fr.FetchError, match=f"{re.escape(url)}: git blob [0-9a-f]{{40}}, pinned {pinned.blob}"):
+        fr.fetch_reference(tmp_path, fetch=serve_shared(tamper=url))
+    assert tree_files(tmp_path) == set()
+
+
+def test_unpinned_files_are_recorded_by_sha256(tmp_path: Path) -> None:
+    source = PINNED_SOURCES[1]
+    url = fr.raw_url(source.repo, source.ref, source.files[0].upstream)
+    fr.fetch_reference(tmp_path, fetch=serve_shared(tamper=url))  # nothing pinned: accepted
+    got = (tmp_path / source.directory / source.files[0].local).read_bytes()
+    row = next(line for line in (tmp_path / source.directory / "SOURCE.md").read_text().splitlines()
+               if line.startswith(f"| {source.files[0].local} |"))
+    assert row.split("|")[3:5] == [" - ", f" {hashlib.sha256(got).hexdigest()} "]
+
+
+def test_a_missing_file_fails(tmp_path: Path) -> None:
+    with pytest.raises(fr.FetchError, match="HTTP 404"):
+        fr.fetch_reference(tmp_path, kueue="0.99.0", fetch=serve_shared())
+    assert tree_files(tmp_path) == set()
+
+
+def test_a_hand_written_source_md_is_kept_unless_forced(tmp_path: Path) -> None:
+    note = tmp_path / "pulumi" / "SOURCE.md"
+    note.parent.mkdir()
+    note.write_text("# Source\nhand-written notes\n")
+    with pytest.raises(fr.FetchError, match="--force"):
+        fr.fetch_reference(tmp_path, fetch=serve_shared())
+    assert note.read_text() == "# Source\nhand-written notes\n"
+    fr.fetch_reference(tmp_path, fetch=serve_shared(), force=True)
+    assert fr.GENERATED_MARK in note.read_text()
+    fr.fetch_reference(tmp_path, fetch=serve_shared())  # its own output it may replace
+
+
+def test_main_reports_a_mismatch_and_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kueue = PINNED_SOURCES[0]
+    url = fr.raw_url(kueue.repo, kueue.ref, kueue.files[0].upstream)
+    assert fr.main(["--dest", str(tmp_path)], fetch=serve_shared(tamper=url)) == 1
+    assert "pinned" in capsys.readouterr().err
+    assert fr.main(["--dest", str(tmp_path)], fetch=serve_shared()) == 0
+
+
+# --- http_get, against a server on the loopback interface ------------------------------------
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[tuple[str, list[str]]]:
+    """Serves /ok, /missing (404) and /flaky (503 once, then 200); records the paths asked for."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (BaseHTTPRequestHandler's name)
+            asked.append(self.path)
+            if self.path == "/ok" or (self.path == "/flaky" and asked.count("/flaky") > 1):
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"data")
+            else:
+                self.send_error(503 if self.path == "/flaky" else 404)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_get(loopback_server: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    base, asked = loopback_server
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # the retry back-off
+    assert fr.http_get(f"{base}/ok") == b"data"
+    with pytest.raises(fr.FetchError, match="HTTP 404"):
+        fr.http_get(f"{base}/missing")
+    assert fr.http_get(f"{base}/flaky") == b"data"
+    assert asked == ["/ok", "/missing", "/flaky", "/flaky"]  # a 404 is not retried, a 503 is

@@ -1,0 +1,289 @@
+"""Sample workloads in examples/: valid Kubernetes, and admissible by the dev stack's queues.
+
+Validity: built-in kinds (batch/v1 Job) are validated against the Kubernetes JSON schemas that
+kubernetes-validate ships, in strict mode. RayJob, JobSet and PyTorchJob are CRDs that
+kubernetes-validate has no schema for, so a small hand-written check covers them instead:
+apiVersion/kind are ones Kueue integrates, the queue label is set, every container states
+resource requests, and each embedded pod template is validated strictly as a core/v1
+PodTemplate. A few Kueue rules for RayJobs and the training operator's container name are
+checked too.
+
+Admissibility uses the project's own builders, not names typed here: the dev stack is parsed
+with components.config and its objects come from components.kueue_objects.build_objects. Each
+sample must name a LocalQueue that exists in its namespace, whose ClusterQueue selects that
+namespace and covers every resource the sample requests; a priority-class label must name a
+WorkloadPriorityClass the stack creates; its framework must be enabled. Flavors are then
+assigned the way Kueue does (in the ClusterQueue's order, the first flavor that fits each pod
+set): the whole workload must fit the team's own nominal quota, every pod must fit one node of
+the flavor's pool, and a pod set with a topology request needs a topology-aware flavor.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from components.capacity import RESOURCE_CPU, RESOURCE_MEMORY
+from components.config import StackConfig
+from components.k8s_names import is_dns1123_label
+from components.kueue_objects import build_objects
+from components.quantity import cpu_millicores, memory_mib, parse_quantity
+from tests.harness import ROOT
+
+EXAMPLES = ROOT / "examples"
+SAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
+K8S_VERSION = "1.33"  # a Kubernetes minor AKS supports; the schemas differ little between minors
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+TOPOLOGY_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology")
+
+BUILTIN = {("batch/v1", "Job"): "batch/job"}
+CRDS = {
+    ("ray.io/v1", "RayJob"): "ray.io/rayjob",
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io/jobset",
+    ("kubeflow.org/v1", "PyTorchJob"): "kubeflow.org/pytorchjob",
+}
+
+
+@dataclass(frozen=True)
+class PodSet:
+    name: str
+    count: int
+    template: dict[str, Any]
+
+    @property
+    def pod_requests(self) -> dict[str, int]:
+        """One pod's requests in Kueue's display units (millicores, MiB, whole devices).
+
+        A container's limit is its request when no request is given, as Kubernetes defaults it.
+        """
+        total: dict[str, int] = defaultdict(int)
+        for container in self.template["spec"]["containers"]:
+            resources = container.get("resources", {})
+            for name, value in {**resources.get("limits", {}), **resources.get("requests", {})}.items():
+                total[name] += display_units(name, value)
+        return dict(total)
+
+    @property
+    def topology_level(self) -> str | None:
+        annotations = self.template.get("metadata", {}).get("annotations", {})
+        return next((annotations[a] for a in TOPOLOGY_ANNOTATIONS if a in annotations), None)
+
+
+def display_units(resource: str, value: Any) -> int:
+    if resource == RESOURCE_CPU:
+        return cpu_millicores(value)
+    if resource == RESOURCE_MEMORY:
+        return memory_mib(value)
+    return int(parse_quantity(value))
+
+
+def job_count(job_spec: dict[str, Any]) -> int:
+    parallelism = job_spec.get("parallelism", 1)
+    return min(parallelism, job_spec.get("completions", parallelism))
+
+
+def pod_sets(doc: dict[str, Any]) -> list[PodSet]:
+    """The pod sets Kueue makes of a workload (kueue's per-framework PodSets())."""
+    spec = doc["spec"]
+    match doc["kind"]:
+        case "Job":
+            return [PodSet("main", job_count(spec), spec["template"])]
+        case "JobSet":
+            return [PodSet(rj["name"], rj.get("replicas", 1) * job_count(rj["template"]["spec"]),
+                           rj["template"]["spec"]["template"]) for rj in spec["replicatedJobs"]]
+        case "PyTorchJob":
+            return [PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
+                    for role, rs in spec["pytorchReplicaSpecs"].items()]
+        case "RayJob":
+            cluster = spec["rayClusterSpec"]
+            sets = [PodSet("head", 1, cluster["headGroupSpec"]["template"])]
+            sets += [PodSet(g["groupName"], g.get("replicas", 1), g["template"])
+                     for g in cluster.get("workerGroupSpecs", [])]
+            if spec.get("submissionMode", "K8sJobMode") == "K8sJobMode":
+                # Kueue counts the submitter pod too; without a template KubeRay's default requests apply.
+                assert "submitterPodTemplate" in spec, "K8sJobMode: state the submitter's requests in submitterPodTemplate"
+                sets.append(PodSet("submitter", 1, spec["submitterPodTemplate"]))
+            return sets
+    raise AssertionError(f"no pod-set rule for kind {doc['kind']}")
+
+
+def k8s_schema_errors(doc: dict[str, Any]) -> list[str]:
+    """Strict schema errors, short: kubernetes-validate's own message embeds the whole schema."""
+    try:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    except kubernetes_validate.ValidationError as err:
+        return [f"{'/'.join(map(str, err.absolute_path))}: {err.message}"]
+    return []
+
+
+def load_sample(path: Path) -> dict[str, Any]:
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    assert len(docs) == 1, f"{path.name}: one workload per file, so `kubectl apply -f` submits one"
+    return docs[0]
+
+
+def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[tuple[str | None, str], dict[str, Any]]:
+    return {(o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in objects if o["kind"] == kind}
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    assert set(selector) <= {"matchLabels"}, f"extend selects() for {sorted(selector)}"
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dict[str, Any]],
+                   config: StackConfig) -> dict[str, str]:
+    """Pod set -> flavor, as Kueue picks it: the first flavor in order that fits, else AssertionError."""
+    flavors = by_kind(objects, "ResourceFlavor")
+    topologies = by_kind(objects, "Topology")
+    used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    assignment: dict[str, str] = {}
+    for ps in workload:
+        requested = ps.pod_requests
+        [group] = [g for g in cq["spec"]["resourceGroups"] if set(requested) & set(g["coveredResources"])]
+        reasons = []
+        for flavor in group["flavors"]:
+            quota = {r["name"]: display_units(r["name"], r["nominalQuota"]) for r in flavor["resources"]}
+            node = config.pool(flavor["name"]).allocatable.as_dict()
+            rf_spec = flavors[(None, flavor["name"])]["spec"]
+            if ps.topology_level is not None:
+                topology = topologies.get((None, rf_spec.get("topologyName", "")))
+                if topology is None:
+                    reasons.append(f"{flavor['name']}: no topologyName (Kueue: 'does not support TopologyAwareScheduling')")
+                    continue
+                if ps.topology_level not in [level["nodeLabel"] for level in topology["spec"]["levels"]]:
+                    reasons.append(f"{flavor['name']}: topology has no level {ps.topology_level}")
+                    continue
+            too_big = [r for r, v in requested.items() if v > node.get(r, 0)]
+            over = [r for r, v in requested.items() if used[flavor["name"]][r] + v * ps.count > quota.get(r, 0)]
+            if too_big or over:
+                reasons.append(f"{flavor['name']}: pod larger than a node in {too_big}, over quota in {over}")
+                continue
+            for r, v in requested.items():
+                used[flavor["name"]][r] += v * ps.count
+            assignment[ps.name] = flavor["name"]
+            break
+        else:
+            raise AssertionError(f"pod set {ps.name} ({ps.count} x {requested}) fits no flavor of "
+                                 f"ClusterQueue {cq['metadata']['name']}: {reasons}")
+    return assignment
+
+
+@pytest.fixture
+def dev_objects(dev_config: StackConfig) -> list[dict[str, Any]]:
+    return build_objects(dev_config)
+
+
+# --- the set of samples -------------------------------------------------------------------
+
+
+def test_the_samples_cover_every_kind_the_readme_promises() -> None:
+    docs = [load_sample(p) for p in SAMPLE_FILES]
+    kinds = {d["kind"] for d in docs}
+    assert {"Job", "RayJob", "JobSet", "PyTorchJob"} <= kinds
+    jobs = [ps for d in docs if d["kind"] == "Job" for ps in pod_sets(d)]
+    assert any(ps.pod_requests.get("nvidia.com/gpu") == 1 for ps in jobs), "no Job asks for one GPU"
+    assert any(ps.topology_level for ps in jobs), "no topology-aware Job"
+    assert any("nvidia.com/gpu" not in ps.pod_requests and not ps.topology_level for ps in jobs), "no plain CPU Job"
+
+
+# --- each sample --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_is_valid_kubernetes(path: Path) -> None:
+    doc = load_sample(path)
+    key = (doc["apiVersion"], doc["kind"])
+    assert key in BUILTIN or key in CRDS, f"{path.name}: {key} is not a kind the samples use"
+    assert is_dns1123_label(doc["metadata"]["name"]), doc["metadata"]["name"]
+    if key in BUILTIN:
+        assert k8s_schema_errors(doc) == []
+    else:
+        # The CRD itself has no schema here: check each pod template as a core/v1 PodTemplate.
+        for ps in pod_sets(doc):
+            wrapper = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": ps.name},
+                       "template": ps.template}
+            assert k8s_schema_errors(wrapper) == [], ps.name
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_every_container_states_its_requests(path: Path) -> None:
+    for ps in pod_sets(load_sample(path)):
+        spec = ps.template["spec"]
+        for container in spec["containers"] + spec.get("initContainers", []):
+            requests = container.get("resources", {}).get("requests", {})
+            assert {RESOURCE_CPU, RESOURCE_MEMORY} <= set(requests), f"{ps.name}/{container['name']}: {requests}"
+        # The flavor adds the pool's nodeSelector and tolerations; a sample's own would fight them.
+        assert not {"nodeSelector", "tolerations", "affinity"} & set(spec), ps.name
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_follows_its_frameworks_kueue_rules(path: Path) -> None:
+    doc = load_sample(path)
+    spec = doc["spec"]
+    if doc["kind"] == "RayJob":
+        # Kueue's RayJob webhook rejects these.
+        assert spec.get("shutdownAfterJobFinishes") is True
+        assert "clusterSelector" not in spec
+        assert not spec["rayClusterSpec"].get("enableInTreeAutoscaling", False)
+    if doc["kind"] == "PyTorchJob":
+        for ps in pod_sets(doc):
+            assert "pytorch" in [c["name"] for c in ps.template["spec"]["containers"]], ps.name
+    if doc["kind"] == "Job":
+        assert spec["template"]["spec"]["restartPolicy"] in ("Never", "OnFailure")
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_names_a_local_queue_of_the_dev_stack(path: Path, dev_config: StackConfig,
+                                                     dev_objects: list[dict[str, Any]]) -> None:
+    doc = load_sample(path)
+    meta = doc["metadata"]
+    namespace, labels = meta.get("namespace"), meta.get("labels", {})
+    assert QUEUE_LABEL in labels, f"{path.name}: without {QUEUE_LABEL} Kueue ignores the job"
+    local_queue = by_kind(dev_objects, "LocalQueue").get((namespace, labels[QUEUE_LABEL]))
+    assert local_queue, f"{path.name}: no LocalQueue {namespace}/{labels[QUEUE_LABEL]} in the dev stack"
+    cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
+    ns = by_kind(dev_objects, "Namespace")[(None, namespace)]
+    assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), \
+        f"ClusterQueue {cq['metadata']['name']} does not select namespace {namespace}"
+    if PRIORITY_LABEL in labels:
+        assert (None, labels[PRIORITY_LABEL]) in by_kind(dev_objects, "WorkloadPriorityClass")
+    framework = {**BUILTIN, **CRDS}[(doc["apiVersion"], doc["kind"])]
+    assert framework in dev_config.kueue.frameworks, f"{framework} is not enabled: the job would run unqueued"
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_asks_only_for_what_its_queue_covers_and_fits(path: Path, dev_config: StackConfig,
+                                                             dev_objects: list[dict[str, Any]]) -> None:
+    doc = load_sample(path)
+    meta = doc["metadata"]
+    local_queue = by_kind(dev_objects, "LocalQueue")[(meta["namespace"], meta["labels"][QUEUE_LABEL])]
+    cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
+    covered = {r for g in cq["spec"]["resourceGroups"] for r in g["coveredResources"]}
+    workload = pod_sets(doc)
+    for ps in workload:
+        assert set(ps.pod_requests) <= covered, f"{ps.name}: {sorted(set(ps.pod_requests) - covered)} not covered"
+    assign_flavors(workload, cq, dev_objects, dev_config)
+
+
+def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackConfig,
+                                                              dev_objects: list[dict[str, Any]]) -> None:
+    cq = by_kind(dev_objects, "ClusterQueue")[(None, "platform")]
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    small = {"spec": {"containers": [container]}}
+    assert assign_flavors([PodSet("main", 1, small)], cq, dev_objects, dev_config) == {"main": "cpu"}
+    gpu = {"spec": {"containers": [{**container, "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": 1}}}]}}
+    assert assign_flavors([PodSet("main", 1, gpu)], cq, dev_objects, dev_config) == {"main": "gpu"}
+    with pytest.raises(AssertionError, match="fits no flavor"):  # more GPUs than the team's quota
+        assign_flavors([PodSet("main", 3, gpu)], cq, dev_objects, dev_config)
+    huge = {"spec": {"containers": [{**container, "resources": {"requests": {"cpu": "9", "memory": "1Gi"}}}]}}
+    with pytest.raises(AssertionError, match="pod larger than a node"):  # quota fits, no node does
+        assign_flavors([PodSet("main", 1, huge)], cq, dev_objects, dev_config)

@@ -1,0 +1,371 @@
+"""GitHub Actions workflows (.github/workflows/): schema-valid and shaped as the README says.
+
+Every workflow file is validated offline against the GitHub workflow JSON schema that
+check-jsonschema vendors (SchemaStore's github-workflow.json), then the pieces the CI/CD design
+relies on are asserted one by one: triggers, least-privilege permissions, preview on pull
+requests and up on main, OIDC login with names from repository variables, the azblob backend and
+the Key Vault secrets provider, the fork guard, the deployment environment and its
+never-cancelling concurrency, kubelogin only for stacks without local accounts, pinned actions
+and no secret in plain text. The two small shell steps (stack list, kubelogin check) are run for
+real against stack files.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.harness import ROOT, SHARED
+from tools.fetch_reference import build_parser
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+WORKFLOW_FILES = sorted(WORKFLOWS.glob("*.y*ml"))
+
+FORK_GUARD = "github.event.pull_request.head.repo.full_name == github.repository"
+ALLOWED_SCOPES = {"contents": "read", "pull-requests": "write", "id-token": "write"}
+VAR = r"\$\{\{ vars\.[A-Z][A-Z0-9_]* \}\}"  # a repository variable, the only source of names
+CLOUD_URL = re.compile(rf"^azblob://{VAR}\?storage_account={VAR}$")
+SECRETS_PROVIDER = re.compile(rf"^azurekeyvault://{VAR}\.vault\.azure\.net/keys/{VAR}$")
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@(v\d+|[0-9a-f]{40})$")
+
+GUID = re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b")
+# Public identifiers that are the same in every tenant, not credentials.
+PUBLIC_GUIDS = {"6dae42f8-4368-4678-94ff-3960e28e3630"}  # Microsoft's AKS Entra ID server app
+SECRET_PATTERNS = {
+    "a secret other than GITHUB_TOKEN": re.compile(r"secrets\.(?!GITHUB_TOKEN\b)\w+"),
+    "a client secret or credentials JSON": re.compile(r"client[-_]secret|^\s*creds\s*:", re.I | re.M),
+    "a storage key, SAS token or connection string": re.compile(
+        r"STORAGE_KEY|SAS_TOKEN|AccountKey=|[?&]sig=|CONNECTION_STRING", re.I
+    ),
+    "a passphrase or password": re.compile(r"passphrase|password", re.I),
+    "a Pulumi Cloud token": re.compile(r"PULUMI_ACCESS_TOKEN|\bpul-[0-9a-f]{20,}"),
+    "a long key-like literal": re.compile(r"[A-Za-z0-9+/]{40,}={0,2}"),
+}
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 booleans, as GitHub reads workflows: `on:` is a key, not true."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|false)$"), list("tf"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    doc = yaml.load(path.read_text(), Loader=_Yaml12Loader)
+    assert isinstance(doc, dict), f"{path.name}: not a mapping"
+    return doc
+
+
+def workflow(name: str) -> dict[str, Any]:
+    return load(WORKFLOWS / name)
+
+
+def schema_validator() -> jsonschema.protocols.Validator:
+    vendor = importlib.resources.files("check_jsonschema.builtin_schemas.vendor")
+    schema = json.loads((vendor / "github-workflows.json").read_text())
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def schema_errors(doc: dict[str, Any]) -> list[str]:
+    errors = schema_validator().iter_errors(doc)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors]
+
+
+def uses(step: dict[str, Any], action: str) -> bool:
+    return str(step.get("uses", "")).split("@")[0].lower() == action
+
+
+def steps_using(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [s for s in job.get("steps", []) if uses(s, action)]
+
+
+def pulumi_job(doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The one job that runs pulumi/actions."""
+    found = [(name, job) for name, job in doc["jobs"].items() if steps_using(job, "pulumi/actions")]
+    assert len(found) == 1, f"expected exactly one job with pulumi/actions, found {[n for n, _ in found]}"
+    return found[0]
+
+
+def step_index(job: dict[str, Any], step: dict[str, Any]) -> int:
+    return next(i for i, s in enumerate(job["steps"]) if s is step)
+
+
+def run_step_script(script: str, cwd: Path, env: dict[str, str], output: Path) -> dict[str, str]:
+    """Run a `run:` script as GitHub does (bash -e, pipefail); return what it wrote to GITHUB_OUTPUT."""
+    output.write_text("")
+    full_env = {
+        **os.environ,
+        **env,
+        "GITHUB_OUTPUT": str(output),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+    }
+    subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                   cwd=cwd, env=full_env, check=True, capture_output=True, text=True)
+    return dict(line.split("=", 1) for line in output.read_text().splitlines() if line)
+
+
+def secret_findings(text: str) -> list[str]:
+    findings = [f"GUID literal {g}" for g in GUID.findall(text) if g.lower() not in PUBLIC_GUIDS]
+    for what, pattern in SECRET_PATTERNS.items():
+        findings += [f"{what}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    return findings
+
+
+# --- every workflow file ------------------------------------------------------------------
+
+
+def test_both_workflows_exist() -> None:
+    assert {"preview.yml", "deploy.yml"} <= {p.name for p in WORKFLOW_FILES}
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_workflow_is_valid_against_the_github_schema(path: Path) -> None:
+    assert schema_errors(load(path)) == []
+
+
+def test_the_schema_check_rejects_a_broken_workflow() -> None:
+    doc = workflow("preview.yml")
+    del doc["jobs"]["test"]["runs-on"]
+    doc["on"] = {"pull_request": {"branches": "main", "typo": True}}
+    assert schema_errors(doc)
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_top_level_permissions_are_read_only(path: Path) -> None:
+    # Without a top-level block the token gets the repository's default, possibly write-all.
+    assert load(path).get("permissions") == {"contents": "read"}
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_job_permissions_stay_within_what_is_needed(path: Path) -> None:
+    for name, job in load(path)["jobs"].items():
+        permissions = job.get("permissions", {})
+        assert isinstance(permissions, dict), f"{name}: permissions {permissions!r} (write-all?)"
+        extra = set(permissions.items()) - set(ALLOWED_SCOPES.items())
+        assert not extra, f"{name}: unexpected permissions {sorted(extra)}"
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_actions_are_pinned_to_a_major_version(path: Path) -> None:
+    for name, job in load(path)["jobs"].items():
+        for step in job.get("steps", []):
+            if "uses" in step:
+                assert PINNED.match(step["uses"]), f"{name}: {step['uses']} is not pinned"
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_no_secret_in_plain_text(path: Path) -> None:
+    assert secret_findings(path.read_text()) == []
+
+
+def test_the_secret_scan_catches_planted_values() -> None:
+    planted = {
+        "client-id: 1b2c3d4e-1111-2222-3333-444455556666": "GUID literal",
+        "password: ${{ secrets.AZURE_CLIENT_SECRET }}": "a secret other than GITHUB_TOKEN",
+        "AZURE_STORAGE_KEY: abc": "a storage key",
+        "key: Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4==": "a long key-like literal",
+        "      creds: x": "a client secret or credentials JSON",
+    }
+    for text, expected in planted.items():
+        assert any(expected in f for f in secret_findings(text)), text
+    assert secret_findings("github-token: ${{ secrets.GITHUB_TOKEN }}") == []
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_azure_login_uses_oidc_with_variables(name: str) -> None:
+    _, job = pulumi_job(workflow(name))
+    [login] = steps_using(job, "azure/login")
+    assert login["uses"] == "azure/login@v2"
+    assert set(login["with"]) == {"client-id", "tenant-id", "subscription-id"}  # no creds/secret
+    assert all(re.fullmatch(VAR, v) for v in login["with"].values()), login["with"]
+    assert job["permissions"].get("id-token") == "write"
+    [pulumi] = steps_using(job, "pulumi/actions")
+    assert step_index(job, login) < step_index(job, pulumi)
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_pulumi_uses_the_azure_backend_and_key_vault(name: str) -> None:
+    _, job = pulumi_job(workflow(name))
+    [step] = steps_using(job, "pulumi/actions")
+    assert re.fullmatch(r"pulumi/actions@v[67]", step["uses"])
+    inputs, env = step["with"], {**job.get("env", {}), **step.get("env", {})}
+    assert inputs["stack-name"] == "${{ matrix.stack }}"
+    assert CLOUD_URL.match(inputs["cloud-url"]), inputs["cloud-url"]
+    assert SECRETS_PROVIDER.match(inputs["secrets-provider"]), inputs["secrets-provider"]
+    # azure-native reads ARM_*; the backend and Key Vault read AZURE_* and the az login.
+    assert env["ARM_USE_OIDC"] == "true"
+    for key in ("ARM_CLIENT_ID", "ARM_TENANT_ID", "ARM_SUBSCRIPTION_ID", "AZURE_STORAGE_ACCOUNT"):
+        assert re.fullmatch(VAR, env[key]), f"{key}={env.get(key)!r}"
+    assert env["AZURE_KEYVAULT_AUTH_VIA_CLI"] == "true"
+    assert env["AAD_LOGIN_METHOD"] == "azurecli"  # kubelogin reuses the az login
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_one_matrix_entry_per_stack_file(name: str, tmp_path: Path) -> None:
+    doc = workflow(name)
+    _, job = pulumi_job(doc)
+    assert job["strategy"]["fail-fast"] is False
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert "stacks" in job["needs"]
+    [script] = [s["run"] for s in doc["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    for stack in ("dev", "prod"):
+        (tmp_path / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    (tmp_path / "Pulumi.yaml").write_text("name: x\n")
+    output = tmp_path / "github-output"
+    assert json.loads(run_step_script(script, tmp_path, {}, output)["stacks"]) == ["dev", "prod"]
+    assert "dev" in json.loads(run_step_script(script, ROOT, {}, output)["stacks"])
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_tests_gate_the_pulumi_job(name: str) -> None:
+    doc = workflow(name)
+    _, job = pulumi_job(doc)
+    test_jobs = [n for n in job["needs"]
+                 if any(s.get("run", "").strip() == "python -m pytest -q" for s in doc["jobs"][n]["steps"])]
+    assert test_jobs, f"{name}: the pulumi job does not need a job that runs `python -m pytest -q`"
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_reference_data_is_fetched_before_the_tests(name: str) -> None:
+    # A GitHub checkout has no ../shared: every job that runs the tests must recreate it first,
+    # after the dependencies (the tool needs pyyaml) and from the checkout root.
+    doc = workflow(name)
+    test_jobs = 0
+    for job_name, job in doc["jobs"].items():
+        steps = job.get("steps", [])
+        runs = [str(s.get("run", "")).strip() for s in steps]
+        if "python -m pytest -q" not in runs:
+            continue
+        test_jobs += 1
+        fetches = [i for i, run in enumerate(runs) if run.startswith("python -m tools.fetch_reference")]
+        assert len(fetches) == 1, f"{job_name}: expected one fetch_reference step"
+        [fetch] = fetches
+        install = next(i for i, run in enumerate(runs) if "pip install -r requirements-dev.txt" in run)
+        assert install < fetch < runs.index("python -m pytest -q"), job_name
+        args = build_parser().parse_args(shlex.split(runs[fetch])[3:])  # the tool accepts its flags
+        assert "working-directory" not in steps[fetch] and "defaults" not in job and "defaults" not in doc
+        assert (ROOT / args.dest).resolve() == SHARED.resolve(), f"{job_name}: fetches to {args.dest}"
+    assert test_jobs, f"{name}: no job runs the tests"
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_kubelogin_only_when_the_stack_disables_local_accounts(name: str, tmp_path: Path) -> None:
+    _, job = pulumi_job(workflow(name))
+    [install] = steps_using(job, "azure/use-kubelogin")
+    assert "steps.kubelogin.outputs.needed == 'true'" in install["if"]
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", install["with"]["kubelogin-version"])  # not "latest"
+    [check] = [s for s in job["steps"] if s.get("id") == "kubelogin"]
+    assert step_index(job, check) < step_index(job, install)
+
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    entra_only = {"config": {**dev["config"], "kueue-aks:cluster": {
+        **dev["config"].get("kueue-aks:cluster", {}), "disableLocalAccounts": True}}}
+    for stack, doc, needed in (("dev", dev, "false"), ("entra", entra_only, "true")):
+        (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
+        result = run_step_script(check["run"], tmp_path, {"STACK": stack}, tmp_path / "github-output")
+        assert result == {"needed": needed}, stack
+
+
+# --- preview.yml --------------------------------------------------------------------------
+
+
+def test_preview_runs_on_pull_requests_only() -> None:
+    triggers = workflow("preview.yml")["on"]
+    assert set(triggers) == {"pull_request"}  # never pull_request_target: it runs fork code with access
+
+
+def test_preview_job_permissions_are_exactly_the_three_needed() -> None:
+    _, job = pulumi_job(workflow("preview.yml"))
+    assert job["permissions"] == ALLOWED_SCOPES
+
+
+def test_preview_comments_on_the_pr_and_edits_the_same_comment() -> None:
+    _, job = pulumi_job(workflow("preview.yml"))
+    [step] = steps_using(job, "pulumi/actions")
+    assert step["with"]["command"] == "preview"
+    assert step["with"]["comment-on-pr"] is True
+    assert step["with"]["edit-pr-comment"] is True
+
+
+def test_cloud_steps_skip_fork_pull_requests() -> None:
+    # Forks get no OIDC token: the Azure and Pulumi steps must be skipped, not fail.
+    _, job = pulumi_job(workflow("preview.yml"))
+    cloud = [s for s in job["steps"]
+             if any(uses(s, a) for a in ("azure/login", "azure/use-kubelogin", "pulumi/actions"))
+             or str(s.get("run", "")).startswith("az ")]
+    assert len(cloud) >= 3
+    for step in cloud:
+        assert FORK_GUARD in step.get("if", job.get("if", "")), step.get("name", step.get("uses"))
+
+
+def test_preview_posts_the_plan_to_the_job_summary_before_the_preview() -> None:
+    _, job = pulumi_job(workflow("preview.yml"))
+    [plan] = [s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "")]
+    assert '>> "$GITHUB_STEP_SUMMARY"' in plan["run"]
+    assert "if" not in plan  # offline, so fork PRs get the quota table too
+    [pulumi] = steps_using(job, "pulumi/actions")
+    assert step_index(job, plan) < step_index(job, pulumi)
+
+
+# --- deploy.yml ---------------------------------------------------------------------------
+
+
+def test_deploy_runs_on_push_to_main_and_by_hand() -> None:
+    triggers = workflow("deploy.yml")["on"]
+    assert set(triggers) == {"push", "workflow_dispatch"}
+    assert triggers["push"] == {"branches": ["main"]}
+
+
+def test_deploy_runs_up_in_an_environment() -> None:
+    _, job = pulumi_job(workflow("deploy.yml"))
+    [step] = steps_using(job, "pulumi/actions")
+    assert step["with"]["command"] == "up"
+    assert job["environment"] == "${{ matrix.stack }}"  # protection rules can require approval
+    assert job["permissions"] == {"contents": "read", "id-token": "write"}
+
+
+def test_deploy_never_cancels_a_running_up() -> None:
+    doc = workflow("deploy.yml")
+    _, job = pulumi_job(doc)
+    assert job["concurrency"]["cancel-in-progress"] is False
+    assert "${{ matrix.stack }}" in job["concurrency"]["group"]  # one `up` per stack at a time
+    assert doc.get("concurrency", {}).get("cancel-in-progress") in (None, False)
+
+
+def test_deploy_failures_are_not_swallowed() -> None:
+    doc = workflow("deploy.yml")
+    for name, job in doc["jobs"].items():
+        assert "continue-on-error" not in job, name
+        for step in job.get("steps", []):
+            assert "continue-on-error" not in step, f"{name}: {step.get('name', step.get('uses'))}"
+            assert "continue-on-error" not in step.get("with", {}), f"{name}: {step.get('uses')}"
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_pulumi_job_validates_against_the_crds_of_the_default_kueue_version(name: str) -> None:
+    from components.kueue_versions import DEFAULT_VERSION
+
+    _, job = pulumi_job(workflow(name))
+    assert job["env"]["KUEUE_CRDS_DIR"] == f"${{{{ github.workspace }}}}/../shared/kueue/v{DEFAULT_VERSION}/crds"
+    runs = [str(s.get("run", "")).strip() for s in job["steps"]]
+    fetch = runs.index("python -m tools.fetch_reference --dest ../shared")
+    plan = next(i for i, run in enumerate(runs) if run.startswith("python -m components.plan"))
+    assert fetch < plan

@@ -1,0 +1,1 @@
+"""Developer and CI tools that are not part of the Pulumi program."""
