@@ -180,9 +180,9 @@ def kube_reserved_cpu_millicores(vcpus: int) -> int:
     for upper, rate in _CPU_RESERVE_BRACKETS:
         if vcpus <= lower:
             break
-        reserved += (min(vcpus, upper) - lower) * rate
-        lower = upper
-    return int(reserved)
+        reserved += int(min(vcpus, upper) - lower) * rate
+        lower = int(min(vcpus, upper))
+    return reserved
 
 
 def kube_reserved_memory_mib(memory_mib: int, max_pods: int = MAX_PODS) -> int:

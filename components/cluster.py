@@ -12,14 +12,14 @@ import yaml
 from pulumi_azure_native import containerservice, resources
 
 from .capacity import MAX_PODS
-from .config import StackConfig, SYSTEM_POOL_NAME, NodePool, ClusterSettings
+from .config import SYSTEM_POOL_NAME, ClusterSettings, NodePool, StackConfig
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
 # (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).
 AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 
-def system_pool_profile(settings: ClusterSettings) -> dict[str, Any]:
+def system_pool_profile(settings: ClusterSettings) -> containerservice.ManagedClusterAgentPoolProfileArgsDict:
     """The one pool AKS needs inline. User pools are separate AgentPools: editing an inline
     profile puts every pool into Scaling (pulumi-azure-native issue 4264)."""
     return {
@@ -101,27 +101,31 @@ class AksCluster(pulumi.ComponentResource):
             location=config.location,
             dns_prefix=settings.name,
             kubernetes_version=settings.kubernetes_version,
-            sku={"name": "Base", "tier": settings.tier},
-            identity={"type": "SystemAssigned"},
+            sku=containerservice.ManagedClusterSKUArgsDict(name="Base", tier=settings.tier),
+            identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),
             agent_pool_profiles=[system_pool_profile(settings)],
             enable_rbac=True,
-            aad_profile={
-                "managed": True,
-                "enable_azure_rbac": True,
-                "admin_group_object_ids": list(settings.admin_group_object_ids),
-            },
+            aad_profile=containerservice.ManagedClusterAADProfileArgsDict(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(settings.admin_group_object_ids),
+            ),
             disable_local_accounts=settings.disable_local_accounts,
             # Changing any of these replaces the cluster (azure-native PR 4771), so they are fixed.
-            network_profile={
-                "network_plugin": "azure",
-                "network_plugin_mode": "overlay",
-                "network_dataplane": "cilium",
-                "network_policy": "cilium",
-                "load_balancer_sku": "standard",
-            },
-            oidc_issuer_profile={"enabled": True},
-            security_profile={"workload_identity": {"enabled": True}},
-            auto_upgrade_profile={"upgrade_channel": settings.auto_upgrade_channel, "node_os_upgrade_channel": "NodeImage"},
+            network_profile=containerservice.ContainerServiceNetworkProfileArgsDict(
+                network_plugin="azure",
+                network_plugin_mode="overlay",
+                network_dataplane="cilium",
+                network_policy="cilium",
+                load_balancer_sku="standard",
+            ),
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgsDict(enabled=True),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgsDict(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgsDict(enabled=True)
+            ),
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgsDict(
+                upgrade_channel=settings.auto_upgrade_channel, node_os_upgrade_channel="NodeImage"
+            ),
             opts=child,
         )
 

@@ -722,16 +722,22 @@ def _parse_priority_classes(problems: _Problems, raw: Any) -> tuple[PriorityClas
 
         name = r.get("name", None, pc_name)
         value = r.get("value", None, lambda p, v: c.integer(p, v, -(2**31), INT32_MAX))
-        for key, got in (("name", name), ("value", value)):
+        for key in ("name", "value"):
             if key not in r.value:
                 problems.add(r.at(key), "is required")
-        description = r.get("description", "", lambda p, v: c.string(p, v) if not (isinstance(v, str) and len(v) > 2048)
-                            else (problems.add(p, "must be at most 2048 characters") or _INVALID))
+
+        def description(p: str, v: Any) -> Any:
+            if isinstance(v, str) and len(v) > 2048:
+                problems.add(p, f"has {len(v)} characters; Kueue allows at most 2048")
+                return _INVALID
+            return c.string(p, v)
+
+        text = r.get("description", "", description)
         if name is not None and value is not None:
             if any(x.name == name for x in out):
                 problems.add(r.at("name"), f"{name!r} is used twice; names must be unique")
             else:
-                out.append(PriorityClass(name, value, description))
+                out.append(PriorityClass(name, value, text))
     return tuple(out)
 
 

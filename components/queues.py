@@ -38,7 +38,8 @@ class KueueResource(CustomResource):
                        __props__: Any = None) -> None:
         props = CustomResourceArgs.__new__(CustomResourceArgs)
         props.__dict__.update(api_version=api_version, kind=kind, metadata=metadata, spec=spec, **self._top_level)
-        pulumi.CustomResource.__init__(self, f"kubernetes:{api_version}:{kind}", resource_name, props, opts)
+        # An input-type args object, as the generated SDK passes it, not the plain Mapping the stub names.
+        pulumi.CustomResource.__init__(self, f"kubernetes:{api_version}:{kind}", resource_name, props, opts)  # type: ignore[arg-type]
 
 
 def validated_objects(config: StackConfig) -> list[dict[str, Any]]:

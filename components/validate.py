@@ -39,6 +39,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -323,7 +324,7 @@ _PY_TYPES: Mapping[str, type | tuple[type, ...]] = {
 }
 
 
-def _crd_problems(crds: CrdSchemas, obj: dict[str, Any], skip_rules: set[str]) -> list[Problem]:
+def _crd_problems(crds: CrdSchemas, obj: dict[str, Any], skip_rules: AbstractSet[str]) -> list[Problem]:
     key = (str(obj.get("apiVersion")), str(obj.get("kind")))
     version = crds.versions.get(key)
     if version is None:
@@ -345,7 +346,7 @@ def _crd_problems(crds: CrdSchemas, obj: dict[str, Any], skip_rules: set[str]) -
     return schema_problems + problems
 
 
-def _walk(node: _Node, value: Any, path: str, skip_rules: set[str], out: list[Problem]) -> None:
+def _walk(node: _Node, value: Any, path: str, skip_rules: AbstractSet[str], out: list[Problem]) -> None:
     expected = _PY_TYPES.get(node.type or "")
     if expected is not None and not isinstance(value, expected):
         return  # the schema step reports the wrong type; CEL would only add noise
@@ -373,7 +374,7 @@ def _walk(node: _Node, value: Any, path: str, skip_rules: set[str], out: list[Pr
 def _cel_failure(rule: CelRule, value: Any) -> str | None:
     try:
         assert rule.program is not None  # only transition rules have none, and they are skipped
-        result = rule.program.evaluate({"self": celpy.json_to_cel(value)})
+        result: Any = rule.program.evaluate({"self": celpy.json_to_cel(value)})
     except (celpy.CELEvalError, ValueError, TypeError) as error:
         result = error
     if isinstance(result, Exception):
@@ -840,7 +841,7 @@ def _selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
         return False
     for expression in _list(selector.get("matchExpressions")):
         expression = _dict(expression)
-        key, operator = expression.get("key"), expression.get("operator")
+        key, operator = str(expression.get("key")), expression.get("operator")
         values = _list(expression.get("values"))
         present = key in labels
         matched = {
@@ -848,7 +849,7 @@ def _selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
             "NotIn": not present or labels.get(key) not in values,
             "Exists": present,
             "DoesNotExist": not present,
-        }.get(operator, False)  # CQ22 reports an unknown operator
+        }.get(str(operator), False)  # CQ22 reports an unknown operator
         if not matched:
             return False
     return True
@@ -921,28 +922,28 @@ def _capacity_problems(index: _Index, capacity: Capacity) -> Iterator[Violation]
             for _, flavor in _flavors(_dict(obj.get("spec"))):
                 for resource in map(_dict, _list(flavor.get("resources"))):
                     try:
-                        amount = parse_quantity(resource.get("nominalQuota"))
+                        amount = parse_quantity(resource.get("nominalQuota", ""))
                     except QuantityError:
                         continue  # CQ14 / CO2 / schema report it
                     key = (str(flavor.get("name")), str(resource.get("name")))
                     totals[key] += amount
                     holders[key].append(_describe(obj))
-    for (flavor, resource), total in totals.items():
-        names = holders[(flavor, resource)]
+    for (flavor_name, resource_name), total in totals.items():
+        names = holders[(flavor_name, resource_name)]
         by = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        limit = _dict(capacity.get(flavor)).get(resource)
+        limit = _dict(capacity.get(flavor_name)).get(resource_name)
         if limit is None:
             yield Violation(
-                f"ResourceFlavor/{flavor}",
+                f"ResourceFlavor/{flavor_name}",
                 "CAPACITY-missing",
-                f"{by} set a nominalQuota of {resource!r} in flavor {flavor!r}, but the capacity has no "
-                f"{resource!r} for {flavor!r} (it has: {_names(_dict(capacity.get(flavor)))})",
+                f"{by} set a nominalQuota of {resource_name!r} in flavor {flavor_name!r}, but the capacity has no "
+                f"{resource_name!r} for {flavor_name!r} (it has: {_names(_dict(capacity.get(flavor_name)))})",
             )
         elif total > parse_quantity(limit):
             yield Violation(
-                f"ResourceFlavor/{flavor}",
+                f"ResourceFlavor/{flavor_name}",
                 "CAPACITY",
-                f"the nominalQuota of {resource!r} in flavor {flavor!r} sums to {total.normalize():f} over {by}; "
+                f"the nominalQuota of {resource_name!r} in flavor {flavor_name!r} sums to {total.normalize():f} over {by}; "
                 f"it must not exceed the pool's capacity {limit}",
             )
 
