@@ -1,0 +1,273 @@
+"""The benchmark's pure parts: stack generator, critical-path model, linear fits, target checks.
+
+The benchmark itself (timings) never runs here; `python -m bench.run` does that.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import critical_path as cp
+from bench.run import (
+    MAX_PURE_EXPONENT,
+    check_targets,
+    exponent,
+    fit_counts,
+    idle_nodes,
+    loglog_slope,
+)
+from bench.stacks import (
+    GRID,
+    all_sizes_in_catalog,
+    generated_config,
+    pool_specs,
+    team_share,
+    write_stack,
+)
+from components.capacity import CATALOG
+from components.plan import load_stack
+from tests.conftest import load_stack as parse_map
+from tests.harness import run_program
+
+# --- stack generator ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("teams,pools", [*GRID, (1, 2), (3, 5), (7, 2)])
+def test_generated_stacks_are_valid_configs(teams: int, pools: int) -> None:
+    config = parse_map(generated_config(teams, pools), stack="bench")
+    assert [t.name for t in config.teams] == [f"t{i:03d}" for i in range(teams)]
+    assert len(config.node_pools) == pools
+    assert all(re.fullmatch(r"[a-z][a-z0-9]{0,11}", p.name) for p in config.node_pools)
+    assert config.has_gpu and any(not p.is_gpu for p in config.node_pools)
+    assert [p.name for p in config.node_pools if p.topology] == ["cpu00"]
+    assert config.pool("cpu00").min_count >= 1  # topology-aware scheduling sees only existing nodes
+    total = sum(t.share for t in config.teams)
+    assert 100 - Decimal("0.01") * teams < total <= 100  # as much as fits, never more
+
+
+@pytest.mark.parametrize("teams,share", [(1, "100"), (2, "50"), (3, "33.33"), (7, "14.28"), (200, "0.5"), (300, "0.33")])
+def test_team_share_rounds_down_to_hundredths(teams: int, share: str) -> None:
+    assert team_share(teams) == Decimal(share)
+    assert team_share(teams) * teams <= 100
+
+
+def test_pools_use_catalog_sizes_and_a_quarter_are_gpu() -> None:
+    assert all_sizes_in_catalog()
+    specs = pool_specs(12)
+    assert all(s["vmSize"] in CATALOG for s in specs)
+    assert sum(CATALOG[s["vmSize"]].is_gpu for s in specs) == 3
+    assert any(s.get("spot") for s in specs)
+    with pytest.raises(ValueError):
+        pool_specs(1)
+
+
+def test_written_stack_file_is_what_the_plan_command_reads(tmp_path: Path) -> None:
+    write_stack(tmp_path, "bench-t3-p4", generated_config(3, 4))
+    config = load_stack("bench-t3-p4", tmp_path)
+    assert (len(config.teams), len(config.node_pools), config.location) == (3, 4, "eastus2")
+
+
+# --- critical-path model on hand-made graphs ---------------------------------------------------
+
+
+@dataclass
+class Reg:
+    type: str
+    name: str
+    parent: str = ""
+    custom: bool = True
+    inputs: dict[str, Any] = field(default_factory=dict)
+    dependencies: list[str] = field(default_factory=list)
+    provider: str = ""
+
+    @property
+    def urn(self) -> str:
+        return f"urn:pulumi:s::p::{self.type}::{self.name}"
+
+
+RG, AKS, POOL = ("azure-native:resources:ResourceGroup", "azure-native:containerservice:ManagedCluster",
+                 "azure-native:containerservice:AgentPool")
+PROVIDER, NS, RELEASE = "pulumi:providers:kubernetes", "kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release"
+KQ = "kubernetes:kueue.x-k8s.io/v1beta2:"
+COMPONENT = "kueue-aks:kueue:KueueInstallation"
+
+
+def tiny_stack(*, release_waits_for_pool: bool = False, objects_depend_on_component: bool = False,
+               component_waits_for_pool: bool = False) -> list[Reg]:
+    """RG, cluster, two pools, provider, the Kueue release and a five-object Kueue chain."""
+    rg = Reg(RG, "rg")
+    aks = Reg(AKS, "aks", inputs={"resourceName": "c"}, dependencies=[rg.urn])
+    cpu = Reg(POOL, "cpu", inputs={"resourceName": "c"}, dependencies=[aks.urn, rg.urn])
+    gpu = Reg(POOL, "gpu", inputs={"resourceName": "c"}, dependencies=[aks.urn, rg.urn])
+    prov = Reg(PROVIDER, "k8s", dependencies=[aks.urn])
+    ref = f"{prov.urn}::k8s_id"
+    component = Reg(COMPONENT, "kueue", custom=False, dependencies=[cpu.urn] if component_waits_for_pool else [])
+    ns = Reg(NS, "kueue-ns", parent=component.urn, inputs={"metadata": {"name": "kueue-system"}}, provider=ref)
+    team_ns = Reg(NS, "ns-a", inputs={"metadata": {"name": "a"}}, provider=ref)
+    release = Reg(RELEASE, "kueue-release", parent=component.urn, provider=ref,
+                  inputs={"chart": "oci://registry.k8s.io/kueue/charts/kueue", "namespace": "kueue-system"},
+                  dependencies=[ns.urn] + ([cpu.urn] if release_waits_for_pool else []))
+    ready = component.urn if objects_depend_on_component else release.urn
+
+    def kueue(kind: str, name: str, spec: dict[str, Any], deps: list[Reg], namespace: str | None = None) -> Reg:
+        meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+        return Reg(KQ + kind, f"{kind.lower()}-{name}", inputs={"metadata": meta, "spec": spec}, provider=ref,
+                   dependencies=[ready, *(d.urn for d in deps)])
+
+    topo = kueue("Topology", "default", {"levels": []}, [])
+    flavor = kueue("ResourceFlavor", "cpu", {"topologyName": "default"}, [topo])
+    groups = [{"flavors": [{"name": "cpu"}]}]
+    cohort = kueue("Cohort", "teams", {"resourceGroups": groups}, [flavor])
+    cq = kueue("ClusterQueue", "a", {"cohortName": "teams", "resourceGroups": groups}, [cohort, flavor])
+    lq = kueue("LocalQueue", "default", {"clusterQueue": "a"}, [cq, team_ns], namespace="a")
+    return [rg, aks, cpu, gpu, prov, component, ns, team_ns, release, topo, flavor, cohort, cq, lq]
+
+
+# 5 s RG + 480 s cluster, then max(300 s pool, 0 provider + 2 s ns + 90 s release + 5 x 3 s chain)
+IDEAL = 5 + 480 + max(300, 2 + 90 + 5 * 3)
+
+
+def test_longest_path_of_a_tiny_graph() -> None:
+    graph = {u: cp.Node(u, "t", u, s, frozenset(d)) for u, s, d in
+             [("a", 1, ()), ("b", 2, ("a",)), ("c", 5, ("a",)), ("d", 1, ("b", "c"))]}
+    path = cp.longest_path(graph)
+    assert (path.seconds, path.chain) == (7, ("a", "c", "d"))
+    assert path.finish == {"a": 1, "b": 3, "c": 6, "d": 7}
+    assert cp.makespan(graph, parallel=1) == 9  # one at a time: the sum
+    assert cp.makespan(graph, parallel=100) == 7  # unbounded: the longest path
+    graph["a"] = cp.Node("a", "t", "a", 1, frozenset({"d"}))
+    with pytest.raises(ValueError, match="cycle"):
+        cp.longest_path(graph)
+
+
+def test_a_program_that_waits_only_for_what_it_needs_scores_1() -> None:
+    analysis = cp.analyse(tiny_stack())
+    assert analysis.actual.seconds == analysis.ideal.seconds == IDEAL == 785
+    assert analysis.ratio == 1.0
+    assert analysis.actual.chain == ("rg", "aks", "cpu")
+    assert (analysis.delayed, analysis.unneeded) == ((), ())
+    assert analysis.branches["Kueue objects"] == 5 + 480 + 2 + 90 + 15
+
+
+def test_a_release_that_waits_for_a_pool_is_caught() -> None:
+    analysis = cp.analyse(tiny_stack(release_waits_for_pool=True))
+    assert analysis.ideal.seconds == IDEAL
+    assert analysis.actual.seconds == 5 + 480 + 300 + 90 + 15
+    assert math.isclose(analysis.ratio, 890 / 785)
+    assert analysis.actual.chain == ("rg", "aks", "cpu", "kueue-release", "topology-default", "resourceflavor-cpu",
+                                     "cohort-teams", "clusterqueue-a", "localqueue-default")
+    assert ("kueue-release", "cpu") in analysis.unneeded
+    assert "localqueue-default" in analysis.delayed
+
+
+def test_children_wait_for_what_their_component_waits_for() -> None:
+    # depends_on=[pool] on the KueueInstallation component: the SDK registers its children (the
+    # release) only after the component, which waits for the pool.
+    analysis = cp.analyse(tiny_stack(component_waits_for_pool=True))
+    assert analysis.actual.seconds == 5 + 480 + 300 + 2 + 90 + 15  # namespace, release, chain after the pool
+    assert ("kueue-ns", "cpu") in analysis.unneeded and ("kueue-release", "cpu") in analysis.unneeded
+    assert analysis.ratio > 1.1
+
+
+def test_depends_on_a_component_means_its_custom_children_and_parents_are_not_waits() -> None:
+    regs = tiny_stack(objects_depend_on_component=True)
+    graph = cp.actual_graph(regs)
+    topo = next(r for r in regs if r.name == "topology-default")
+    names = {graph[d].name for d in graph[topo.urn].deps}
+    # the component's children (its namespace and release) and the provider; not the component
+    assert names == {"kueue-ns", "kueue-release", "k8s"}
+    release = next(r for r in regs if r.name == "kueue-release")
+    assert {graph[d].name for d in graph[release.urn].deps} == {"kueue-ns", "k8s"}  # parent is no dependency
+    assert cp.analyse(regs).ratio == 1.0
+
+
+def test_durations_and_provider_references() -> None:
+    assert (cp.duration(AKS), cp.duration(POOL), cp.duration(RELEASE)) == (480, 300, 90)
+    assert cp.duration(KQ + "ClusterQueue") == cp.KUEUE_OBJECT_SECONDS
+    assert cp.duration(PROVIDER) == 0
+    with pytest.raises(KeyError):
+        cp.duration("aws:ec2:Instance")
+    urn = "urn:pulumi:dev::kueue-aks::kueue-aks:cluster:AksCluster$pulumi:providers:kubernetes::kueue-k8s"
+    assert cp.provider_urn(f"{urn}::abc-123") == urn
+
+
+# --- linearity and targets ---------------------------------------------------------------------
+
+
+def test_linear_fit_is_exact_for_linear_counts_and_not_for_a_product_term() -> None:
+    linear = [(t, p, 16 + 3 * t + 2 * p) for t, p in GRID]
+    fit = fit_counts(linear)
+    assert (fit["fixed"], fit["per_team"], fit["per_pool"], fit["max_residual"]) == pytest.approx((16, 3, 2, 0))
+    product = [(t, p, 16 + 3 * t + 2 * p + t * p) for t, p in GRID]
+    assert fit_counts(product)["max_residual"] > 100
+    assert exponent(1.0, 4.0, 4) == pytest.approx(1.0)
+    assert exponent(1.0, 16.0, 4) == pytest.approx(2.0)
+    assert loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]) == pytest.approx(2.0)
+
+
+def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
+    counts = [(t, p, len(run_program(generated_config(t, p), stack="bench").registrations))
+              for t, p in [(2, 2), (4, 2), (2, 4), (4, 4)]]
+    fit = fit_counts(counts)
+    assert fit["max_residual"] == 0, counts  # (4, 4) is predicted from the other three: no teams x pools term
+    assert (fit["per_team"], fit["per_pool"]) == (3, 2)  # Namespace+ClusterQueue+LocalQueue; AgentPool+ResourceFlavor
+
+
+def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:
+    run = run_program(dev_config_map)
+    analysis = cp.analyse(run.registrations)
+    assert analysis.ratio == 1.0 and analysis.unneeded == ()
+    assert analysis.actual.chain[:2] == ("kueue-rg", "kueue-aks")
+    last = next(r for r in run.registrations if r.name == analysis.actual.chain[-1])
+    assert last.type == POOL  # the Kueue branch is never the longest: nothing in it waits for a pool
+    assert idle_nodes(run.registrations) == {"system": 1, "user": {"cpu": 1, "gpu": 0}, "total": 2}
+
+
+def fake_results(**overrides: float) -> dict[str, Any]:
+    values = {"dev": 0.2, "large": 4.0, "plan": 0.4, "ratio": 1.0, "residual": 0.0, "slope": 0.7, "parse": 1.0}
+    values.update(overrides)
+
+    def stack(label: str, seconds: float) -> dict[str, Any]:
+        return {"label": label, "eval": {"median": seconds}, "plan": {"median": values["plan"]},
+                "critical_path": {"ratio": values["ratio"], "unneeded_waits": []}}
+
+    crds = {"stacks": [{"label": "dev", "eval": {"median": values.get("dev_crds", 0.2)},
+                        "plan": {"median": values.get("plan_crds", 0.8)}}]}
+    return {
+        "with_crds": crds,
+        "stacks": [stack("dev", values["dev"]), stack("200x12", values["large"])],
+        "scaling": {"resources_fit": {"max_residual": values["residual"]}, "time_vs_size_slope": values["slope"],
+                    "pure_exponents": {"parse": values["parse"], "build": 1.0, "validate": 1.0}},
+    }
+
+
+def test_targets_without_crds_use_the_plain_figures() -> None:
+    results = fake_results(plan_crds=5.0)
+    del results["with_crds"]  # a fresh clone without ../shared: only the figures without CRDs exist
+    assert all(t["passed"] for t in check_targets(results))
+
+
+@pytest.mark.parametrize("override,missed", [
+    ({}, None),
+    ({"dev": 1.6}, "dev stack evaluation"),
+    ({"large": 15.5}, "200 teams x 12 pools"),
+    ({"plan": 1.2}, "plan command"),
+    ({"plan_crds": 1.1}, "plan command"),  # with KUEUE_CRDS_DIR, as CI runs it
+    ({"dev_crds": 1.6}, "dev stack evaluation"),
+    ({"ratio": 1.14}, "critical path"),
+    ({"residual": 2.0}, "resources linear"),
+    ({"slope": 1.4}, "evaluation time vs"),
+    ({"parse": MAX_PURE_EXPONENT + 0.3}, "pure steps"),
+])
+def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed: str | None) -> None:
+    failed = [t["target"] for t in check_targets(fake_results(**override)) if not t["passed"]]
+    assert len(failed) == (0 if missed is None else 1), failed
+    if missed:
+        assert failed[0].startswith(missed)
