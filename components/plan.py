@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
-from .gpu import device_plugin_values
+from .device_plugin_values import device_plugin_values
 from .kueue_objects import COHORT_NAME, LOCAL_QUEUE_NAME, QuotaRow, build_objects, flavor_capacity, quota_table
 from .kueue_values import kueue_helm_values
 from .validate import KueueValidationError, check_objects, crds_from_env

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
-from components import gpu, kueue
+from components import device_plugin_values, kueue
 from components.config import KUEUE_NAMESPACE, StackConfig
 from components.kueue_values import KUEUE_CHART, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
 from tests.conftest import load_stack
@@ -146,13 +146,13 @@ def test_device_plugin_release_is_pinned_and_runs_on_gpu_pools(dev_run: ProgramR
     namespace = dev_run.one(NAMESPACE, "gpu-ns")
     assert release.parent == namespace.parent == component.urn
     inputs = release.inputs
-    assert inputs["chart"] == gpu.DEVICE_PLUGIN_CHART == "nvidia-device-plugin"
+    assert inputs["chart"] == device_plugin_values.DEVICE_PLUGIN_CHART == "nvidia-device-plugin"
     assert inputs["repositoryOpts"] == {"repo": "https://nvidia.github.io/k8s-device-plugin"}
-    assert inputs["version"] == gpu.DEVICE_PLUGIN_VERSION
+    assert inputs["version"] == device_plugin_values.DEVICE_PLUGIN_VERSION
     assert inputs["namespace"] == namespace.inputs["metadata"]["name"] == "nvidia-device-plugin"
     assert release.property_dependencies["namespace"] == [namespace.urn]
     assert inputs["skipAwait"] is False and inputs["timeout"] >= 600
-    assert inputs["values"] == gpu.device_plugin_values(load_stack(dev_map))
+    assert inputs["values"] == device_plugin_values.device_plugin_values(load_stack(dev_map))
     assert not upstream(dev_run, release) & {r.urn for r in dev_run.of_type(POOL)}
 
 

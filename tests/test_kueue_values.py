@@ -18,7 +18,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import gpu
+from components import device_plugin_values
 from components.config import (
     KUEUE_NAMESPACE,
     MANAGED_LABEL,
@@ -235,7 +235,7 @@ def test_namespace_selector_selects_only_team_namespaces(dev_config_map: dict[st
     assert selector == {"matchLabels": {MANAGED_LABEL: "true"}}
     for team in config.teams:
         assert selects(selector, team_namespace_labels(team.name))
-    for other in ("kube-system", KUEUE_NAMESPACE, gpu.DEVICE_PLUGIN_NAMESPACE, "default", "monitoring"):
+    for other in ("kube-system", KUEUE_NAMESPACE, device_plugin_values.DEVICE_PLUGIN_NAMESPACE, "default", "monitoring"):
         assert not selects(selector, {"kubernetes.io/metadata.name": other})
 
 
@@ -344,18 +344,18 @@ def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gate
 
 def test_device_plugin_pin_matches_the_chart_data() -> None:
     chart = yaml.safe_load((PLUGIN_DATA / "Chart.yaml").read_text())
-    assert (chart["name"], chart["version"]) == (gpu.DEVICE_PLUGIN_CHART, gpu.DEVICE_PLUGIN_VERSION)
-    assert gpu.DEVICE_PLUGIN_REPOSITORY == "https://nvidia.github.io/k8s-device-plugin"
+    assert (chart["name"], chart["version"]) == (device_plugin_values.DEVICE_PLUGIN_CHART, device_plugin_values.DEVICE_PLUGIN_VERSION)
+    assert device_plugin_values.DEVICE_PLUGIN_REPOSITORY == "https://nvidia.github.io/k8s-device-plugin"
 
 
 def test_device_plugin_values_exist_in_the_pinned_chart(dev_config: StackConfig) -> None:
-    values = gpu.device_plugin_values(dev_config)
+    values = device_plugin_values.device_plugin_values(dev_config)
     assert unknown_value_paths(values, PLUGIN_CHART_VALUES) == []
     assert unknown_value_paths({"nodeSelectorr": {}}, PLUGIN_CHART_VALUES)  # the check can fail here too
 
 
 def test_device_plugin_runs_exactly_on_the_gpu_pools(dev_config: StackConfig) -> None:
-    terms = gpu.device_plugin_values(dev_config)["affinity"]["nodeAffinity"][
+    terms = device_plugin_values.device_plugin_values(dev_config)["affinity"]["nodeAffinity"][
         "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     # One term: Helm replaces the chart's NFD-based terms, which match no AKS node.
     assert terms == [{"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["gpu"]}]}]
@@ -367,7 +367,7 @@ def test_device_plugin_tolerates_every_gpu_pool_taint_and_no_cpu_taint(dev_confi
     pools.append({"name": "gpuspot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 2, "spot": True,
                   "taints": ["sku=gpu:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]})
     config = variant(dev_config_map, nodePools=pools)
-    values = gpu.device_plugin_values(config)
+    values = device_plugin_values.device_plugin_values(config)
     expressions = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"][0]["matchExpressions"]
     assert expressions[0]["values"] == ["gpu", "gpuspot"]
@@ -385,7 +385,7 @@ def test_device_plugin_tolerates_every_gpu_pool_taint_and_no_cpu_taint(dev_confi
 def test_device_plugin_tolerates_a_value_less_taint_with_exists(dev_config_map: dict[str, Any]) -> None:
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
     pools[1]["taints"] = ["dedicated:NoExecute"]
-    values = gpu.device_plugin_values(variant(dev_config_map, nodePools=pools))
+    values = device_plugin_values.device_plugin_values(variant(dev_config_map, nodePools=pools))
     assert values["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}]
 
 
@@ -393,7 +393,7 @@ def test_device_plugin_values_need_a_gpu_pool(dev_config_map: dict[str, Any]) ->
     cpu_only = variant(dev_config_map, nodePools=[dev_config_map["kueue-aks:nodePools"][0]])
     assert not cpu_only.has_gpu
     with pytest.raises(ValueError):
-        gpu.device_plugin_values(cpu_only)
+        device_plugin_values.device_plugin_values(cpu_only)
 
 
 def test_fair_sharing_is_on_so_the_queues_share_weights_matter(dev_config: StackConfig) -> None:
