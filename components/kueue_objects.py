@@ -90,10 +90,11 @@ def quota_table(config: StackConfig) -> list[QuotaRow]:
 
 def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:
     """flavor -> resource -> capacity quantity, for the validator's quota-versus-capacity check."""
-    out: dict[str, dict[str, Any]] = {}
-    for row in quota_table(config):
-        out.setdefault(row.flavor, {})[row.resource] = format_quantity(row.resource, row.capacity)
-    return out
+    resources = covered_resources(config)
+    return {
+        pool.name: {r: format_quantity(r, amount) for r, amount in pool.capacity.as_dict().items() if r in resources}
+        for pool in config.node_pools
+    }
 
 
 # --- object builders ---------------------------------------------------------------------------
