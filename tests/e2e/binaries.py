@@ -1,0 +1,180 @@
+"""The e2e tier's binaries, built from pinned Go modules into a cache outside the repository.
+
+    python -m tests.e2e.binaries            # build what is missing, print the folder
+
+Each tool is built once into `${XDG_CACHE_HOME:-~/.cache}/kueue-aks/e2e/<tool>-<version>-<key>/`,
+where the key hashes the pins, the Go version and the wrapper module files, so changing any of
+them builds anew and never reuses a stale binary. A build goes to a temporary folder first and is
+renamed into place only when it succeeded. Cold, on 2 cores: about 4 min for Kueue and 3 min for
+the Kubernetes binaries; seconds when cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+TOOLS_DIR = Path(__file__).resolve().parent / "tools"
+
+# To bump Kubernetes: change KUBERNETES_VERSION and the replace lines in
+# tools/kubernetes/go.mod (README "Maintaining the e2e tier"), then `go mod tidy` there.
+KUBERNETES_VERSION = "v1.36.3"
+ETCD_VERSION = "v3.6.16"  # pinned in tools/etcd/go.mod; Debian's 3.4 is too old for 1.36
+KWOK_VERSION = "v0.8.0"
+HELM_VERSION = "v3.22.0"
+
+KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+
+
+class BuildError(RuntimeError):
+    """A binary could not be built; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Binaries:
+    """Absolute paths of every binary the e2e cluster runs."""
+
+    kube_apiserver: Path
+    kube_controller_manager: Path
+    kube_scheduler: Path
+    kubectl: Path
+    etcd: Path
+    kwok: Path
+    kwokctl: Path
+    helm: Path
+    kueue: Path
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kueue-aks" / "e2e"
+
+
+def _go() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise BuildError(
+            "Go is not on PATH: the e2e tier builds Kubernetes, etcd, kwok, helm and Kueue from Go "
+            "modules (Go 1.26 or newer). Install Go, or deselect the tier with -m 'not e2e'."
+        )
+    return go
+
+
+def _go_version(go: str) -> str:
+    return subprocess.run([go, "env", "GOVERSION"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _key(*parts: str, files: Sequence[Path] = ()) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _build(name: str, version: str, key: str, commands: Sequence[str], build: Sequence[Sequence[str]],
+           *, cwd: Path | None, go: str) -> Path:
+    """Run `build` (each a go command line; {out} is the output folder) unless cached."""
+    folder = cache_root() / f"{name}-{version}-{key}"
+    if all((folder / c).is_file() for c in commands):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
+    env = {**os.environ, "GOBIN": str(staging), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+    print(f"e2e: building {name} {version} into {folder} (first run only; minutes)", file=sys.stderr, flush=True)
+    try:
+        for argv in build:
+            line = [go if a == "go" else a.format(out=staging) for a in argv]
+            done = subprocess.run(line, cwd=cwd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise BuildError(
+                    f"building {name} {version} failed ({' '.join(line)}):\n{done.stderr[-4000:]}\n"
+                    "Check that the Go module proxy is reachable and Go is 1.26 or newer."
+                )
+        missing = [c for c in commands if not (staging / c).is_file()]
+        if missing:
+            raise BuildError(f"building {name} {version} produced no {', '.join(missing)}")
+        if folder.exists():
+            shutil.rmtree(folder)
+        staging.rename(folder)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _version_ldflags(version: str) -> str:
+    # Without these the API server reports v0.0.0-master+$Format:%H$, which Kueue cannot parse.
+    major, minor, _ = version.lstrip("v").split(".")
+    pkg = "k8s.io/component-base/version"
+    return " ".join([
+        f"-X {pkg}.gitVersion={version}", f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
+        f"-X {pkg}.gitTreeState=clean", "-s", "-w",
+    ])
+
+
+def ensure_binaries(kueue_version: str) -> Binaries:
+    """Build (once) and return every binary; kueue_version is the stack's chart version, e.g. 0.19.2."""
+    go = _go()
+    goversion = _go_version(go)
+    k8s_dir, etcd_dir = TOOLS_DIR / "kubernetes", TOOLS_DIR / "etcd"
+    k8s = _build(
+        "kubernetes", KUBERNETES_VERSION,
+        _key(goversion, KUBERNETES_VERSION, files=[k8s_dir / "go.mod", k8s_dir / "go.sum"]),
+        KUBERNETES_COMMANDS,
+        [["go", "build", "-ldflags", _version_ldflags(KUBERNETES_VERSION), "-o", "{out}/",
+          *(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS)]],
+        cwd=k8s_dir, go=go,
+    )
+    etcd = _build(
+        "etcd", ETCD_VERSION,
+        _key(goversion, ETCD_VERSION, files=[etcd_dir / "go.mod", etcd_dir / "go.sum", etcd_dir / "main.go"]),
+        ("etcd",), [["go", "build", "-ldflags", "-s -w", "-o", "{out}/etcd", "."]], cwd=etcd_dir, go=go,
+    )
+    kwok = _build(
+        "kwok", KWOK_VERSION, _key(goversion, KWOK_VERSION), ("kwok", "kwokctl"),
+        [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kwok/cmd/{c}@{KWOK_VERSION}"]
+         for c in ("kwok", "kwokctl")],
+        cwd=None, go=go,
+    )
+    helm = _build(
+        "helm", HELM_VERSION, _key(goversion, HELM_VERSION), ("helm",),
+        [["go", "install", "-ldflags", "-s -w", f"helm.sh/helm/v3/cmd/helm@{HELM_VERSION}"]],
+        cwd=None, go=go,
+    )
+    kueue_tag = f"v{kueue_version}"
+    kueue = _build(
+        "kueue", kueue_tag, _key(goversion, kueue_tag), ("kueue",),
+        [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kueue/cmd/kueue@{kueue_tag}"]],
+        cwd=None, go=go,
+    )
+    return Binaries(
+        kube_apiserver=k8s / "kube-apiserver",
+        kube_controller_manager=k8s / "kube-controller-manager",
+        kube_scheduler=k8s / "kube-scheduler",
+        kubectl=k8s / "kubectl",
+        etcd=etcd / "etcd",
+        kwok=kwok / "kwok",
+        kwokctl=kwok / "kwokctl",
+        helm=helm / "helm",
+        kueue=kueue / "kueue",
+    )
+
+
+if __name__ == "__main__":
+    from components.kueue_versions import DEFAULT_VERSION
+
+    try:
+        built = ensure_binaries(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_VERSION)
+    except BuildError as err:
+        sys.exit(f"error: {err}")
+    for path in vars(built).values():
+        print(path)
