@@ -15,6 +15,34 @@ from components.validate import CRDS_ENV, CrdSchemas, crds_from_env
 from tests.harness import ROOT, SHARED
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
+E2E_DIR = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: runs on a local control plane with the real Kueue controller (tests/e2e)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the e2e tier before `-m` selects on marks."""
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Run the e2e tier after the unit tests, grouped by stack so that each stack's control plane
+    is built once; the sort is stable, so file order holds within a stack (the teardown module,
+    last by name, runs last on each)."""
+
+    def key(item: pytest.Item) -> tuple[bool, str]:
+        if E2E_DIR not in item.path.parents:
+            return (False, "")
+        callspec = getattr(item, "callspec", None)
+        return (True, str(callspec.params.get("stack", "")) if callspec else "")
+
+    session.items.sort(key=key)
 
 
 @pytest.fixture(scope="session", autouse=True)

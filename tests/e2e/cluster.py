@@ -1,0 +1,216 @@
+"""A local control plane for one stack: kwokctl's binary runtime, fake nodes, the charts, Kueue.
+
+Everything listens on loopback. The API server's service range is 127.100.0.0/16, so when it
+calls a webhook or an aggregated API through a Service's ClusterIP the call stays on this
+machine, where a forwarder (forward.py) hands it to the Kueue process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from .binaries import KUBERNETES_VERSION, Binaries
+
+STAGES = Path(__file__).resolve().parent / "stages.yaml"
+SERVICE_CIDR = "127.100.0.0/16"
+# Pod IPs kwok hands out: loopback too, though nothing ever dials them.
+POD_CIDR = "127.64.0.1/16"
+
+T = TypeVar("T")
+
+
+class E2EError(AssertionError):
+    """A step of the e2e setup failed; the message says what was seen and what to do."""
+
+
+def wait_for(what: str, probe: Callable[[], tuple[bool, T]], timeout: float, interval: float = 0.25) -> T:
+    """Poll `probe` (returns (done, seen)) until done; on timeout fail with the last thing seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, seen = probe()
+        if done:
+            return seen
+        if time.monotonic() > deadline:
+            raise E2EError(f"timed out after {timeout:g} s waiting for {what}; last seen:\n{_show(seen)}")
+        time.sleep(interval)
+
+
+def _show(seen: Any) -> str:
+    if isinstance(seen, str):
+        return seen
+    try:
+        return json.dumps(seen, indent=1, default=str)[:6000]
+    except TypeError:
+        return repr(seen)[:6000]
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+class Kubectl:
+    """kubectl against one cluster; every call has a timeout and returns text or parsed JSON."""
+
+    def __init__(self, binary: Path, kubeconfig: Path) -> None:
+        self.binary, self.kubeconfig = binary, kubeconfig
+
+    def run(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(self.binary), f"--kubeconfig={self.kubeconfig}", *args], input=input,
+                              capture_output=True, text=True, timeout=timeout)
+        if check and done.returncode != 0:
+            raise E2EError(f"kubectl {' '.join(args)} failed:\n{done.stderr.strip()}")
+        return done
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.run("get", "-o", "json", *args).stdout)
+
+    def items(self, *args: str) -> list[dict[str, Any]]:
+        return list(self.get(*args)["items"])
+
+    def apply(self, objects: Iterable[Mapping[str, Any]], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
+        return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", "-f", "-", input=docs, check=check)
+
+    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False, check: bool = True) -> subprocess.CompletedProcess[str]:
+        extra = ["--dry-run=server"] if dry_run else []
+        return self.run("create", *extra, "-f", "-", input=yaml.safe_dump(dict(obj)), check=check)
+
+
+class KwokCluster:
+    """kwokctl's binary runtime with the locally built binaries; downloads nothing."""
+
+    def __init__(self, name: str, binaries: Binaries, workdir: Path) -> None:
+        self.name, self.binaries, self.workdir = name, binaries, workdir
+        self.kubeconfig = workdir / "kubeconfig"
+        self.env = {**os.environ, "KWOK_WORKDIR": str(workdir / "kwok")}
+        self.kubectl = Kubectl(binaries.kubectl, self.kubeconfig)
+
+    def _config(self) -> Path:
+        b = self.binaries
+        options = {
+            "runtime": "binary",
+            "kubeVersion": KUBERNETES_VERSION,
+            "bindAddress": "127.0.0.1",
+            "kubeApiserverBinary": str(b.kube_apiserver),
+            "kubeControllerManagerBinary": str(b.kube_controller_manager),
+            "kubeSchedulerBinary": str(b.kube_scheduler),
+            "kubectlBinary": str(b.kubectl),
+            "kwokControllerBinary": str(b.kwok),
+            "etcdBinary": str(b.etcd),
+        }
+
+        def args(component: str, pairs: Mapping[str, str]) -> dict[str, Any]:
+            return {"name": component, "extraArgs": [{"key": k, "value": v} for k, v in pairs.items()]}
+
+        kwokctl = {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokctlConfiguration",
+            "options": options,
+            "componentsPatches": [
+                args("kube-apiserver", {
+                    "service-cluster-ip-range": SERVICE_CIDR,
+                    "advertise-address": "127.0.0.1",
+                    "endpoint-reconciler-type": "none",
+                }),
+                args("kube-controller-manager", {"service-cluster-ip-range": SERVICE_CIDR}),
+                args("kwok-controller", {"cidr": POD_CIDR, "node-ip": "127.0.0.1"}),
+            ],
+        }
+        path = self.workdir / "kwokctl.yaml"
+        path.write_text(yaml.safe_dump(kwokctl) + "---\n" + STAGES.read_text())
+        return path
+
+    def create(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.delete()  # a cluster of the same name left by a killed run
+        done = subprocess.run(
+            [str(self.binaries.kwokctl), "create", "cluster", f"--name={self.name}", f"--config={self._config()}",
+             f"--kubeconfig={self.kubeconfig}", "--wait=60s"],
+            env=self.env, capture_output=True, text=True, timeout=180,
+        )
+        if done.returncode != 0:
+            raise E2EError(f"kwokctl create cluster failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
+                           f"component logs: {self.workdir / 'kwok' / 'clusters' / self.name / 'logs'}")
+
+    def delete(self) -> None:
+        """Delete the cluster and make sure every component process is gone (kwokctl returns
+        before they exit, and a killed run may have left some behind)."""
+        leftover = self._component_pids()
+        subprocess.run([str(self.binaries.kwokctl), "delete", "cluster", f"--name={self.name}",
+                        f"--kubeconfig={self.kubeconfig}"], env=self.env, capture_output=True, text=True, timeout=120)
+        deadline = time.monotonic() + 10
+        while leftover and time.monotonic() < deadline:
+            time.sleep(0.2)
+            leftover = self._component_pids()
+        for pid in leftover:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _component_pids(self) -> list[int]:
+        """Processes running a binary from this cluster's kwokctl folder."""
+        prefix = str(self.workdir / "kwok" / "clusters" / self.name)
+        pids = []
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    argv0 = (proc / "cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
+                except OSError:
+                    continue
+                if argv0.startswith(prefix):
+                    pids.append(int(proc.name))
+        return pids
+
+    def logs_dir(self) -> Path:
+        return self.workdir / "kwok" / "clusters" / self.name / "logs"
+
+
+class Helm:
+    """helm against one cluster, with the chart files from ../shared (no registry)."""
+
+    def __init__(self, binary: Path, kubeconfig: Path, home: Path) -> None:
+        self.binary, self.kubeconfig = binary, kubeconfig
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = {**os.environ, "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
+                    "HELM_DATA_HOME": str(home / "data")}
+
+    def run(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(self.binary), f"--kubeconfig={self.kubeconfig}", *args], env=self.env,
+                              capture_output=True, text=True, timeout=timeout)
+        if check and done.returncode != 0:
+            raise E2EError(f"helm {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        return done
+
+    def install(self, release: str, chart: Path, *, namespace: str, values: Mapping[str, Any], workdir: Path,
+                wait_seconds: int) -> None:
+        values_file = workdir / f"{release}-values.yaml"
+        values_file.write_text(yaml.safe_dump(dict(values), sort_keys=False))
+        self.run("install", release, str(chart), f"--namespace={namespace}", f"--values={values_file}",
+                 "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
+
+
+def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in obj.get("status", {}).get("conditions", []) if c.get("type") == kind), None)
+
+
+def is_true(obj: Mapping[str, Any], kind: str) -> bool:
+    c = condition(obj, kind)
+    return c is not None and c.get("status") == "True"
+

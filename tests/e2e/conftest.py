@@ -1,0 +1,121 @@
+"""The e2e tier's one session fixture: a local control plane per stack, owned from start to stop.
+
+Tests take a `stack` parameter (see `on_stacks`) and the `cluster` fixture gives that stack's
+control plane. Tests run sorted by stack, so each control plane is built once and stopped before
+the next starts. Every process the session starts (kwokctl's components, the Kueue controller,
+the forwarder thread) is stopped in its finalizer, whatever the tests did.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+from pathlib import Path
+
+import pytest
+
+from .binaries import Binaries, BuildError, ensure_binaries
+from .cluster import E2EError
+from .forward import Forwarder
+from .stack_cluster import StackCluster, require_charts
+from .stacks import load
+
+# Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
+CLUSTER_UP_BUDGET_SECONDS = 60.0
+TIER_BUDGET_SECONDS = 360.0
+
+# What the suite measured, printed at the end of the run (pytest captures prints in tests).
+REPORT: list[str] = []
+_TIER_STARTED: list[float] = []
+
+
+def report(line: str) -> None:
+    REPORT.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not REPORT:
+        return
+    terminalreporter.section("e2e measurements")
+    for line in REPORT:
+        terminalreporter.write_line(line)
+    if _TIER_STARTED:
+        took = time.monotonic() - _TIER_STARTED[0]
+        verdict = "within" if took <= TIER_BUDGET_SECONDS else "OVER"
+        terminalreporter.write_line(f"e2e tier: {took:.0f} s, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget")
+
+
+def on_stacks(*stacks: str) -> pytest.MarkDecorator:
+    """Run a test once per stack, each on that stack's control plane (the `cluster` fixture)."""
+    return pytest.mark.parametrize("stack", stacks)
+
+
+@pytest.fixture(scope="session")
+def binaries() -> Binaries:
+    from components.kueue_versions import DEFAULT_VERSION
+
+    try:
+        return ensure_binaries(DEFAULT_VERSION)
+    except BuildError as err:
+        pytest.fail(str(err), pytrace=False)
+
+
+class ControlPlanes:
+    """At most one stack's control plane at a time: asking for another stops the current one.
+
+    The e2e tests are sorted by stack (tests/conftest.py), so each is built once. A stack that
+    failed to come up fails its remaining tests at once with the same message.
+    """
+
+    def __init__(self, binaries: Binaries, root: Path) -> None:
+        self.binaries, self.root = binaries, root
+        self.forwarder = Forwarder()
+        self.current: StackCluster | None = None
+        self.failed: dict[str, str] = {}
+
+    def get(self, stack: str) -> StackCluster:
+        if stack in self.failed:
+            pytest.fail(self.failed[stack], pytrace=False)
+        if self.current is not None and self.current.stack == stack:
+            return self.current
+        self.stop_current()
+        config = load(stack)
+        require_charts(config)
+        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder)
+        started = time.monotonic()
+        try:
+            sc.up()
+        except (E2EError, OSError, subprocess.TimeoutExpired) as err:
+            sc.down()
+            self.failed[stack] = f"stack {stack}: the control plane did not come up: {err}\n{sc.describe()}"
+            pytest.fail(self.failed[stack], pytrace=False)
+        sc.up_seconds = time.monotonic() - started
+        report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
+               f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s); seconds since start: {sc.timings}")
+        self.current = sc
+        return sc
+
+    def stop_current(self) -> None:
+        if self.current is not None:
+            self.current.down()
+            self.current = None
+
+    def stop(self) -> None:
+        self.stop_current()
+        self.forwarder.stop()
+
+
+@pytest.fixture(scope="session")
+def control_planes(binaries: Binaries, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlanes]:
+    _TIER_STARTED.append(time.monotonic())
+    planes = ControlPlanes(binaries, tmp_path_factory.mktemp("e2e"))
+    yield planes
+    planes.stop()
+
+
+@pytest.fixture
+def cluster(stack: str, control_planes: ControlPlanes) -> StackCluster:
+    """The control plane of the test's `stack` parameter."""
+    return control_planes.get(stack)

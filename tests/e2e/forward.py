@@ -1,0 +1,78 @@
+"""TCP forwarding on loopback, in one background thread: what kube-proxy does for a Service.
+
+The API server calls Kueue's webhook and visibility Services at their ClusterIP (in the
+127.100.0.0/16 service range), port 443; the Kueue process listens on 127.0.0.1:9443 and :8082.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from typing import Any
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, asyncio.CancelledError):
+        pass
+    finally:
+        writer.close()
+
+
+def forward_to(host: str, port: int) -> Handler:
+    """A handler that relays the connection to host:port, or drops it when nothing listens there."""
+
+    async def handle(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
+        except OSError:
+            client_writer.close()
+            return
+        await asyncio.gather(_pipe(client_reader, upstream_writer), _pipe(upstream_reader, client_writer))
+
+    return handle
+
+
+class Forwarder:
+    """Listeners on loopback addresses, each with its own handler; stop() closes them all."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="e2e-forwarder", daemon=True)
+        self._thread.start()
+        self._servers: dict[tuple[str, int], asyncio.Server] = {}
+
+    def _call(self, coro: Awaitable[Any]) -> Any:
+        future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        return future.result(timeout=10)
+
+    def listen(self, host: str, port: int, handler: Handler) -> None:
+        """Serve host:port with `handler`, replacing whatever served that address before."""
+        self.close(host, port)
+
+        async def start() -> asyncio.Server:
+            return await asyncio.start_server(handler, host, port, reuse_address=True)
+
+        self._servers[(host, port)] = self._call(start())
+
+    def close(self, host: str, port: int) -> None:
+        server = self._servers.pop((host, port), None)
+        if server is not None:
+            async def stop() -> None:
+                server.close()
+                await server.wait_closed()
+
+            self._call(stop())
+
+    def stop(self) -> None:
+        for host, port in list(self._servers):
+            self.close(host, port)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)

@@ -1,0 +1,137 @@
+"""One stack's whole in-cluster setup on a local control plane, built with the program's builders.
+
+`StackCluster.up()` does what `pulumi up` does inside the cluster, in the program's order, with
+the program's own functions and names: Kueue's namespace and chart (release name, namespace and
+values from components.kueue_values), the device plugin's when the stack has GPUs
+(components.device_plugin_values), then every Kueue object from components.kueue_objects in
+dependency order once Kueue's webhook serves. Nothing is copied from the program.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.config import KUEUE_NAMESPACE, StackConfig
+from components.device_plugin_values import (
+    DEVICE_PLUGIN_NAMESPACE,
+    DEVICE_PLUGIN_RELEASE_NAME,
+    DEVICE_PLUGIN_VERSION,
+    device_plugin_values,
+)
+from components.kueue_objects import build_objects
+from components.kueue_values import KUEUE_RELEASE_NAME, kueue_helm_values
+from components.queues import references
+from tests.harness import SHARED
+
+from .binaries import Binaries
+from .cluster import E2EError, Helm, KwokCluster, is_true, wait_for
+from .forward import Forwarder
+from .kueue_controller import KueueController
+from .nodes import fake_nodes
+
+KUEUE_KINDS = ("Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
+HELM_WAIT_SECONDS = 180
+
+
+def kueue_chart(version: str) -> Path:
+    return SHARED / "kueue" / f"v{version}" / "chart" / f"kueue-{version}.tgz"
+
+
+def device_plugin_chart() -> Path:
+    v = DEVICE_PLUGIN_VERSION
+    return SHARED / "nvidia-device-plugin" / f"v{v}" / "chart" / f"nvidia-device-plugin-{v}.tgz"
+
+
+def destroy_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The order `pulumi destroy` deletes the program's objects: dependents before what they name."""
+    return list(reversed(objects))
+
+
+@dataclass
+class StackCluster:
+    stack: str
+    config: StackConfig
+    binaries: Binaries
+    workdir: Path
+    forwarder: Forwarder
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    up_seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.cluster = KwokCluster(f"kueue-aks-{self.stack}", self.binaries, self.workdir)
+        self.kubectl = self.cluster.kubectl
+        self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
+        self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
+        self.objects = build_objects(self.config)
+        self.nodes = fake_nodes(self.config)
+
+    def _timed(self, step: str, started: float) -> None:
+        self.timings[step] = round(time.monotonic() - started, 1)
+
+    def up(self) -> None:
+        start = time.monotonic()
+        self.cluster.create()
+        self._timed("control plane", start)
+        self.kubectl.apply(self.nodes)
+        wait_for("every fake node to be Ready", self._nodes_ready, 60)
+        self._timed("nodes ready", start)
+
+        self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
+        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config.kueue.version), namespace=KUEUE_NAMESPACE,
+                          values=kueue_helm_values(self.config), workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
+        self._timed("kueue chart", start)
+        self.kueue.start()
+        self.kueue.wait_ready()
+        self._timed("kueue webhook serving", start)
+
+        if self.config.has_gpu:
+            self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}}])
+            self.helm.install(DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart(), namespace=DEVICE_PLUGIN_NAMESPACE,
+                              values=device_plugin_values(self.config), workdir=self.workdir,
+                              wait_seconds=HELM_WAIT_SECONDS)
+            self._timed("device plugin chart", start)
+
+        self.apply_objects()
+        wait_for("every ClusterQueue and LocalQueue to be Active", self._queues_active, 60)
+        self._timed("queues active", start)
+
+    def apply_objects(self) -> None:
+        """Create the program's objects in its dependency order (each after what it names)."""
+        done: set[tuple[str, str]] = set()
+        for obj in self.objects:
+            missing = [ref for ref in references(obj) if ref not in done]
+            if missing:
+                raise E2EError(f"{obj['kind']} {obj['metadata']['name']} comes before {missing} in build order")
+            self.kubectl.apply([obj])
+            meta = obj["metadata"]
+            done.add((obj["kind"], f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]))
+
+    def _nodes_ready(self) -> tuple[bool, Any]:
+        nodes = self.kubectl.items("nodes")
+        not_ready = [n["metadata"]["name"] for n in nodes if not is_true(n, "Ready")]
+        return len(nodes) == len(self.nodes) and not not_ready, {"nodes": len(nodes), "not ready": not_ready}
+
+    def _queues_active(self) -> tuple[bool, Any]:
+        queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
+        inactive = {q["metadata"]["name"]: q.get("status", {}).get("conditions") for q in queues if not is_true(q, "Active")}
+        expected = sum(1 for o in self.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
+        return len(queues) == expected and not inactive, {"queues": len(queues), "inactive": inactive}
+
+    def down(self) -> None:
+        """Stop every process this cluster started; safe to call twice and after a failed up()."""
+        self.kueue.stop()
+        self.cluster.delete()
+
+    def describe(self) -> Mapping[str, Any]:
+        return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20)}
+
+
+def require_charts(config: StackConfig) -> None:
+    for chart in [kueue_chart(config.kueue.version)] + ([device_plugin_chart()] if config.has_gpu else []):
+        if not chart.is_file():
+            raise E2EError(f"chart file {chart} is missing: the e2e tier installs the published charts from ../shared")

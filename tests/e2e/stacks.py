@@ -1,0 +1,68 @@
+"""The stacks the e2e tier runs: the dev stack, the DESIGN.md example and generated shapes.
+
+The generated ones cover what the two real stacks do not: a spot GPU pool (AKS's spot taint and
+label), several GPU sizes side by side (flavor order between GPU pools), and several teams that
+each use a subset of the pools (quotas only where a team may go).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from components.config import StackConfig, parse_config, raw_from_stack_file
+from tests.harness import ROOT
+
+_GENERATED: dict[str, dict[str, Any]] = {
+    "spot-gpu": {
+        "kueue-aks:nodePools": [
+            {"name": "cpu", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 3},
+            {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2},
+            {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2, "spot": True},
+        ],
+        "kueue-aks:teams": [{"name": "vision", "share": 50}, {"name": "speech", "share": 50}],
+    },
+    "multi-gpu": {
+        "kueue-aks:cluster": {"zones": ["1", "2", "3"]},
+        "kueue-aks:nodePools": [
+            {"name": "cpu", "vmSize": "Standard_F16s_v2", "minCount": 0, "maxCount": 3},
+            {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2},
+            {"name": "a100", "vmSize": "Standard_NC48ads_A100_v4", "minCount": 0, "maxCount": 2},
+            {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "minCount": 0, "maxCount": 1,
+             "taints": ["sku=h100:NoSchedule"], "labels": {"example.com/gpu": "h100"}},
+        ],
+        "kueue-aks:teams": [{"name": "llm", "share": 70}, {"name": "infra", "share": 30}],
+    },
+    "team-subsets": {
+        "kueue-aks:nodePools": [
+            {"name": "general", "vmSize": "Standard_D4s_v5", "minCount": 0, "maxCount": 4},
+            {"name": "memory", "vmSize": "Standard_E8s_v5", "minCount": 0, "maxCount": 2},
+            {"name": "gpu", "vmSize": "Standard_NC8as_T4_v3", "minCount": 0, "maxCount": 2},
+        ],
+        "kueue-aks:teams": [
+            {"name": "web", "share": 25, "pools": ["general"]},
+            {"name": "data", "share": 25, "pools": ["general", "memory"]},
+            {"name": "ml", "share": 30, "pools": ["gpu"]},
+            {"name": "ops", "share": 10, "pools": ["memory", "gpu"]},
+        ],
+    },
+}
+
+STACKS = ("dev", "design", *_GENERATED)
+
+
+def config_map(stack: str) -> dict[str, Any]:
+    """The `config:` map of a stack file, as the program and the plan command read it."""
+    if stack == "dev":
+        return dict(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"])
+    if stack == "design":
+        return dict(yaml.safe_load((ROOT / "tests" / "fixtures" / "design-example.yaml").read_text())["config"])
+    return {"azure-native:location": "eastus2",
+            "kueue-aks:cluster": {"systemPool": {"vmSize": "Standard_D4s_v5", "count": 1}},
+            **_GENERATED[stack]}
+
+
+def load(stack: str) -> StackConfig:
+    raw, location = raw_from_stack_file({"config": config_map(stack)})
+    return parse_config(raw, stack=stack, location=location)

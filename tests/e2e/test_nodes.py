@@ -1,0 +1,36 @@
+"""The fake nodes agree with the program's flavors: each flavor selects exactly its pool's nodes and
+tolerates every taint they carry. Pure: no control plane needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.kueue_objects import build_objects
+
+from .nodes import fake_nodes
+from .stacks import STACKS, load
+
+
+@pytest.mark.parametrize("stack_name", STACKS)
+def test_each_flavor_selects_exactly_its_pool_and_tolerates_its_taints(stack_name: str) -> None:
+    config = load(stack_name)
+    nodes = fake_nodes(config)
+    assert len(nodes) == config.cluster.system_pool.count + sum(p.max_count for p in config.node_pools)
+    for flavor in (o for o in build_objects(config) if o["kind"] == "ResourceFlavor"):
+        selected = [n for n in nodes if flavor["spec"]["nodeLabels"].items() <= n["metadata"]["labels"].items()]
+        pool = config.pool(flavor["metadata"]["name"])
+        assert len(selected) == pool.max_count
+        for node in selected:
+            for taint in node["spec"].get("taints", []):
+                tolerated = [t for t in flavor["spec"].get("tolerations", [])
+                             if t["key"] == taint["key"] and t["effect"] == taint["effect"]
+                             and (t["operator"] == "Exists" or t.get("value") == taint.get("value"))]
+                assert tolerated, f"flavor {pool.name} does not tolerate {taint} of node {node['metadata']['name']}"
+
+
+def test_spot_nodes_carry_aks_spot_taint_and_label() -> None:
+    config = load("spot-gpu")
+    spot = [n for n in fake_nodes(config) if n["metadata"]["labels"]["kubernetes.azure.com/agentpool"] == "a100spot"]
+    assert spot and all(n["metadata"]["labels"]["kubernetes.azure.com/scalesetpriority"] == "spot" for n in spot)
+    assert all({"key": "kubernetes.azure.com/scalesetpriority", "value": "spot", "effect": "NoSchedule"}
+               in n["spec"]["taints"] for n in spot)
