@@ -18,7 +18,10 @@ Two graphs over the same resources:
   Kubernetes provider needs the cluster's credentials; every Kubernetes object needs the provider
   and its namespace; a Helm release needs its namespace; a Kueue object needs the Kueue release
   (webhook serving) and the objects it names (LocalQueue -> ClusterQueue -> Cohort/ResourceFlavor
-  -> Topology). The NVIDIA device plugin release needs only the cluster and its namespace: it is a
+  -> Topology). The Kueue release also needs the aggregated-role guard (a ValidatingAdmissionPolicy
+  and its binding, which must outlive the release for its uninstall to finish), and a team
+  namespace needs the Kueue release (so destroy deletes its jobs while Kueue still clears their
+  finalizers). The NVIDIA device plugin release needs only the cluster and its namespace: it is a
   DaemonSet, ready with zero pods, and its pods start on GPU nodes whenever they appear. No
   Kubernetes object needs a user node pool (Kueue runs on the system pool, created with the
   cluster). So the ideal is: resource group, cluster, then the longest of (each pool),
@@ -33,6 +36,8 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from components.config import TEAM_LABEL
 
 SECOND = 1.0
 MINUTE = 60.0
@@ -206,9 +211,18 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
             meta = r.inputs.get("metadata") or {}
             kueue_objects[(r.type.rsplit(":", 1)[1], str(meta.get("name")))] = r.urn
 
+    policies = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", [])}
+    bindings = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", [])}
+
     graph: dict[str, Node] = {}
     for r in custom:
         needs: set[str] = set()
+        if r.urn in kueue_releases:
+            needs |= policies | bindings
+        if r.urn in bindings:
+            needs |= policies
+        if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in ((r.inputs.get("metadata") or {}).get("labels") or {}):
+            needs |= kueue_releases
         if r.type.startswith("azure-native:") and r.type != "azure-native:resources:ResourceGroup":
             needs |= groups
         if r.type == "azure-native:containerservice:AgentPool":

@@ -172,11 +172,19 @@ def graph_figures(registrations: Sequence[Any]) -> dict[str, Any]:
     }
 
 
+def _idle_pool_nodes(inputs: Mapping[str, Any]) -> int:
+    # The autoscaler shrinks an autoscaled pool to minCount; a fixed-size pool keeps its count.
+    if inputs.get("enableAutoScaling", False):
+        return int(inputs.get("minCount", 0))
+    return int(inputs.get("count", 0))
+
+
 def idle_nodes(registrations: Sequence[Any]) -> dict[str, Any]:
-    """Nodes that run with no jobs: the system pool's count plus each user pool's minCount."""
+    """Nodes that run with no jobs: the system pool's count plus each user pool's minCount, or its
+    count when the pool is fixed-size (topology-aware pools are not autoscaled)."""
     system = sum(int(p.get("count", 0)) for r in registrations if r.type.endswith(":ManagedCluster")
                  for p in r.inputs.get("agentPoolProfiles", []))
-    pools = dict(sorted((r.inputs["agentPoolName"], int(r.inputs.get("minCount", 0)))
+    pools = dict(sorted((r.inputs["agentPoolName"], _idle_pool_nodes(r.inputs))
                         for r in registrations if r.type.endswith(":AgentPool")))
     return {"system": system, "user": pools, "total": system + sum(pools.values())}
 

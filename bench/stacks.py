@@ -64,8 +64,8 @@ def pool_specs(pools: int) -> list[dict[str, Any]]:
     specs: list[dict[str, Any]] = []
     for i in range(cpu_count):
         spec: dict[str, Any] = {"name": f"cpu{i:02d}", "vmSize": CPU_SIZES[i % len(CPU_SIZES)], "minCount": 0, "maxCount": 10}
-        if i == 0:  # topology-aware scheduling needs nodes that exist
-            spec.update(minCount=1, topology=True)
+        if i == 0:  # topology-aware pools are fixed-size (TAS uses only nodes that exist)
+            spec.update(minCount=2, maxCount=2, topology=True)
         specs.append(spec)
     for i in range(gpu_count):
         spec = {"name": f"gpu{i:02d}", "vmSize": GPU_SIZES[i % len(GPU_SIZES)], "minCount": 0, "maxCount": 4}

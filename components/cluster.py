@@ -35,19 +35,14 @@ def system_pool_profile(settings: ClusterSettings) -> containerservice.ManagedCl
 
 
 def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]:
-    """AgentPool inputs for one user pool (autoscaled; spot and GPU specifics included)."""
+    """AgentPool inputs for one user pool (autoscaled, or fixed-size when topology-aware; spot and
+    GPU specifics included)."""
     args: dict[str, Any] = {
         "agent_pool_name": pool.name,
         "mode": "User",
         "vm_size": pool.vm_size,
         "os_type": "Linux",
         "type": "VirtualMachineScaleSets",
-        "enable_auto_scaling": True,
-        "min_count": pool.min_count,
-        "max_count": pool.max_count,
-        # AKS still requires a count for autoscaled pools (azure-native issue 2943); the live
-        # value drifts with the autoscaler, so the resource ignores changes to it.
-        "count": pool.min_count,
         # Allocatable memory depends on maxPods (kube-reserved = 20 MiB per pod + 50 MiB), so
         # the pool gets exactly the number the capacity model assumed.
         "max_pods": MAX_PODS,
@@ -56,6 +51,14 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
         "availability_zones": list(settings.zones) or None,
         "orchestrator_version": settings.kubernetes_version,
     }
+    if pool.topology:
+        # Fixed size: topology-aware scheduling places jobs only on nodes that exist, and the
+        # autoscaler never adds nodes for jobs Kueue has not admitted (config enforces min == max).
+        args.update(enable_auto_scaling=False, count=pool.max_count)
+    else:
+        # AKS still requires a count for autoscaled pools (azure-native issue 2943); the live
+        # value drifts with the autoscaler, so the resource ignores changes to it.
+        args.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count, count=pool.min_count)
     if pool.is_gpu:
         # AKS installs the NVIDIA driver; the device plugin comes from components/gpu.py.
         args["gpu_profile"] = {"driver": "Install"}
@@ -136,7 +139,7 @@ class AksCluster(pulumi.ComponentResource):
                 resource_name_=self.cluster.name,
                 resource_group_name=self.resource_group.name,
                 **agent_pool_args(pool, settings),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]),
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pool.topology else ["count"]),
             )
             for pool in config.node_pools
         }

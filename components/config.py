@@ -62,6 +62,8 @@ DEFAULT_FRAMEWORKS = (
 DEFAULT_FEATURE_GATES = {"TopologyAwareScheduling": True, "LocalQueueMetrics": True}
 DEFAULT_TOPOLOGY_LEVELS = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+# A team's topology-aware pools get their own ClusterQueue, "<team>-topology" (kueue_objects).
+TOPOLOGY_QUEUE_SUFFIX = "-topology"
 # Namespaces a team may not take: Kubernetes' own, Kueue's, and the device plugin's.
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", KUEUE_NAMESPACE, "nvidia-device-plugin"}
@@ -76,6 +78,8 @@ _K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
 _SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 INT32_MAX = 2**31 - 1
+# ValidatingAdmissionPolicy, which components/policies.py installs, is GA from 1.30.
+MIN_KUBERNETES_VERSION = (1, 30)
 
 
 # --- the model -----------------------------------------------------------------------------
@@ -379,7 +383,13 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
         if isinstance(v, float):
             problems.add(p, f"must be a quoted string such as \"1.33\"; YAML read {v!r} as a number")
             return _INVALID
-        return c.string(p, v, pattern=_K8S_VERSION, hint=" (major.minor such as \"1.33\", or major.minor.patch)")
+        if c.string(p, v, pattern=_K8S_VERSION, hint=" (major.minor such as \"1.33\", or major.minor.patch)") is _INVALID:
+            return _INVALID
+        if tuple(int(n) for n in v.split(".")[:2]) < MIN_KUBERNETES_VERSION:
+            problems.add(p, f"{v!r} is below {'.'.join(map(str, MIN_KUBERNETES_VERSION))}: the program installs a "
+                         "ValidatingAdmissionPolicy (GA in Kubernetes 1.30) to make Kueue's uninstall finish")
+            return _INVALID
+        return v
 
     def zones(p: str, v: Any) -> Any:
         items = c.items(p, v, 'zone strings such as "1", "2", "3"')
@@ -514,11 +524,14 @@ def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
         max_count = None
     spot = r.get("spot", False, c.boolean)
     topology = r.get("topology", False, c.boolean)
-    if topology and min_count < 1:
+    min_count_valid = "minCount" not in r.value or min_count == r.value["minCount"]
+    if topology and max_count is not None and min_count_valid and min_count != max_count:
         problems.add(
             r.at("minCount"),
-            "must be >= 1 when topology is true: topology-aware scheduling sees only nodes that exist, "
-            "so a pool that scales to zero never admits a topology-aware job",
+            f"{min_count} must equal maxCount ({max_count}) when topology is true: topology-aware scheduling "
+            "places jobs only on nodes that exist, and the cluster autoscaler never adds nodes for jobs Kueue "
+            "has not admitted, so nodes above minCount would never be used; make the pool fixed-size "
+            "(minCount == maxCount >= 1)",
         )
 
     def taints(p: str, v: Any) -> Any:
@@ -694,6 +707,15 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
             else:
                 teams[name] = Team(name, s, team_pool_names)
+    by_pool = {p.name: p for p in pools}
+    for i, t in enumerate(items):
+        name = t.get("name") if isinstance(t, Mapping) else None
+        if not isinstance(name, str) or not name.endswith(TOPOLOGY_QUEUE_SUFFIX):
+            continue
+        owner = teams.get(name[: -len(TOPOLOGY_QUEUE_SUFFIX)])
+        if name in teams and owner is not None and any(by_pool[p].topology for p in owner.pools if p in by_pool):
+            problems.add(f"{path}[{i}].name", f"{name!r} is the name of team {owner.name!r}'s ClusterQueue for its "
+                         "topology-aware pools; choose another team name")
     total = sum((t.share for t in teams.values()), Decimal(0))
     if total > 100:
         problems.add(path, f"shares add up to {total}%; the total must be at most 100% of capacity")

@@ -5,6 +5,13 @@ One implementation serves the program (queues.py), the offline plan (plan.py), t
 and resource is its share of that pool's allocatable capacity, rounded down; what no team owns
 (shares under 100 %, rounding, pools a team does not use) stays in the shared Cohort's own quota,
 so the cohort as a whole can admit exactly the pools' capacity and never more.
+
+A team gets one ClusterQueue per kind of pool it uses: `<team>` for its ordinary pools and
+`<team>-topology` for its topology-aware ones. Kueue places a workload that requests no topology
+only on flavors without `topologyName`, unless every flavor of its ClusterQueue is topology-aware
+(then it applies implicit TAS), so a queue that mixed the two would send ordinary jobs past a
+topology-aware CPU pool to the next (GPU) flavor, and never run them on a topology-aware GPU pool
+(../shared/reference/kueue.md §15).
 """
 
 from __future__ import annotations
@@ -15,13 +22,15 @@ from decimal import ROUND_FLOOR, Decimal
 from typing import Any
 
 from .capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from .config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, NodePool, StackConfig, Team
+from .config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX, NodePool, StackConfig, Team
 from .quantity import format_cpu, format_memory
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 COHORT_NAME = "teams"
 # Kueue puts jobs that name no queue into the LocalQueue called "default" of their namespace.
 LOCAL_QUEUE_NAME = "default"
+# The LocalQueue for topology-aware pools, in namespaces of teams that use any.
+TOPOLOGY_LOCAL_QUEUE_NAME = "topology"
 TOPOLOGY_NAME = "default"
 COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
 
@@ -158,17 +167,52 @@ def cohort(config: StackConfig, rows: list[QuotaRow]) -> dict[str, Any]:
     }
 
 
-def cluster_queue(config: StackConfig, team: Team, rows: list[QuotaRow]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TeamQueue:
+    """One ClusterQueue of a team: its ordinary pools, or its topology-aware ones."""
+
+    team: Team
+    name: str
+    topology: bool
+    pools: tuple[str, ...]  # flavor order
+
+
+def team_queues(config: StackConfig, team: Team) -> list[TeamQueue]:
+    """The team's ClusterQueues: `<team>` (ordinary pools) and `<team>-topology`, each only when
+    the team uses a pool of that kind."""
+    pools = [p for p in flavor_order(config.node_pools) if p.name in team.pools]
+    queues = []
+    for topology, name in ((False, team.name), (True, team.name + TOPOLOGY_QUEUE_SUFFIX)):
+        kind = tuple(p.name for p in pools if p.topology == topology)
+        if kind:
+            queues.append(TeamQueue(team, name, topology, kind))
+    return queues
+
+
+def local_queue_targets(config: StackConfig, team: Team) -> dict[str, TeamQueue]:
+    """LocalQueue name -> ClusterQueue: `default` to the ordinary queue (the topology-aware one
+    when the team has only such pools), `topology` to the topology-aware queue when there is one."""
+    queues = team_queues(config, team)
+    targets = {LOCAL_QUEUE_NAME: queues[0]}
+    topology = [q for q in queues if q.topology]
+    if topology:
+        targets[TOPOLOGY_LOCAL_QUEUE_NAME] = topology[0]
+    return targets
+
+
+def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
+    team = queue.team
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
-        "metadata": _meta(team.name),
+        "metadata": _meta(queue.name),
         "spec": {
             "cohortName": COHORT_NAME,
             "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
             "queueingStrategy": "BestEffortFIFO",
             "stopPolicy": "None",
-            "resourceGroups": [_resource_group(config, rows, lambda r: r.teams.get(team.name))],
+            "resourceGroups": [_resource_group(
+                config, rows, lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None)],
             # Borrowing is unlimited within the cohort (no borrowingLimit); lenders get their quota
             # back by preemption, and inside the queue a higher priority evicts a lower one.
             "preemption": {
@@ -185,12 +229,12 @@ def cluster_queue(config: StackConfig, team: Team, rows: list[QuotaRow]) -> dict
     }
 
 
-def local_queue(team: Team) -> dict[str, Any]:
+def local_queue(team: Team, name: str, queue: TeamQueue) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "LocalQueue",
-        "metadata": _meta(LOCAL_QUEUE_NAME, team.name),
-        "spec": {"clusterQueue": team.name, "stopPolicy": "None"},
+        "metadata": _meta(name, team.name),
+        "spec": {"clusterQueue": queue.name, "stopPolicy": "None"},
     }
 
 
@@ -211,7 +255,7 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
         objects.append(topology(config))
     objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
     objects.append(cohort(config, rows))
-    objects += [cluster_queue(config, t, rows) for t in config.teams]
-    objects += [local_queue(t) for t in config.teams]
+    objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
+    objects += [local_queue(t, name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
     objects += priority_classes(config)
     return objects

@@ -20,7 +20,7 @@ import yaml
 
 from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
 from .device_plugin_values import device_plugin_values
-from .kueue_objects import COHORT_NAME, LOCAL_QUEUE_NAME, QuotaRow, build_objects, flavor_capacity, quota_table
+from .kueue_objects import COHORT_NAME, QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .kueue_values import kueue_helm_values
 from .validate import KueueValidationError, check_objects, crds_from_env
 
@@ -59,8 +59,10 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
             + " | ".join(cells)
             + f" | {human(row.resource, row.cohort)} | {human(row.resource, row.capacity)} |"
         )
-    lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools |", "|---|---|---|---|"]
-    lines += [f"| {t.name} | `{t.name}/{LOCAL_QUEUE_NAME}` | `{t.name}` | {', '.join(t.pools)} |" for t in config.teams]
+    lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools | placement |", "|---|---|---|---|---|"]
+    lines += [f"| {t.name} | `{t.name}/{name}` | `{q.name}` | {', '.join(q.pools)} | "
+              f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
+              for t in config.teams for name, q in local_queue_targets(config, t).items()]
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_kubernetes.apiextensions.CustomResource import CustomResourceArgs
 
 from .config import StackConfig
-from .kueue_objects import QuotaRow, build_objects, flavor_capacity, quota_table
+from .kueue_objects import QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .validate import KueueValidationError, check_objects, crds_from_env
 
 
@@ -75,14 +75,25 @@ def references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-def quota_report(rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
-    """The capacity/quota table as plain rows for `pulumi stack output` (display units)."""
+def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
+    """The capacity/quota table as plain rows for `pulumi stack output` (display units); each row
+    says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues."""
     units = {"cpu": "millicores", "memory": "MiB", "nvidia.com/gpu": "GPUs"}
     return [
-        {"flavor": r.flavor, "resource": r.resource, "unit": units[r.resource], "capacity": r.capacity,
-         "nominalQuotaTotal": sum(r.teams.values()), "cohortShared": r.cohort, "teams": dict(r.teams)}
+        {"flavor": r.flavor, "topologyAware": config.pool(r.flavor).topology, "resource": r.resource,
+         "unit": units[r.resource], "capacity": r.capacity, "nominalQuotaTotal": sum(r.teams.values()),
+         "cohortShared": r.cohort, "teams": dict(r.teams)}
         for r in rows
     ]
+
+
+def local_queue_report(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """team namespace -> LocalQueue -> the ClusterQueue it feeds and the pools that queue covers."""
+    return {
+        team.name: {name: {"clusterQueue": q.name, "topologyAware": q.topology, "pools": list(q.pools)}
+                    for name, q in local_queue_targets(config, team).items()}
+        for team in config.teams
+    }
 
 
 class KueueQueues(pulumi.ComponentResource):
@@ -105,9 +116,11 @@ class KueueQueues(pulumi.ComponentResource):
             depends_on = [created[ref] for ref in references(obj)]
             if kind == "Namespace":
                 # A plain namespace, outside the Kueue release: replacing Kueue never deletes a
-                # namespace with running jobs in it.
+                # namespace with running jobs in it. It depends on the release so that `pulumi
+                # destroy` deletes it, with its jobs and their Workloads, while Kueue still runs
+                # to clear their finalizers; otherwise it could stay Terminating for ever.
                 resource: pulumi.Resource = k8s.core.v1.Namespace(
-                    f"{name}-ns-{meta['name']}", metadata=meta, opts=pulumi.ResourceOptions(parent=self))
+                    f"{name}-ns-{meta['name']}", metadata=meta, opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready]))
             else:
                 label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
                 resource = KueueResource(
@@ -118,10 +131,6 @@ class KueueQueues(pulumi.ComponentResource):
             created[(kind, f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"])] = resource
         self.resources = created
 
-        self.local_queues = {
-            obj["metadata"]["namespace"]: f"{obj['metadata']['namespace']}/{obj['metadata']['name']}"
-            for obj in objects
-            if obj["kind"] == "LocalQueue"
-        }
-        self.quota_table = quota_report(quota_table(config))
+        self.local_queues = local_queue_report(config)
+        self.quota_table = quota_report(config, quota_table(config))
         self.register_outputs({"localQueues": self.local_queues, "quotaTable": self.quota_table})

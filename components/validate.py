@@ -18,7 +18,8 @@ The checks run in the order the API server and Kueue apply them (rule ids: kueue
    (``LABEL``). CQ16, CQ24 and CQ26 are enforced by both CEL and the webhook upstream; here the
    webhook version reports them (with the exact field path) and the CEL twin is not repeated.
 4. Cross-object checks no CRD can do: ``DUPLICATE`` (kind, namespace, name), ``REF-flavor``,
-   ``REF-topology``, ``REF-clusterqueue``, ``REF-namespace``, ``LQ5`` (the ClusterQueue's
+   ``REF-topology``, ``REF-clusterqueue``, ``REF-namespace``, ``TAS-mixed`` (a ClusterQueue whose
+   flavors are partly topology-aware), ``LQ5`` (the ClusterQueue's
    namespaceSelector must select the LocalQueue's namespace), and with ``capacity`` given
    ``CAPACITY`` / ``CAPACITY-missing``.
 
@@ -875,7 +876,29 @@ def _reference_problems(index: _Index) -> Iterator[Violation]:
                 "REF-topology",
                 f"spec.topologyName {topology!r} names no Topology (known: {_names(index.names('Topology'))})",
             )
+    yield from _mixed_topology_problems(index)
     yield from _local_queue_reference_problems(index)
+
+
+def _mixed_topology_problems(index: _Index) -> Iterator[Violation]:
+    """TAS-mixed: a ClusterQueue whose flavors are partly topology-aware. Kueue places a workload
+    that requests no topology only on flavors without topologyName unless every flavor of its
+    ClusterQueue is topology-aware (kueue v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go;
+    kueue.md §15), so such a queue skips its topology-aware flavors for ordinary jobs."""
+    for obj in index.of("ClusterQueue"):
+        names = [f.get("name") for _, f in _flavors(_dict(obj.get("spec")))]
+        flavors = {n: index.get("ResourceFlavor", n) for n in names}
+        aware = sorted(str(n) for n, rf in flavors.items() if rf is not None and _dict(rf.get("spec")).get("topologyName"))
+        plain = sorted(str(n) for n, rf in flavors.items() if rf is not None and not _dict(rf.get("spec")).get("topologyName"))
+        if aware and plain:
+            yield Violation(
+                _describe(obj),
+                "TAS-mixed",
+                f"mixes topology-aware flavors ({', '.join(aware)}) with ordinary ones ({', '.join(plain)}): Kueue "
+                "admits a job that requests no topology only on the ordinary ones (Kueue's reason: "
+                f'Flavor "{aware[0]}" supports only TopologyAwareScheduling); put topology-aware flavors in a '
+                "ClusterQueue of their own",
+            )
 
 
 def _local_queue_reference_problems(index: _Index) -> Iterator[Violation]:

@@ -47,7 +47,8 @@ def test_generated_stacks_are_valid_configs(teams: int, pools: int) -> None:
     assert all(re.fullmatch(r"[a-z][a-z0-9]{0,11}", p.name) for p in config.node_pools)
     assert config.has_gpu and any(not p.is_gpu for p in config.node_pools)
     assert [p.name for p in config.node_pools if p.topology] == ["cpu00"]
-    assert config.pool("cpu00").min_count >= 1  # topology-aware scheduling sees only existing nodes
+    tas = config.pool("cpu00")
+    assert tas.min_count == tas.max_count >= 1  # topology-aware pools are fixed-size
     total = sum(t.share for t in config.teams)
     assert 100 - Decimal("0.01") * teams < total <= 100  # as much as fits, never more
 
@@ -188,6 +189,15 @@ def test_depends_on_a_component_means_its_custom_children_and_parents_are_not_wa
     assert cp.analyse(regs).ratio == 1.0
 
 
+def test_idle_nodes_count_a_fixed_size_pool_by_its_count() -> None:
+    cluster = Reg(AKS, "aks", inputs={"agentPoolProfiles": [{"name": "system", "count": 2}]})
+    autoscaled = Reg(POOL, "cpu", inputs={"agentPoolName": "cpu", "enableAutoScaling": True, "minCount": 1,
+                                          "maxCount": 5, "count": 1})
+    # Topology-aware pools are fixed-size: no minCount, and all `count` nodes stay up.
+    fixed = Reg(POOL, "tas", inputs={"agentPoolName": "tas", "enableAutoScaling": False, "count": 3})
+    assert idle_nodes([cluster, autoscaled, fixed]) == {"system": 2, "user": {"cpu": 1, "tas": 3}, "total": 6}
+
+
 def test_durations_and_provider_references() -> None:
     assert (cp.duration(AKS), cp.duration(POOL), cp.duration(RELEASE)) == (480, 300, 90)
     assert cp.duration(KQ + "ClusterQueue") == cp.KUEUE_OBJECT_SECONDS
@@ -217,7 +227,12 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
               for t, p in [(2, 2), (4, 2), (2, 4), (4, 4)]]
     fit = fit_counts(counts)
     assert fit["max_residual"] == 0, counts  # (4, 4) is predicted from the other three: no teams x pools term
-    assert (fit["per_team"], fit["per_pool"]) == (3, 2)  # Namespace+ClusterQueue+LocalQueue; AgentPool+ResourceFlavor
+    # Every generated team uses ordinary pools and the topology-aware cpu00, so it gets a Namespace,
+    # two ClusterQueues (<team>, <team>-topology) and two LocalQueues (default, topology); each pool
+    # adds an AgentPool and a ResourceFlavor.
+    assert (fit["per_team"], fit["per_pool"]) == (5, 2)
+    # 18 fixed: 16 as before plus the aggregated-role guard (policy and binding, components/policies.py).
+    assert fit["fixed"] == 18
 
 
 def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:
@@ -227,7 +242,8 @@ def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) 
     assert analysis.actual.chain[:2] == ("kueue-rg", "kueue-aks")
     last = next(r for r in run.registrations if r.name == analysis.actual.chain[-1])
     assert last.type == POOL  # the Kueue branch is never the longest: nothing in it waits for a pool
-    assert idle_nodes(run.registrations) == {"system": 1, "user": {"cpu": 1, "gpu": 0}, "total": 2}
+    # cpu and gpu scale to zero; the fixed-size topology-aware tas pool keeps its one node.
+    assert idle_nodes(run.registrations) == {"system": 1, "user": {"cpu": 0, "gpu": 0, "tas": 1}, "total": 2}
 
 
 def fake_results(**overrides: float) -> dict[str, Any]:

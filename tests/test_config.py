@@ -26,6 +26,10 @@ MINIMAL: dict[str, Any] = {
 }
 
 
+# A topology-aware pool as the config requires it: fixed-size (minCount == maxCount).
+TAS_POOL: dict[str, Any] = {"name": "tas", "vmSize": "Standard_D8s_v5", "minCount": 2, "maxCount": 2, "topology": True}
+
+
 def parse(raw: dict[str, Any], location: str | None = "eastus2") -> Any:
     return parse_config(raw, stack="test", location=location)
 
@@ -43,14 +47,18 @@ def with_changes(**changes: Any) -> dict[str, Any]:
 
 
 def test_dev_stack_parses(dev_config: Any) -> None:
-    assert [p.name for p in dev_config.node_pools] == ["cpu", "gpu"]
+    assert [p.name for p in dev_config.node_pools] == ["cpu", "gpu", "tas"]
     gpu = dev_config.pool("gpu")
     assert gpu.is_gpu and gpu.node.gpus == 1
     assert [str(t) for t in gpu.taints] == ["nvidia.com/gpu=present:NoSchedule"]
     assert dev_config.pool("cpu").taints == ()
+    # cpu and gpu scale from zero; only the fixed-size tas pool is topology-aware.
+    assert [(p.name, p.min_count, p.max_count, p.topology) for p in dev_config.node_pools] == [
+        ("cpu", 0, 4, False), ("gpu", 0, 3, False), ("tas", 1, 1, True)]
+    assert dev_config.uses_topology
     assert [(t.name, t.share, t.pools) for t in dev_config.teams] == [
-        ("research", Decimal(60), ("cpu", "gpu")),
-        ("platform", Decimal(40), ("cpu", "gpu")),
+        ("research", Decimal(60), ("cpu", "gpu", "tas")),
+        ("platform", Decimal(40), ("cpu", "gpu", "tas")),
     ]
     assert dev_config.cluster.name == "kueue-dev"
 
@@ -150,13 +158,17 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
         (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "labels": {"tier": True}}]), "x",
          "kueue-aks:nodePools[0].labels.tier: value True must be a string label value"),
         (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "topology": True}]), "x",
-         "kueue-aks:nodePools[0].minCount: must be >= 1 when topology is true"),
+         "kueue-aks:nodePools[0].minCount: 0 must equal maxCount (2) when topology is true"),
+        (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "minCount": 1, "maxCount": 3, "topology": True}]), "x",
+         "kueue-aks:nodePools[0].minCount: 1 must equal maxCount (3) when topology is true"),
         (with_changes(nodePools=[{"name": "x", "vmSize": "Standard_X9", "maxCount": 2, "capacity": {"cpu": "8"}}]), "x",
          "kueue-aks:nodePools[0].capacity: Standard_X9 is not in the catalog, so capacity needs both cpu and memory"),
         (with_changes(nodePools=[{"name": "x", "vmSize": "Standard_D16s_v5", "maxCount": 2, "capacity": {"gpus": 1}}]), "x",
          "kueue-aks:nodePools[0].capacity.gpus: unknown key"),
         (with_changes(cluster={"tier": "free"}), "x", "kueue-aks:cluster.tier: 'free' is not allowed (did you mean 'Free'?)"),
         (with_changes(cluster={"kubernetesVersion": 1.33}), "x", "kueue-aks:cluster.kubernetesVersion: must be a quoted string"),
+        (with_changes(cluster={"kubernetesVersion": "1.29"}), "x",
+         "kueue-aks:cluster.kubernetesVersion: '1.29' is below 1.30: the program installs a ValidatingAdmissionPolicy"),
         (with_changes(cluster={"zones": ["1", "4"]}), "x", "kueue-aks:cluster.zones[1]: '4' is not allowed"),
         (with_changes(cluster={"systemPool": {"vmSize": "Standard_NC4as_T4_v3"}}), "x",
          "kueue-aks:cluster.systemPool.vmSize: Standard_NC4as_T4_v3 is a GPU size"),
@@ -188,6 +200,8 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
          "kueue-aks:teams: shares add up to 110%; the total must be at most 100%"),
         (with_changes(teams=[{"name": "a", "share": 50}, {"name": "a", "share": 10}]), "x", "kueue-aks:teams[1].name: 'a' is used by another team"),
         (with_changes(teams=[{"name": "a", "share": 50, "pools": ["gpu"]}]), "x", "kueue-aks:teams[0].pools[0]: 'gpu' is not a user pool"),
+        (with_changes(nodePools=[TAS_POOL], teams=[{"name": "a", "share": 50}, {"name": "a-topology", "share": 10}]), "x",
+         "kueue-aks:teams[1].name: 'a-topology' is the name of team 'a''s ClusterQueue for its topology-aware pools"),
         (with_changes(teams=[{"name": "a"}]), "x", "kueue-aks:teams[0].share: is required"),
         (with_changes(priorityClasses=[{"name": "high", "value": 2**31}]), "x", "kueue-aks:priorityClasses[0].value: 2147483648 is out of range"),
         (with_changes(priorityClasses=[{"name": "high", "value": 1}, {"name": "high", "value": 2}]), "x",
@@ -202,6 +216,58 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
 def test_bad_config_names_the_key_and_what_is_allowed(raw: dict[str, Any], location: str | None, expected: str) -> None:
     problems = problems_of(raw, location)
     assert any(p.startswith(expected) for p in problems), problems
+
+
+# --- topology-aware pools ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("min_count", "max_count"), [(0, 2), (1, 3), (4, 5)])
+def test_topology_aware_pool_must_be_fixed_size(min_count: int, max_count: int) -> None:
+    raw = with_changes(nodePools=[{**TAS_POOL, "minCount": min_count, "maxCount": max_count}])
+    with pytest.raises(ConfigError) as err:
+        parse(raw)
+    (problem,) = err.value.problems
+    assert problem.path == "kueue-aks:nodePools[0].minCount"
+    assert problem.message.startswith(
+        f"{min_count} must equal maxCount ({max_count}) when topology is true: topology-aware scheduling "
+        "places jobs only on nodes that exist, ")
+    # It says why (nothing scales a topology-aware pool up) and what to write instead.
+    assert "autoscaler never adds nodes" in problem.message
+    assert "minCount == maxCount" in problem.message
+
+
+@pytest.mark.parametrize("count", [1, 2, 40])
+def test_fixed_size_topology_aware_pool_is_accepted(count: int) -> None:
+    pool = parse(with_changes(nodePools=[{**TAS_POOL, "minCount": count, "maxCount": count}])).pool("tas")
+    assert (pool.min_count, pool.max_count, pool.topology) == (count, count, True)
+
+
+def test_only_topology_aware_pools_must_be_fixed_size() -> None:
+    raw = with_changes(nodePools=[{**TAS_POOL, "minCount": 0, "maxCount": 5, "topology": False}])
+    assert parse(raw).pool("tas").min_count == 0
+
+
+def test_team_may_not_take_the_name_of_another_teams_topology_queue() -> None:
+    # Listed first or last: the clash is reported at the `-topology` team, whatever the order.
+    for teams, index in (([{"name": "a", "share": 50}, {"name": "a-topology", "share": 10}], 1),
+                         ([{"name": "a-topology", "share": 10}, {"name": "a", "share": 50}], 0)):
+        problems = problems_of(with_changes(nodePools=[MINIMAL["nodePools"][0], TAS_POOL], teams=teams))
+        assert problems == [f"kueue-aks:teams[{index}].name: 'a-topology' is the name of team 'a''s ClusterQueue "
+                            "for its topology-aware pools; choose another team name"]
+
+
+def test_topology_suffix_is_free_when_that_team_has_no_topology_aware_pool() -> None:
+    teams = [{"name": "a", "share": 50, "pools": ["cpu"]}, {"name": "a-topology", "share": 10}]
+    # Team a uses only the ordinary pool, so it has no ClusterQueue "a-topology" to clash with.
+    cfg = parse(with_changes(nodePools=[MINIMAL["nodePools"][0], TAS_POOL], teams=teams))
+    assert [t.name for t in cfg.teams] == ["a", "a-topology"]
+    cfg = parse(with_changes(teams=[{"name": "a", "share": 50}, {"name": "a-topology", "share": 10}]))
+    assert [t.name for t in cfg.teams] == ["a", "a-topology"]
+
+
+@pytest.mark.parametrize("name", [["a"], {"a": 1}])
+def test_a_team_name_that_is_no_string_is_a_config_error(name: Any) -> None:
+    assert problems_of(with_changes(teams=[{"name": name, "share": 10}]))[0].startswith("kueue-aks:teams[0].name: ")
 
 
 def test_every_problem_is_reported_at_once() -> None:
@@ -265,6 +331,7 @@ def test_any_input_gives_a_config_or_a_config_error(pools: Any, teams: Any, clus
     else:
         assert sum(t.share for t in cfg.teams) <= 100
         assert all(p.max_count >= max(1, p.min_count) for p in cfg.node_pools)
+        assert all(p.min_count == p.max_count for p in cfg.node_pools if p.topology)
 
 
 @settings(max_examples=100, deadline=None)

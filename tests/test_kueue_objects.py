@@ -14,7 +14,10 @@ from components.kueue_objects import (
     COHORT_NAME,
     build_objects,
     flavor_capacity,
+    format_quantity,
+    local_queue_targets,
     quota_table,
+    team_queues,
     team_quota,
 )
 from components.quantity import parse_quantity
@@ -27,6 +30,10 @@ POOLS = [
     {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3},
     {"name": "tainted", "vmSize": "Standard_E8s_v5", "maxCount": 2, "taints": ["dedicated=batch:NoSchedule", "slow:PreferNoSchedule"]},
 ]
+# Topology-aware pools, fixed-size as the config requires (minCount == maxCount).
+TAS_CPU = {"name": "tascpu", "vmSize": "Standard_D8s_v5", "minCount": 2, "maxCount": 2, "topology": True}
+TAS_GPU = {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "minCount": 2, "maxCount": 2, "topology": True}
+MIXED_POOLS = [*POOLS, TAS_CPU, TAS_GPU]
 
 
 def config_with(teams: list[dict[str, Any]], pools: list[dict[str, Any]] = POOLS, **extra: Any) -> StackConfig:
@@ -163,7 +170,7 @@ def test_namespaces_local_queues_and_priority_classes() -> None:
 
 def test_topology_only_when_a_pool_asks_for_it() -> None:
     assert not by_kind(build_objects(config_with([{"name": "a", "share": 1}])), "Topology")
-    pools = [POOLS[0], {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "minCount": 1, "maxCount": 2, "topology": True}]
+    pools = [POOLS[0], TAS_GPU]
     objects = build_objects(config_with([{"name": "a", "share": 1}], pools=pools, topology={"levels": ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]}))
     topo = by_kind(objects, "Topology")["default"]
     assert topo["spec"]["levels"] == [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "kubernetes.io/hostname"}]
@@ -173,11 +180,144 @@ def test_topology_only_when_a_pool_asks_for_it() -> None:
 
 
 def test_objects_come_in_dependency_order() -> None:
-    pools = [POOLS[0], {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "minCount": 1, "maxCount": 2, "topology": True}]
+    pools = [POOLS[0], TAS_GPU]
     kinds = [o["kind"] for o in build_objects(config_with([{"name": "a", "share": 1}], pools=pools))]
     first = {k: kinds.index(k) for k in kinds}
     assert first["Namespace"] < first["LocalQueue"]
     assert first["Topology"] < first["ResourceFlavor"] < first["Cohort"] < first["ClusterQueue"] < first["LocalQueue"]
+    # Team a has two ClusterQueues here (a, a-topology): both exist before any LocalQueue names them.
+    assert kinds.count("ClusterQueue") == 2
+    assert max(i for i, k in enumerate(kinds) if k == "ClusterQueue") < first["LocalQueue"]
+
+
+# --- one ClusterQueue per kind of pool ---------------------------------------------------------
+
+
+def flavor_names(cq: dict[str, Any]) -> list[str]:
+    return [f["name"] for f in cq["spec"]["resourceGroups"][0]["flavors"]]
+
+
+def local_queues(objects: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(namespace, LocalQueue) -> the ClusterQueue it feeds."""
+    return {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
+            for o in objects if o["kind"] == "LocalQueue"}
+
+
+def test_team_with_only_ordinary_pools_gets_one_queue_and_local_queue_default() -> None:
+    cfg = config_with([{"name": "a", "share": 50}, {"name": "b", "share": 50}])
+    objects = build_objects(cfg)
+    assert set(by_kind(objects, "ClusterQueue")) == {"a", "b"}
+    assert local_queues(objects) == {("a", "default"): "a", ("b", "default"): "b"}
+    (queue,) = team_queues(cfg, cfg.teams[0])
+    assert (queue.name, queue.topology, queue.pools) == ("a", False, ("cpu", "tainted", "gpu", "gpuspot"))
+    assert list(local_queue_targets(cfg, cfg.teams[0])) == ["default"]
+
+
+def test_team_without_topology_aware_pools_in_a_stack_that_has_some() -> None:
+    cfg = config_with([{"name": "a", "share": 50, "pools": ["cpu", "gpu"]}, {"name": "b", "share": 50}], pools=MIXED_POOLS)
+    objects = build_objects(cfg)
+    assert set(by_kind(objects, "ClusterQueue")) == {"a", "b", "b-topology"}
+    assert {k: v for k, v in local_queues(objects).items() if k[0] == "a"} == {("a", "default"): "a"}
+    assert flavor_names(by_kind(objects, "ClusterQueue")["a"]) == ["cpu", "gpu"]
+
+
+def test_team_with_both_kinds_gets_a_queue_for_each() -> None:
+    cfg = config_with([{"name": "research", "share": 60}, {"name": "platform", "share": 40}], pools=MIXED_POOLS)
+    objects = build_objects(cfg)
+    cqs = by_kind(objects, "ClusterQueue")
+    assert set(cqs) == {"research", "research-topology", "platform", "platform-topology"}
+    # Flavor order within each queue: CPU, then on-demand GPU, then spot.
+    assert flavor_names(cqs["research"]) == ["cpu", "tainted", "gpu", "gpuspot"]
+    assert flavor_names(cqs["research-topology"]) == ["tascpu", "h100"]
+    flavors = by_kind(objects, "ResourceFlavor")
+    assert not any("topologyName" in flavors[f]["spec"] for f in flavor_names(cqs["research"]))
+    assert all(flavors[f]["spec"]["topologyName"] == "default" for f in flavor_names(cqs["research-topology"]))
+    # Both queues belong to the team: same namespace, same cohort, same fair-sharing weight.
+    for name in ("research", "research-topology"):
+        spec = cqs[name]["spec"]
+        assert spec["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/team": "research"}}
+        assert (spec["cohortName"], spec["fairSharing"]) == (COHORT_NAME, {"weight": "0.6"})
+    assert local_queues(objects) == {
+        ("research", "default"): "research", ("research", "topology"): "research-topology",
+        ("platform", "default"): "platform", ("platform", "topology"): "platform-topology",
+    }
+    research = cfg.teams[0]
+    assert [(q.name, q.topology, q.pools) for q in team_queues(cfg, research)] == [
+        ("research", False, ("cpu", "tainted", "gpu", "gpuspot")), ("research-topology", True, ("tascpu", "h100"))]
+    assert {lq: q.name for lq, q in local_queue_targets(cfg, research).items()} == {
+        "default": "research", "topology": "research-topology"}
+
+
+def test_team_with_only_topology_aware_pools_gets_only_its_topology_queue() -> None:
+    cfg = config_with([{"name": "a", "share": 50}, {"name": "hpc", "share": 20, "pools": ["h100", "tascpu"]}],
+                      pools=MIXED_POOLS)
+    objects = build_objects(cfg)
+    cqs = by_kind(objects, "ClusterQueue")
+    assert "hpc" not in cqs
+    assert flavor_names(cqs["hpc-topology"]) == ["tascpu", "h100"]
+    # Jobs that name no queue go to `default`: for this team that is the topology-aware queue.
+    assert {k: v for k, v in local_queues(objects).items() if k[0] == "hpc"} == {
+        ("hpc", "default"): "hpc-topology", ("hpc", "topology"): "hpc-topology"}
+    hpc = cfg.teams[1]
+    assert [q.name for q in team_queues(cfg, hpc)] == ["hpc-topology"]
+    assert {lq: q.name for lq, q in local_queue_targets(cfg, hpc).items()} == {
+        "default": "hpc-topology", "topology": "hpc-topology"}
+
+
+def test_split_queues_keep_each_flavors_quota() -> None:
+    """Splitting a team's pools over two ClusterQueues moves quotas, never changes them: each flavor
+    sits in exactly one of the team's queues with its share of capacity; the cohort keeps the rest."""
+    cfg = config_with([{"name": "research", "share": 60}, {"name": "platform", "share": 33.3},
+                       {"name": "hpc", "share": 5, "pools": ["tascpu"]}], pools=MIXED_POOLS)
+    objects = build_objects(cfg)
+    cqs = by_kind(objects, "ClusterQueue")
+    cohort = by_kind(objects, "Cohort")[COHORT_NAME]["spec"]["resourceGroups"][0]["flavors"]
+
+    def quotas(flavors: list[dict[str, Any]], flavor: str) -> dict[str, Any]:
+        return {r["name"]: r["nominalQuota"] for f in flavors if f["name"] == flavor for r in f["resources"]}
+
+    for row in quota_table(cfg):
+        for team in cfg.teams:
+            holders = [q.name for q in team_queues(cfg, team) if row.flavor in flavor_names(cqs[q.name])]
+            if row.flavor not in team.pools:
+                assert holders == [], (row.flavor, team.name)
+                continue
+            (holder,) = holders
+            quota = quotas(cqs[holder]["spec"]["resourceGroups"][0]["flavors"], row.flavor)[row.resource]
+            assert quota == format_quantity(row.resource, row.teams[team.name])
+        assert quotas(cohort, row.flavor)[row.resource] == format_quantity(row.resource, row.cohort)
+    # D8s_v5 x 2 = 15640 m: 60 % -> 9384 m, 33.3 % -> 5208 m, 5 % -> 782 m; the cohort keeps 266 m.
+    tascpu = {r.resource: r for r in quota_table(cfg) if r.flavor == "tascpu"}["cpu"]
+    assert (tascpu.capacity, dict(tascpu.teams), tascpu.cohort) == (
+        15640, {"research": 9384, "platform": 5208, "hpc": 782}, 266)
+    assert quotas(cqs["research-topology"]["spec"]["resourceGroups"][0]["flavors"], "tascpu")["cpu"] == "9384m"
+
+
+def _mixed_stack() -> StackConfig:
+    return config_with([{"name": "research", "share": 50}, {"name": "platform", "share": 30, "pools": ["cpu", "gpu"]},
+                        {"name": "hpc", "share": 20, "pools": ["tascpu", "h100"]}], pools=MIXED_POOLS)
+
+
+def test_no_cluster_queue_mixes_topology_aware_and_ordinary_flavors(dev_config: StackConfig, crds: Any) -> None:
+    for cfg in (dev_config, load_stack(design_example()), _mixed_stack()):
+        objects = build_objects(cfg)
+        flavors = by_kind(objects, "ResourceFlavor")
+        for name, cq in by_kind(objects, "ClusterQueue").items():
+            kinds = {"topologyName" in flavors[f]["spec"] for f in flavor_names(cq)}
+            assert len(kinds) == 1, (cfg.stack, name)
+            assert name.endswith("-topology") == kinds.pop(), (cfg.stack, name)
+        assert validate_objects(objects, crds=crds, capacity=flavor_capacity(cfg)) == [], cfg.stack
+
+
+def test_the_validator_sees_a_cluster_queue_that_mixes_the_kinds(crds: Any) -> None:
+    """Positive control for the test above: the TAS-mixed rule is live on builder output."""
+    cfg = _mixed_stack()
+    objects = build_objects(cfg)
+    cqs = by_kind(objects, "ClusterQueue")
+    cqs["research"]["spec"]["resourceGroups"][0]["flavors"] += cqs["research-topology"]["spec"]["resourceGroups"][0]["flavors"]
+    # No capacity check: research-topology still holds the copied quotas, counted twice.
+    violations = validate_objects(objects, crds=crds)
+    assert [(v.object, v.rule) for v in violations] == [("ClusterQueue/research", "TAS-mixed")]
 
 
 VALIDATED_CONFIGS = {

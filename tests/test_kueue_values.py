@@ -278,16 +278,21 @@ def test_single_replica_has_no_pdb_and_zonal_clusters_spread_over_zones(dev_conf
 
 def test_controller_memory_is_raised_only_for_topology_aware_pools(dev_config: StackConfig,
                                                                    dev_config_map: dict[str, Any]) -> None:
+    # The dev stack's tas pool: 1 system + 4 cpu + 3 gpu + 1 tas nodes at 32 MiB each on top of the
+    # chart's 512 MiB is 800 MiB, below the 1 GiB floor.
+    assert kueue_helm_values(dev_config)["controllerManager"]["manager"]["resources"] == {
+        "requests": {"memory": "1024Mi"}, "limits": {"memory": "1024Mi"}}
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
-    pools[0].update(topology=False, minCount=0)
+    tas_pool = next(p for p in pools if p["name"] == "tas")
+    tas_pool.update(topology=False)
     assert "resources" not in kueue_helm_values(variant(dev_config_map, nodePools=pools))["controllerManager"]["manager"]
-    pools[0].update(topology=True, minCount=1, maxCount=40)
+    tas_pool.update(topology=True, minCount=40, maxCount=40)  # topology-aware pools are fixed-size
     tas = variant(dev_config_map, nodePools=pools)
     assert tas.uses_topology
     resources = kueue_helm_values(tas)["controllerManager"]["manager"]["resources"]
-    # 1 system node + 40 cpu + 3 gpu nodes at 32 MiB each on top of the chart's 512 MiB.
-    assert resources == {"requests": {"memory": "1920Mi"}, "limits": {"memory": "1920Mi"}}
-    assert 1920 > DEFAULT_MANAGER_MEMORY_MIB
+    # 1 system node + 4 cpu + 3 gpu + 40 tas nodes at 32 MiB each on top of the chart's 512 MiB.
+    assert resources == {"requests": {"memory": "2048Mi"}, "limits": {"memory": "2048Mi"}}
+    assert 2048 > DEFAULT_MANAGER_MEMORY_MIB
     assert unknown_value_paths(kueue_helm_values(tas), KUEUE_CHART_VALUES) == []
 
 

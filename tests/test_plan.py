@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from components import plan
-from components.kueue_objects import build_objects
+from components.kueue_objects import build_objects, quota_table
 from components.validate import validate_objects
+from tests.conftest import load_stack
 from tests.harness import ROOT
 
 PlanRunner = Callable[..., tuple[int, str, str]]
@@ -30,6 +31,16 @@ def run_plan(capsys: pytest.CaptureFixture[str]) -> PlanRunner:
     return run
 
 
+TEAM_TABLE_HEADER = "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools | placement |"
+
+
+def team_table(markdown: str) -> list[str]:
+    """The rows of the plan's team table, without header and separator."""
+    lines = markdown.splitlines()
+    start = lines.index(TEAM_TABLE_HEADER) + 2
+    return [line for line in lines[start:] if line.startswith("|")]
+
+
 def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev")
     assert code == 0
@@ -38,8 +49,36 @@ def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunne
     assert "| gpu | nvidia.com/gpu (GPU) | 3 | 1 | 1 | 1 | 3 |" in out
     # D8s_v5: 8000 m - 180 m reserved = 7.82 vCPU per node × 4 nodes.
     assert "| cpu | cpu (vCPU) | 31.28 | 18.77 | 12.51 | 0 | 31.28 |" in out
-    assert "| research | `research/default` | `research` | cpu, gpu |" in out
+    assert "| tas | cpu (vCPU) | 7.82 | 4.69 | 3.13 | 0 | 7.82 |" in out  # one fixed D8s_v5 node
+    # One row per LocalQueue: `default` for the ordinary pools, `topology` for the topology-aware one.
+    assert team_table(out) == [
+        "| research | `research/default` | `research` | cpu, gpu | any node of the pool |",
+        "| research | `research/topology` | `research-topology` | tas | packed by topology (every job) |",
+        "| platform | `platform/default` | `platform` | cpu, gpu | any node of the pool |",
+        "| platform | `platform/topology` | `platform-topology` | tas | packed by topology (every job) |",
+    ]
     assert "CRD schema and CEL rules not checked" not in out  # the tests set KUEUE_CRDS_DIR
+
+
+def test_team_table_follows_the_pools_each_team_uses() -> None:
+    config = load_stack({
+        "azure-native:location": "eastus2",
+        "kueue-aks:nodePools": [
+            {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+            {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
+            {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
+        ],
+        "kueue-aks:teams": [{"name": "web", "share": 40, "pools": ["cpu"]}, {"name": "hpc", "share": 30, "pools": ["packed"]},
+                            {"name": "data", "share": 30, "pools": ["gpu", "packed", "cpu"]}],
+    })
+    assert team_table(plan.quota_markdown(config, quota_table(config))) == [
+        "| web | `web/default` | `web` | cpu | any node of the pool |",
+        # Only topology-aware pools: both LocalQueues feed the team's one ClusterQueue.
+        "| hpc | `hpc/default` | `hpc-topology` | packed | packed by topology (every job) |",
+        "| hpc | `hpc/topology` | `hpc-topology` | packed | packed by topology (every job) |",
+        "| data | `data/default` | `data` | cpu, gpu | any node of the pool |",  # flavor order, not config order
+        "| data | `data/topology` | `data-topology` | packed | packed by topology (every job) |",
+    ]
 
 
 def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunner, tmp_path: Path, crds: Any) -> None:

@@ -49,20 +49,52 @@ def test_cluster_identity_network_and_upgrades(dev_run: ProgramRun) -> None:
 
 def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
     pools = {r.inputs["agentPoolName"]: r for r in dev_run.of_type(POOL)}
-    assert set(pools) == {"cpu", "gpu"}
-    for reg in pools.values():
+    assert set(pools) == {"cpu", "gpu", "tas"}
+    for name in ("cpu", "gpu"):  # tas is topology-aware, hence fixed-size (the next test)
+        reg = pools[name]
         i = reg.inputs
         assert (i["mode"], i["enableAutoScaling"], i["count"], i["maxPods"]) == ("User", True, i["minCount"], 110)
         assert reg.ignore_changes == ["count"]
         assert i["resourceName"] == "kueue-dev"
     cpu = pools["cpu"].inputs
-    assert (cpu["minCount"], cpu["maxCount"], cpu["nodeTaints"]) == (1, 4, [])
+    assert (cpu["minCount"], cpu["maxCount"], cpu["nodeTaints"]) == (0, 4, [])
     assert "gpuProfile" not in pools["cpu"].inputs
     gpu = pools["gpu"].inputs
     assert (gpu["vmSize"], gpu["minCount"], gpu["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 3)
     assert gpu["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
     assert gpu["gpuProfile"] == {"driver": "Install"}
     assert "scaleSetPriority" not in gpu
+
+
+def test_topology_aware_pool_is_a_fixed_size_agent_pool(dev_run: ProgramRun) -> None:
+    tas = dev_run.one(POOL, "kueue-tas")
+    i = tas.inputs
+    assert (i["agentPoolName"], i["mode"], i["vmSize"], i["maxPods"]) == ("tas", "User", "Standard_D8s_v5", 110)
+    # Not autoscaled: TAS places jobs only on nodes that exist, so all maxCount nodes are there.
+    assert (i["enableAutoScaling"], i["count"]) == (False, 1)
+    assert "minCount" not in i and "maxCount" not in i
+    # Nothing scales it, so a changed count is a real change to apply, not drift to ignore.
+    assert "count" not in tas.ignore_changes
+    assert i["resourceName"] == "kueue-dev" and i["nodeTaints"] == []
+
+
+def test_topology_aware_gpu_pool_keeps_its_size_and_gpu_specifics(dev_config_map: dict[str, Any]) -> None:
+    config = copy.deepcopy(dev_config_map)
+    config["kueue-aks:nodePools"] = [
+        {"name": "cpu", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 4},
+        {"name": "h100", "vmSize": "Standard_ND96isr_H100_v5", "minCount": 3, "maxCount": 3, "topology": True},
+        {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 2, "spot": True},
+    ]
+    pools = {r.inputs["agentPoolName"]: r for r in run_program(config).of_type(POOL)}
+    h100 = pools["h100"]
+    assert (h100.inputs["enableAutoScaling"], h100.inputs["count"]) == (False, 3)
+    assert "minCount" not in h100.inputs and "maxCount" not in h100.inputs and h100.ignore_changes == []
+    assert h100.inputs["gpuProfile"] == {"driver": "Install"}
+    assert h100.inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    for name, (min_count, max_count) in {"cpu": (0, 4), "a100spot": (0, 2)}.items():  # autoscaled ones keep theirs
+        i = pools[name].inputs
+        assert (i["enableAutoScaling"], i["minCount"], i["maxCount"], i["count"]) == (True, min_count, max_count, min_count)
+        assert pools[name].ignore_changes == ["count"]
 
 
 def test_pools_do_not_depend_on_each_other(dev_run: ProgramRun) -> None:
@@ -134,7 +166,9 @@ def test_design_contract_example_runs_under_mocks() -> None:
 
 def test_preview_runs_the_same_program(dev_config_map: dict[str, Any]) -> None:
     run = run_program(dev_config_map, preview=True)
-    assert len(run.of_type(POOL)) == 2
+    assert len(run.of_type(POOL)) == 3
+    tas = run.one(POOL, "kueue-tas")
+    assert (tas.inputs["enableAutoScaling"], tas.inputs["count"], tas.ignore_changes) == (False, 1, [])
 
 
 @pytest.mark.parametrize(

@@ -287,3 +287,20 @@ def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackC
     huge = {"spec": {"containers": [{**container, "resources": {"requests": {"cpu": "9", "memory": "1Gi"}}}]}}
     with pytest.raises(AssertionError, match="pod larger than a node"):  # quota fits, no node does
         assign_flavors([PodSet("main", 1, huge)], cq, dev_objects, dev_config)
+
+
+def test_topology_request_fits_only_the_topology_queue(dev_config: StackConfig,
+                                                       dev_objects: list[dict[str, Any]]) -> None:
+    """LocalQueue `default` feeds the ordinary pools, so a pod set that asks for a topology fits
+    none of them; LocalQueue `topology` feeds the topology-aware tas pool."""
+    local_queues = by_kind(dev_objects, "LocalQueue")
+    cqs = by_kind(dev_objects, "ClusterQueue")
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    packed = {"metadata": {"annotations": {TOPOLOGY_ANNOTATIONS[1]: "kubernetes.io/hostname"}},
+              "spec": {"containers": [container]}}
+    default = cqs[(None, local_queues[("research", "default")]["spec"]["clusterQueue"])]
+    with pytest.raises(AssertionError, match="no topologyName"):
+        assign_flavors([PodSet("main", 2, packed)], default, dev_objects, dev_config)
+    topology = cqs[(None, local_queues[("research", "topology")]["spec"]["clusterQueue"])]
+    assert topology["metadata"]["name"] == "research-topology"
+    assert assign_flavors([PodSet("main", 2, packed)], topology, dev_objects, dev_config) == {"main": "tas"}

@@ -65,7 +65,8 @@ def baseline() -> list[dict[str, Any]]:
                 "apiVersion": V,
                 "kind": "ResourceFlavor",
                 "metadata": {"name": "cpu"},
-                "spec": {"nodeLabels": {"kubernetes.azure.com/agentpool": "cpu"}},
+                # Topology-aware like gpu: a ClusterQueue never mixes the two kinds (TAS-mixed).
+                "spec": {"nodeLabels": {"kubernetes.azure.com/agentpool": "cpu"}, "topologyName": "aks"},
             },
             {
                 "apiVersion": V,
@@ -512,7 +513,17 @@ def test_missing_flavor() -> None:
 def test_missing_topology() -> None:
     violations = validate_objects(without(baseline(), TP))
 
-    assert [(v.object, v.rule) for v in violations] == [(RF, "REF-topology")]
+    assert {(v.object, v.rule) for v in violations} == {(RF, "REF-topology"), ("ResourceFlavor/cpu", "REF-topology")}
+
+
+def test_cluster_queue_mixing_topology_aware_and_ordinary_flavors() -> None:
+    objects = baseline()
+    edit(find(objects, "ResourceFlavor/cpu"), "spec.topologyName", DELETE)
+    violations = validate_objects(objects)
+
+    assert [(v.object, v.rule) for v in violations] == [(CQ, "TAS-mixed")]
+    assert 'Flavor "gpu" supports only TopologyAwareScheduling' in violations[0].message
+    assert "(gpu)" in violations[0].message and "(cpu)" in violations[0].message
 
 
 @pytest.mark.parametrize("value", ["nope", DELETE])

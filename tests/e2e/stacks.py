@@ -1,8 +1,9 @@
 """The stacks the e2e tier runs: the dev stack, the DESIGN.md example and generated shapes.
 
 The generated ones cover what the two real stacks do not: a spot GPU pool (AKS's spot taint and
-label), several GPU sizes side by side (flavor order between GPU pools), and several teams that
-each use a subset of the pools (quotas only where a team may go).
+label), several GPU sizes side by side (flavor order between GPU pools) with a topology-aware
+GPU pool, and several teams that each use a subset of the pools (quotas only where a team may
+go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "cpu", "vmSize": "Standard_F16s_v2", "minCount": 0, "maxCount": 3},
             {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2},
             {"name": "a100", "vmSize": "Standard_NC48ads_A100_v4", "minCount": 0, "maxCount": 2},
-            {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "minCount": 0, "maxCount": 1,
+            {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "minCount": 2, "maxCount": 2, "topology": True,
              "taints": ["sku=h100:NoSchedule"], "labels": {"example.com/gpu": "h100"}},
         ],
         "kueue-aks:teams": [{"name": "llm", "share": 70}, {"name": "infra", "share": 30}],
@@ -39,12 +40,14 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "general", "vmSize": "Standard_D4s_v5", "minCount": 0, "maxCount": 4},
             {"name": "memory", "vmSize": "Standard_E8s_v5", "minCount": 0, "maxCount": 2},
             {"name": "gpu", "vmSize": "Standard_NC8as_T4_v3", "minCount": 0, "maxCount": 2},
+            {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
         ],
         "kueue-aks:teams": [
             {"name": "web", "share": 25, "pools": ["general"]},
-            {"name": "data", "share": 25, "pools": ["general", "memory"]},
+            {"name": "data", "share": 25, "pools": ["general", "memory", "packed"]},
             {"name": "ml", "share": 30, "pools": ["gpu"]},
             {"name": "ops", "share": 10, "pools": ["memory", "gpu"]},
+            {"name": "hpc", "share": 10, "pools": ["packed"]},
         ],
     },
 }

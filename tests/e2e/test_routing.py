@@ -9,7 +9,12 @@ import pytest
 import yaml
 
 from components.config import POOL_LABEL, NodePool, StackConfig, Team
-from components.kueue_objects import flavor_order
+from components.kueue_objects import (
+    LOCAL_QUEUE_NAME,
+    TOPOLOGY_LOCAL_QUEUE_NAME,
+    local_queue_targets,
+    team_queues,
+)
 from tests.harness import ROOT
 
 from .conftest import on_stacks
@@ -17,13 +22,9 @@ from .jobs import delete_jobs, flavors, job, pools_of, wait_admitted, wait_pods_
 from .stack_cluster import StackCluster
 from .stacks import STACKS, load
 
-# The issue that owns the defect these tests show (xfail strict until it is fixed).
-MIXED_TAS_QUEUE = ("issue 10: in a ClusterQueue that mixes topology-aware and ordinary pools, Kueue places a "
-                   "job without a topology request only on flavors without topologyName")
-
-
-def _team_pools(config: StackConfig, team: Team) -> list[NodePool]:
-    return [p for p in flavor_order(config.node_pools) if p.name in team.pools]
+def _queue_for(config: StackConfig, team: Team, pool: NodePool) -> str:
+    """The LocalQueue whose ClusterQueue holds the pool: `topology` for topology-aware pools."""
+    return next(name for name, q in local_queue_targets(config, team).items() if pool.name in q.pools)
 
 
 def _cases() -> list[Any]:
@@ -31,39 +32,42 @@ def _cases() -> list[Any]:
     for stack in STACKS:
         config = load(stack)
         for team in config.teams:
-            for pool in _team_pools(config, team):
-                marks = [pytest.mark.xfail(reason=MIXED_TAS_QUEUE, strict=True)] if pool.topology else []
-                cases.append(pytest.param(stack, team.name, pool.name, marks=marks, id=f"{stack}-{team.name}-{pool.name}"))
+            for pool in (config.pool(name) for q in team_queues(config, team) for name in q.pools):
+                cases.append(pytest.param(stack, team.name, pool.name, _queue_for(config, team, pool),
+                                          id=f"{stack}-{team.name}-{pool.name}"))
     return cases
 
 
-def _first_cpu_cases() -> list[Any]:
+def _first_in_default_queue(gpu: bool) -> list[Any]:
+    """Per team: the first CPU (or GPU) pool of the ClusterQueue behind LocalQueue `default`,
+    which is where a job that names no special queue must land."""
     cases = []
     for stack in STACKS:
         config = load(stack)
         for team in config.teams:
-            cpu = [p for p in _team_pools(config, team) if not p.is_gpu]
-            if cpu:
-                marks = [pytest.mark.xfail(reason=MIXED_TAS_QUEUE, strict=True)] if cpu[0].topology else []
-                cases.append(pytest.param(stack, team.name, cpu[0].name, marks=marks, id=f"{stack}-{team.name}"))
+            queue = local_queue_targets(config, team)[LOCAL_QUEUE_NAME]
+            kind = [name for name in queue.pools if config.pool(name).is_gpu == gpu]
+            if kind:
+                cases.append(pytest.param(stack, team.name, kind[0], id=f"{stack}-{team.name}"))
     return cases
 
 
-def _first_gpu_cases() -> list[Any]:
+def _topology_cases() -> list[Any]:
     cases = []
     for stack in STACKS:
         config = load(stack)
         for team in config.teams:
-            gpu = [p for p in _team_pools(config, team) if p.is_gpu]
-            if gpu:
-                cases.append(pytest.param(stack, team.name, gpu[0].name, id=f"{stack}-{team.name}"))
+            queue = local_queue_targets(config, team).get(TOPOLOGY_LOCAL_QUEUE_NAME)
+            if queue is not None:
+                cases.append(pytest.param(stack, team.name, queue.pools[0], id=f"{stack}-{team.name}"))
     return cases
 
 
 def assert_on_pool(cluster: StackCluster, namespace: str, name: str, pool_name: str, pods: int = 1,
-                   timeout: float = 30) -> None:
+                   timeout: float = 30) -> dict[str, Any]:
     """The Job's Workload is admitted on `pool_name`'s flavor and its pods run on that pool's nodes,
-    tolerating every taint those nodes carry."""
+    tolerating every taint those nodes carry; a topology-aware pool's admission carries Kueue's
+    topology assignment. Returns the Workload."""
     workload = wait_admitted(cluster, namespace, name, timeout)
     assert flavors(workload) == {pool_name}, workload["status"]["admission"]
     placed = wait_pods_placed(cluster, namespace, name, pods)
@@ -73,21 +77,25 @@ def assert_on_pool(cluster: StackCluster, namespace: str, name: str, pool_name: 
         assert pod["spec"]["nodeSelector"].get(POOL_LABEL) == pool_name
         missing = [t.toleration() for t in pool.node_taints if t.toleration() not in pod["spec"].get("tolerations", [])]
         assert not missing, f"pod {pod['metadata']['name']} lacks tolerations {missing}"
+    assignments = workload["status"]["admission"]["podSetAssignments"]
+    assert all(("topologyAssignment" in a) == pool.topology for a in assignments), assignments
+    return workload
 
 
-@pytest.mark.parametrize(("stack", "team", "pool"), _cases())
-def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(cluster: StackCluster, team: str, pool: str) -> None:
-    """For every team and every pool it may use: a job that selects the pool by its agentpool label."""
+@pytest.mark.parametrize(("stack", "team", "pool", "queue"), _cases())
+def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(cluster: StackCluster, team: str, pool: str, queue: str) -> None:
+    """For every team and every pool it may use: a job that selects the pool by its agentpool label,
+    submitted to the LocalQueue that covers the pool."""
     requests = {"cpu": "100m", "memory": "64Mi"} | ({"nvidia.com/gpu": "1"} if cluster.config.pool(pool).is_gpu else {})
     name = f"pinned-{pool}"
-    cluster.kubectl.apply([job(team, name, node_selector={POOL_LABEL: pool}, requests=requests)])
+    cluster.kubectl.apply([job(team, name, queue=queue, node_selector={POOL_LABEL: pool}, requests=requests)])
     try:
         assert_on_pool(cluster, team, name, pool, timeout=20)
     finally:
         delete_jobs(cluster, team, name)
 
 
-@pytest.mark.parametrize(("stack", "team", "pool"), _first_cpu_cases())
+@pytest.mark.parametrize(("stack", "team", "pool"), _first_in_default_queue(gpu=False))
 def test_cpu_job_lands_on_a_cpu_pool(cluster: StackCluster, team: str, pool: str) -> None:
     cluster.kubectl.apply([job(team, "cpu-only")])
     try:
@@ -96,9 +104,9 @@ def test_cpu_job_lands_on_a_cpu_pool(cluster: StackCluster, team: str, pool: str
         delete_jobs(cluster, team, "cpu-only")
 
 
-@pytest.mark.parametrize(("stack", "team", "pool"), _first_gpu_cases())
+@pytest.mark.parametrize(("stack", "team", "pool"), _first_in_default_queue(gpu=True))
 def test_gpu_job_lands_on_a_gpu_pool(cluster: StackCluster, team: str, pool: str) -> None:
-    """The first on-demand GPU pool in flavor order (spot only when the team has no other)."""
+    """The first on-demand GPU pool in flavor order (spot only when the queue has no other)."""
     cluster.kubectl.apply([job(team, "one-gpu", requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"})])
     try:
         assert_on_pool(cluster, team, "one-gpu", pool)
@@ -106,12 +114,20 @@ def test_gpu_job_lands_on_a_gpu_pool(cluster: StackCluster, team: str, pool: str
         delete_jobs(cluster, team, "one-gpu")
 
 
+@pytest.mark.parametrize(("stack", "team", "pool"), _topology_cases())
+def test_job_without_topology_request_in_topology_queue_gets_implicit_tas(cluster: StackCluster, team: str,
+                                                                           pool: str) -> None:
+    """Every flavor of `<team>-topology` is topology-aware, so Kueue places even a job with no
+    topology annotation by topology there (implicit TAS)."""
+    cluster.kubectl.apply([job(team, "plain-packed", queue=TOPOLOGY_LOCAL_QUEUE_NAME)])
+    try:
+        assert_on_pool(cluster, team, "plain-packed", pool, timeout=20)
+    finally:
+        delete_jobs(cluster, team, "plain-packed")
+
+
 # The batch/v1 samples in examples/ and the pool the README's "For batch users" promises each.
-SAMPLES = [
-    pytest.param("cpu-job.yaml", "cpu", marks=pytest.mark.xfail(reason=MIXED_TAS_QUEUE, strict=True)),
-    pytest.param("gpu-job.yaml", "gpu"),
-    pytest.param("tas-job.yaml", "cpu"),
-]
+SAMPLES = [("cpu-job.yaml", "cpu"), ("gpu-job.yaml", "gpu"), ("tas-job.yaml", "tas")]
 
 
 @on_stacks("dev")
