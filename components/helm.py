@@ -23,6 +23,7 @@ def namespaced_release(
     version: str,
     values: dict[str, Any],
     repository: str | None = None,
+    depends_on: list[pulumi.Resource] | None = None,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
     """The chart's Namespace and Release, both children of `parent`.
 
@@ -51,6 +52,6 @@ def namespaced_release(
         atomic=True,
         cleanup_on_fail=True,
         max_history=RELEASE_MAX_HISTORY,
-        opts=child,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on or []),
     )
     return ns, release

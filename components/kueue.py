@@ -1,14 +1,20 @@
 """KueueInstallation: Kueue's namespace and pinned Helm release, and what Kueue objects wait for.
 
-Webhook race (kueue.md §8; kubernetes-sigs/kueue#13036): Kueue's webhook can refuse or 502 for
-10-30 s after the Deployment is Ready, and pulumi-kubernetes does not retry webhook errors
-(pulumi-aks.md §8), so the first `pulumi up` would fail creating the first ResourceFlavor or
-ClusterQueue. Chosen fix: an `on_error` resource hook that retries exactly those errors, a few
-seconds apart and a bounded number of times. It needs no extra image, Job, RBAC or provider (a
-readiness-gate resource would need all of them, in a namespace Kueue does not manage), it also
-covers later updates, and a real rejection by Kueue's validating webhook still fails at once.
-Hooks run in the engine only (not under mocks), so the retry decision is plain functions tested
-offline. Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
+Webhook start-up (kueue.md §8, §15; kubernetes-sigs/kueue#13036): right after the release is
+ready, the API server can still fail to call Kueue's webhook (connection refused, EOF, a
+certificate from a CA it does not trust yet...), and pulumi-kubernetes does not retry such errors
+(pulumi-aks.md §8), so the first `pulumi up` would fail creating the first ResourceFlavor. An
+`on_error` resource hook retries exactly those creates and updates, a few seconds apart and a
+bounded number of times. It classifies by what the API server says, not by the transport error:
+"failed calling webhook" with Kueue's webhook Service in the message is the API server getting no
+answer from Kueue, whatever the cause; "denied the request" is Kueue's answer and fails at once,
+as does a failure of any other service's webhook. Hooks run in the engine only (not under mocks),
+so the decision is plain functions, tested offline and on real API-server messages in tests/e2e.
+Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
+
+Uninstall: the release is atomic and awaited, so `pulumi destroy` runs `helm uninstall --wait`.
+The aggregated-role guard (components/policies.py) is created before the release and deleted
+after it, so that wait ends and no ClusterRole is left behind.
 """
 
 from __future__ import annotations
@@ -20,44 +26,39 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import KUEUE_NAMESPACE, StackConfig
+from .policies import aggregated_role_guard
 from .helm import namespaced_release
 from .kueue_values import KUEUE_CHART, KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
 
-# The webhook is unready for 10-30 s after the Deployment is Ready (kueue#13036, where the
-# reporter retries every 5 s for 30 s): 10 attempts 6 s apart cover about a minute.
+# Measured on the local control plane (README "Kueue's webhook at start-up"): the webhook answers
+# about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
+# of failures after the Deployment is Ready on real clusters (kueue#13036). 10 tries 6 s apart
+# cover a minute.
 WEBHOOK_RETRY_ATTEMPTS = 10
 WEBHOOK_RETRY_DELAY_SECONDS = 6.0
 # Kueue's admission webhooks are registered for CREATE and UPDATE only (kueue.md §3).
 RETRIED_OPERATIONS = frozenset({"create", "update"})
-
-# How a call to a webhook that does not serve yet fails (kueue.md §8, kueue#13036):
-_NOT_READY_MARKERS = (
-    "connection refused",
-    "no endpoints available",
-    "code 502",
-    "502 bad gateway",
-    "code 503",
-    "service unavailable",
-    "context deadline exceeded",
-    "i/o timeout",
-    "connection reset by peer",
-    # The cert controller has not yet patched the caBundle into the webhook configurations (kueue.md §7).
-    "x509: certificate signed by unknown authority",
-)
+# How the API server names Kueue's webhook Service in every call it makes to it (admission and
+# CRD conversion alike): https://<service>.<namespace>.svc:443/<path>.
+KUEUE_WEBHOOK_HOST = f"{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc"
 
 ErrorHookCallback = Callable[[pulumi.ErrorHookArgs], Awaitable[bool]]
 
 
 def is_webhook_not_ready_error(message: str) -> bool:
-    """True when the API server could not reach Kueue's webhook yet (a transient install race).
+    """True when the API server got no answer from Kueue's webhook (a transient start-up error).
 
-    A message that says the webhook denied the request is Kueue's real answer and never matches;
-    nor does an unreachable webhook of any other service.
+    The API server says `failed calling webhook "<name>": failed to call webhook: Post
+    "https://kueue-webhook-service.kueue-system.svc:443/...": <cause>` for an admission webhook
+    it could not get an answer from, and `conversion webhook for <kind> failed: Post "https://..."`
+    for a conversion; the cause (refused, EOF, x509, timeout, no endpoints) does not matter. A
+    webhook that answered no says `admission webhook "<name>" denied the request` and never
+    matches; nor does a webhook of any other service.
     """
-    text = message.lower()
-    if "denied the request" in text:
+    if "denied the request" in message:
         return False
-    return KUEUE_WEBHOOK_SERVICE in text and any(marker in text for marker in _NOT_READY_MARKERS)
+    reached_for = "failed calling webhook" in message or "conversion webhook for" in message
+    return reached_for and f"https://{KUEUE_WEBHOOK_HOST}:" in message
 
 
 def should_retry_webhook_error(errors: Sequence[str], failed_operation: str,
@@ -109,6 +110,14 @@ class KueueInstallation(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
+        policy, binding = aggregated_role_guard()
+        child = pulumi.ResourceOptions(parent=self)
+        guard_policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-role-guard", metadata=policy["metadata"], spec=policy["spec"], opts=child)
+        guard_binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-role-guard-binding", metadata=binding["metadata"], spec=binding["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[guard_policy]))
+        self.guard = [guard_policy, guard_binding]
         self.namespace, self.release = namespaced_release(
             self,
             name,
@@ -117,6 +126,8 @@ class KueueInstallation(pulumi.ComponentResource):
             chart=KUEUE_CHART,
             version=config.kueue.version,
             values=kueue_helm_values(config),
+            # Created before the release and deleted after it: uninstall needs the guard.
+            depends_on=self.guard,
         )
         self.ready = [self.release]
         self.webhook_retry = pulumi.ResourceHookBinding(

@@ -33,14 +33,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Run the e2e tier after the unit tests, grouped by stack so that each stack's control plane
-    is built once; the sort is stable, so file order holds within a stack (the teardown module,
-    last by name, runs last on each)."""
+    is built once, and the teardown module last on each; the sort is stable, so file order holds
+    otherwise."""
 
-    def key(item: pytest.Item) -> tuple[bool, str]:
+    def key(item: pytest.Item) -> tuple[bool, str, bool]:
         if E2E_DIR not in item.path.parents:
-            return (False, "")
+            return (False, "", False)
         callspec = getattr(item, "callspec", None)
-        return (True, str(callspec.params.get("stack", "")) if callspec else "")
+        return (True, str(callspec.params.get("stack", "")) if callspec else "", item.path.name == "test_teardown.py")
 
     session.items.sort(key=key)
 

@@ -111,6 +111,17 @@ def test_namespace_is_a_resource_of_the_component(dev_run: ProgramRun) -> None:
     assert dev_run.exports["kueueNamespace"] == KUEUE_NAMESPACE
 
 
+def test_release_depends_on_the_aggregated_role_guard(dev_run: ProgramRun) -> None:
+    # Created before the release and so deleted after it: Helm's uninstall wait needs the guard.
+    component = dev_run.one(KUEUE_COMPONENT)
+    policy = dev_run.one("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+    binding = dev_run.one("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
+    assert policy.parent == binding.parent == component.urn
+    assert policy.urn in binding.dependencies
+    assert {policy.urn, binding.urn} <= set(kueue_release(dev_run).dependencies)
+    assert binding.inputs["spec"]["policyName"] == policy.inputs["metadata"]["name"]
+
+
 def test_children_use_the_cluster_provider(dev_run: ProgramRun) -> None:
     provider = dev_run.one("pulumi:providers:kubernetes")
     for reg in (kueue_release(dev_run), dev_run.one(NAMESPACE, "kueue-ns")):
@@ -120,7 +131,7 @@ def test_children_use_the_cluster_provider(dev_run: ProgramRun) -> None:
 def test_release_waits_for_the_cluster_but_no_node_pool(dev_run: ProgramRun) -> None:
     waits_for = upstream(dev_run, kueue_release(dev_run))
     pools = {r.urn for r in dev_run.of_type(POOL)}
-    assert len(pools) == 2
+    assert len(pools) == 3  # cpu and gpu (autoscaled) and the fixed-size topology-aware tas
     assert not waits_for & pools
     # Positive control: the cluster is reached only through the provider's kubeconfig, so the
     # walk does follow provider edges transitively.
@@ -241,6 +252,11 @@ NOT_READY = [
     "tls: failed to verify certificate: x509: certificate signed by unknown authority",
     f'resource cq was not successfully created by the Kubernetes API server: Internal error occurred: failed calling '
     f'webhook "mclusterqueue.kb.io": failed to call webhook: Post "{_URL}": context deadline exceeded',
+    # ../shared/reference/kueue.md §15: what the first `pulumi up` died of; no transport list names it.
+    f'Internal error occurred: failed calling webhook "mresourceflavor.kb.io": failed to call webhook: Post "{_URL}": EOF',
+    # A v1beta1 read or write converted by Kueue's conversion webhook before it serves.
+    'conversion webhook for kueue.x-k8s.io/v1beta2, Kind=ClusterQueue failed: Post '
+    '"https://kueue-webhook-service.kueue-system.svc:443/convert?timeout=30s": dial tcp 10.0.1.2:443: connect: connection refused',
 ]
 OTHER = [
     'admission webhook "vclusterqueue.kb.io" denied the request: spec.resourceGroups[0].flavors[0].resources[0].name: '
@@ -264,6 +280,14 @@ def test_webhook_not_ready_errors_are_recognised(message: str) -> None:
 @pytest.mark.parametrize("message", OTHER)
 def test_other_errors_are_not(message: str) -> None:
     assert not kueue.is_webhook_not_ready_error(message)
+
+
+@given(cause=st.text(max_size=80).filter(lambda t: "denied the request" not in t))
+def test_any_cause_of_failing_to_call_kueues_webhook_is_retried(cause: str) -> None:
+    # The API server's words decide, not the transport error after them (the real ones: tests/e2e).
+    assert kueue.is_webhook_not_ready_error(
+        f'Internal error occurred: failed calling webhook "vclusterqueue.kb.io": failed to call webhook: '
+        f'Post "{_URL}": {cause}')
 
 
 @given(prefix=st.text(max_size=40), suffix=st.text(max_size=40))

@@ -7,12 +7,15 @@ machine, where a forwarder (forward.py) hands it to the Kueue process.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,6 +93,26 @@ class Kubectl:
     def create(self, obj: Mapping[str, Any], *, dry_run: bool = False, check: bool = True) -> subprocess.CompletedProcess[str]:
         extra = ["--dry-run=server"] if dry_run else []
         return self.run("create", *extra, "-f", "-", input=yaml.safe_dump(dict(obj)), check=check)
+
+
+def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:
+    """POST an object straight to the API server; returns the status code and, on failure, the
+    `message` of the Status the API server answered with, exactly as any client receives it."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    user = config["users"][0]["user"]
+    context = ssl.create_default_context(cafile=cluster["certificate-authority"])
+    context.load_cert_chain(user["client-certificate"], user["client-key"])
+    url = urllib.parse.urlsplit(cluster["server"])
+    connection = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port, context=context, timeout=30)
+    try:
+        connection.request("POST", path + ("?dryRun=All" if dry_run else ""), body=json.dumps(dict(obj)),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        body = json.loads(response.read() or b"{}")
+    finally:
+        connection.close()
+    return response.status, "" if response.status < 300 else str(body.get("message", body))
 
 
 class KwokCluster:

@@ -7,6 +7,7 @@ The API server calls Kueue's webhook and visibility Services at their ClusterIP 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -48,28 +49,45 @@ class Forwarder:
         self._thread = threading.Thread(target=self._loop.run_forever, name="e2e-forwarder", daemon=True)
         self._thread.start()
         self._servers: dict[tuple[str, int], asyncio.Server] = {}
+        self._connections: dict[tuple[str, int], set[asyncio.StreamWriter]] = {}
 
     def _call(self, coro: Awaitable[Any]) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
         return future.result(timeout=10)
 
-    def listen(self, host: str, port: int, handler: Handler) -> None:
-        """Serve host:port with `handler`, replacing whatever served that address before."""
+    def listen(self, host: str, port: int, handler: Handler, ssl_context: ssl.SSLContext | None = None) -> None:
+        """Serve host:port with `handler` (over TLS with `ssl_context`), replacing whatever served
+        that address before."""
         self.close(host, port)
+        connections = self._connections.setdefault((host, port), set())
+
+        async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            connections.add(writer)
+            try:
+                await handler(reader, writer)
+            finally:
+                connections.discard(writer)
 
         async def start() -> asyncio.Server:
-            return await asyncio.start_server(handler, host, port, reuse_address=True)
+            return await asyncio.start_server(tracked, host, port, reuse_address=True, ssl=ssl_context)
 
         self._servers[(host, port)] = self._call(start())
 
     def close(self, host: str, port: int) -> None:
+        """Stop serving host:port and drop its open connections, which the API server would
+        otherwise keep using (HTTP keep-alive) as if nothing had changed."""
         server = self._servers.pop((host, port), None)
-        if server is not None:
-            async def stop() -> None:
+        connections = self._connections.pop((host, port), set())
+
+        async def stop() -> None:
+            if server is not None:
                 server.close()
+            for writer in list(connections):
+                writer.close()
+            if server is not None:
                 await server.wait_closed()
 
-            self._call(stop())
+        self._call(stop())
 
     def stop(self) -> None:
         for host, port in list(self._servers):

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import yaml
 from components.config import KUEUE_NAMESPACE
 from components.kueue_values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 
-from .cluster import E2EError, Kubectl, port_is_free, wait_for
+from .cluster import E2EError, Kubectl, api_create, port_is_free, wait_for
 from .forward import Forwarder, forward_to
 
 CERT_DIR = Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
@@ -40,6 +41,7 @@ HEALTH_PORT, METRICS_PORT, WEBHOOK_PORT, VISIBILITY_PORT = 8081, 8443, 9443, 808
 SERVICE_PORT = 443
 
 # Ready means Kueue's webhook answers for a real object: a server-side dry run passes it.
+PROBE_PATH = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
 PROBE = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",
     "kind": "ResourceFlavor",
@@ -71,6 +73,8 @@ class KueueController:
         self._stop = threading.Event()
         self._cert_thread: threading.Thread | None = None
         self.service_ips: dict[str, str] = {}
+        self.startup_errors: list[str] = []
+        self.started = self.ready_after = 0.0
 
     def start(self) -> None:
         busy = [p for p in (HEALTH_PORT, METRICS_PORT, WEBHOOK_PORT, VISIBILITY_PORT) if not port_is_free(p)]
@@ -95,6 +99,7 @@ class KueueController:
             self.service_ips[service] = ip
             self.forwarder.listen(ip, SERVICE_PORT, forward_to("127.0.0.1", target))
 
+        self.started = time.monotonic()
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [str(self.binary), *args, f"--kubeconfig={self.kubectl.kubeconfig}"],
@@ -116,13 +121,20 @@ class KueueController:
                     written[key] = value
 
     def wait_ready(self, timeout: float = 60) -> None:
+        """Wait until a server-side dry run passes the webhook; keep every distinct error the API
+        server answered with meanwhile (startup_errors) and how long it took (ready_after)."""
+        self.startup_errors = []
+
         def probe() -> tuple[bool, str]:
             if self.process is not None and self.process.poll() is not None:
                 raise E2EError(f"Kueue exited with {self.process.returncode}; its log:\n{self.log_tail()}")
-            done = self.kubectl.create(PROBE, dry_run=True, check=False)
-            return done.returncode == 0, done.stderr.strip()
+            status, message = api_create(self.kubectl.kubeconfig, PROBE_PATH, PROBE)
+            if message and message not in self.startup_errors:
+                self.startup_errors.append(message)
+            return status < 300, message
 
-        wait_for("Kueue's webhook to answer a server-side dry run", probe, timeout, interval=0.5)
+        wait_for("Kueue's webhook to answer a server-side dry run", probe, timeout, interval=0.2)
+        self.ready_after = time.monotonic() - self.started
 
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:]) if self.log.exists() else "(no log)"

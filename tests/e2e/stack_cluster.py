@@ -24,6 +24,7 @@ from components.device_plugin_values import (
 )
 from components.kueue_objects import build_objects
 from components.kueue_values import KUEUE_RELEASE_NAME, kueue_helm_values
+from components.policies import aggregated_role_guard
 from components.queues import references
 from tests.harness import SHARED
 
@@ -44,11 +45,6 @@ def kueue_chart(version: str) -> Path:
 def device_plugin_chart() -> Path:
     v = DEVICE_PLUGIN_VERSION
     return SHARED / "nvidia-device-plugin" / f"v{v}" / "chart" / f"nvidia-device-plugin-{v}.tgz"
-
-
-def destroy_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The order `pulumi destroy` deletes the program's objects: dependents before what they name."""
-    return list(reversed(objects))
 
 
 @dataclass
@@ -82,6 +78,7 @@ class StackCluster:
         self._timed("nodes ready", start)
 
         self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
+        self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
         self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config.kueue.version), namespace=KUEUE_NAMESPACE,
                           values=kueue_helm_values(self.config), workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
         self._timed("kueue chart", start)

@@ -1,0 +1,136 @@
+"""`pulumi destroy` of the program's Kubernetes half, replayed on the local control plane.
+
+The engine deletes a resource once everything that depends on it is deleted, and deletes
+independent resources in parallel. The graph below is the program's (components/queues.py,
+kueue.py, gpu.py, helm.py): each Kueue object depends on what it names and on the Kueue release;
+team namespaces depend on the release; the release depends on its namespace and the
+aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
+uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
+with the release's timeout. The Kueue process stops when its release starts to go, as its pods
+would, so anything that still needed it then would hang and fail the run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.config import KUEUE_NAMESPACE
+from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
+from components.helm import RELEASE_TIMEOUT_SECONDS
+from components.kueue_values import KUEUE_RELEASE_NAME
+from components.policies import aggregated_role_guard
+from components.queues import references
+
+from .stack_cluster import StackCluster
+
+# Pulumi waits up to 10 minutes for a Kubernetes object to be deleted; a run that needs more
+# than this has hung, and the test says which object it was.
+DELETE_TIMEOUT_SECONDS = 120
+
+
+@dataclass
+class Step:
+    name: str
+    delete: Callable[[], tuple[bool, str]]
+    needs_gone_first: set[str] = field(default_factory=set)  # the steps that depend on this one
+
+
+def object_ref(obj: dict[str, Any]) -> list[str]:
+    group = obj["apiVersion"].rpartition("/")[0]
+    meta = obj["metadata"]
+    return [obj["kind"].lower() + (f".{group}" if group else ""), meta["name"]] + (
+        ["-n", meta["namespace"]] if "namespace" in meta else [])
+
+
+def _key(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{obj['kind']}/{meta['namespace'] + '/' if 'namespace' in meta else ''}{meta['name']}"
+
+
+def program_graph(cluster: StackCluster) -> dict[str, Step]:
+    kubectl = cluster.kubectl
+
+    def delete_object(obj: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
+        def run() -> tuple[bool, str]:
+            done = kubectl.run("delete", *object_ref(obj), "--wait=true", f"--timeout={DELETE_TIMEOUT_SECONDS}s",
+                               check=False, timeout=DELETE_TIMEOUT_SECONDS + 30)
+            return done.returncode == 0, done.stderr.strip()
+        return run
+
+    def uninstall(release: str, namespace: str, before: Callable[[], None] = lambda: None) -> Callable[[], tuple[bool, str]]:
+        def run() -> tuple[bool, str]:
+            before()
+            done = cluster.helm.run("uninstall", release, f"--namespace={namespace}", "--wait",
+                                    f"--timeout={RELEASE_TIMEOUT_SECONDS}s", check=False,
+                                    timeout=RELEASE_TIMEOUT_SECONDS + 60)
+            return done.returncode == 0, (done.stdout + done.stderr).strip()
+        return run
+
+    def namespace(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+    steps: dict[str, Step] = {}
+    depends: dict[str, list[str]] = {}
+    kueue_release = f"Release/{KUEUE_RELEASE_NAME}"
+    for obj in cluster.objects:
+        key = _key(obj)
+        steps[key] = Step(key, delete_object(obj))
+        names = [f"{kind}/{ref}" for kind, ref in references(obj)]
+        depends[key] = names + [kueue_release]
+    guard = aggregated_role_guard()
+    for obj in guard + [namespace(KUEUE_NAMESPACE)]:
+        steps[_key(obj)] = Step(_key(obj), delete_object(obj))
+    depends[_key(guard[1])] = [_key(guard[0])]
+    steps[kueue_release] = Step(kueue_release, uninstall(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, cluster.kueue.stop))
+    depends[kueue_release] = [_key(o) for o in guard] + [_key(namespace(KUEUE_NAMESPACE))]
+    if cluster.config.has_gpu:
+        plugin = f"Release/{DEVICE_PLUGIN_RELEASE_NAME}"
+        steps[_key(namespace(DEVICE_PLUGIN_NAMESPACE))] = Step(_key(namespace(DEVICE_PLUGIN_NAMESPACE)),
+                                                                delete_object(namespace(DEVICE_PLUGIN_NAMESPACE)))
+        steps[plugin] = Step(plugin, uninstall(DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_NAMESPACE))
+        depends[plugin] = [_key(namespace(DEVICE_PLUGIN_NAMESPACE))]
+    for key, names in depends.items():
+        for name in names:
+            steps[name].needs_gone_first.add(key)
+    return steps
+
+
+@dataclass
+class Destroyed:
+    took: dict[str, float]  # step -> seconds since the destroy started, when it finished
+    failed: dict[str, str]  # step -> what it said
+    seconds: float
+
+
+def destroy(cluster: StackCluster) -> Destroyed:
+    """Delete everything in the program's destroy order, in parallel where the graph allows."""
+    steps = program_graph(cluster)
+    started = time.monotonic()
+    gone: set[str] = set()
+    took: dict[str, float] = {}
+    failed: dict[str, str] = {}
+    running: dict[Future[tuple[bool, str]], str] = {}
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        while True:
+            blocked = set(running.values()) | gone | set(failed)
+            for step in steps.values():
+                if step.name not in blocked and step.needs_gone_first <= gone:
+                    running[pool.submit(step.delete)] = step.name
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                name = running.pop(future)
+                ok, said = future.result()
+                took[name] = round(time.monotonic() - started, 1)
+                if ok:
+                    gone.add(name)
+                else:
+                    failed[name] = said
+    never = {name: "never started: " + ", ".join(sorted(steps[name].needs_gone_first - gone))
+             for name in steps if name not in gone and name not in failed}
+    return Destroyed(took, {**failed, **never}, round(time.monotonic() - started, 1))
