@@ -4,6 +4,7 @@ import pulumi
 
 from components.cluster import AksCluster
 from components.config import load_stack_config
+from components.governance import PoolGuard
 from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
 from components.queues import KueueQueues, validated_objects
@@ -16,6 +17,7 @@ cluster = AksCluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 kueue = KueueInstallation("kueue", config, opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
+pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry, opts=k8s_opts)
 
 pulumi.export("clusterName", cluster.cluster_name)

@@ -40,6 +40,9 @@ POOL_LABEL = "kubernetes.azure.com/agentpool"  # set by AKS on every node of a p
 # AKS adds this taint to every Spot node (learn.microsoft.com/azure/aks/spot-node-pool); it is
 # declared on the pool too, so Pulumi sees no drift and the flavor can tolerate it.
 SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+# With governance on, every user pool carries this taint and every flavor tolerates it, so only
+# pods that Kueue admitted (it adds the flavor's tolerations) are scheduled onto pool nodes.
+QUEUED_TAINT = "kueue-aks.io/queued=true:NoSchedule"
 # Our default taint for GPU pools: the key equals the resource name, so pods that request
 # nvidia.com/gpu get the toleration automatically (ExtendedResourceToleration admission plugin).
 DEFAULT_GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
@@ -130,6 +133,7 @@ class NodePool:
     taints: tuple[Taint, ...] = ()  # as configured, or the GPU default
     labels: Mapping[str, str] = field(default_factory=dict)
     topology: bool = False
+    governed: bool = False  # carries QUEUED_TAINT (kueue-aks:governance.enforce)
 
     @property
     def is_gpu(self) -> bool:
@@ -137,9 +141,11 @@ class NodePool:
 
     @property
     def node_taints(self) -> tuple[Taint, ...]:
-        """Every taint the pool's nodes carry: the configured ones plus AKS's spot taint."""
-        spot = _parse_taint(SPOT_TAINT)
-        return self.taints + ((spot,) if self.spot and spot not in self.taints else ())
+        """Every taint the pool's nodes carry: the configured ones, AKS's spot taint, and the
+        governance taint that keeps pods Kueue did not admit off the pool."""
+        extra = [_parse_taint(SPOT_TAINT)] if self.spot else []
+        extra += [_parse_taint(QUEUED_TAINT)] if self.governed else []
+        return self.taints + tuple(t for t in extra if t not in self.taints)
 
     @property
     def allocatable(self) -> NodeResources:
@@ -183,6 +189,21 @@ DEFAULT_PRIORITY_CLASSES = (
 )
 
 
+# Namespaces whose pods may always reach pool nodes: Kubernetes' and AKS's own DaemonSets and
+# the device plugin's. Kueue's own pods run on the system pool and need no exemption.
+SYSTEM_EXEMPT_NAMESPACES = ("kube-system", "nvidia-device-plugin")
+
+
+@dataclass(frozen=True)
+class Governance:
+    enforce: bool = True
+    exempt_namespaces: tuple[str, ...] = ()  # in addition to SYSTEM_EXEMPT_NAMESPACES
+
+    @property
+    def exempt(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(SYSTEM_EXEMPT_NAMESPACES + self.exempt_namespaces))
+
+
 @dataclass(frozen=True)
 class StackConfig:
     stack: str
@@ -193,6 +214,7 @@ class StackConfig:
     teams: tuple[Team, ...]
     priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
     topology_levels: tuple[str, ...] = DEFAULT_TOPOLOGY_LEVELS
+    governance: Governance = Governance()
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -763,6 +785,27 @@ def _parse_priority_classes(problems: _Problems, raw: Any) -> tuple[PriorityClas
     return tuple(out.values())
 
 
+def _parse_governance(problems: _Problems, raw: Any, teams: tuple[Team, ...]) -> Governance:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:governance", raw, ["enforce", "exemptNamespaces"])
+    team_names = {t.name for t in teams}
+
+    def namespaces(p: str, v: Any) -> Any:
+        items = c.items(p, v, "namespace names")
+        if items is None:
+            return _INVALID
+        for i, name in enumerate(items):
+            if not isinstance(name, str) or not is_dns1123_label(name):
+                problems.add(f"{p}[{i}]", f"{name!r} is not a namespace name (a DNS-1123 label)")
+            elif name in team_names:
+                problems.add(f"{p}[{i}]", f"{name!r} is a team namespace; its pods are queued by Kueue and cannot be exempt")
+            elif items.index(name) != i:
+                problems.add(f"{p}[{i}]", f"{name!r} is listed twice")
+        return tuple(items)
+
+    return Governance(enforce=r.get("enforce", True, c.boolean), exempt_namespaces=r.get("exemptNamespaces", (), namespaces))
+
+
 def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
     c = _checker(problems)
     r = _Reader(problems, f"{NAMESPACE}:topology", raw, ["levels"])
@@ -788,7 +831,7 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
 
 # --- entry points --------------------------------------------------------------------------
 
-KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology")
+KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -810,6 +853,9 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok)
     priority_classes = _parse_priority_classes(problems, raw.get("priorityClasses"))
     levels = _parse_topology(problems, raw.get("topology"))
+    governance = _parse_governance(problems, raw.get("governance"), teams)
+    if governance.enforce:
+        pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
         problems.add(f"{NAMESPACE}:kueue.featureGates.TopologyAwareScheduling",
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
@@ -817,7 +863,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         raise ConfigError(problems.items)
     assert location is not None
     return StackConfig(stack=stack, location=location, cluster=cluster, node_pools=pools, kueue=kueue,
-                       teams=teams, priority_classes=priority_classes, topology_levels=levels)
+                       teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance)
 
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

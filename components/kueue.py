@@ -26,6 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .config import KUEUE_NAMESPACE, StackConfig
+from .governance import admission_policy
 from .policies import aggregated_role_guard
 from .helm import namespaced_release
 from .kueue_values import KUEUE_CHART, KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
@@ -110,14 +111,7 @@ class KueueInstallation(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
-        policy, binding = aggregated_role_guard()
-        child = pulumi.ResourceOptions(parent=self)
-        guard_policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-role-guard", metadata=policy["metadata"], spec=policy["spec"], opts=child)
-        guard_binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-role-guard-binding", metadata=binding["metadata"], spec=binding["spec"],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[guard_policy]))
-        self.guard = [guard_policy, guard_binding]
+        self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
         self.namespace, self.release = namespaced_release(
             self,
             name,

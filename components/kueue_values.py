@@ -85,12 +85,22 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         # namespace (kueue.md §9 #4). Kueue also refuses a pod integration whose selector matches
         # kube-system or its own namespace (kueue.md §4.4); neither carries the label.
         "managedJobsNamespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
-        "integrations": {"frameworks": list(config.kueue.frameworks)},
+        "integrations": {"frameworks": kueue_frameworks(config)},
         # Fair sharing on (in v1beta2 the block's presence enables it): idle quota borrowed within
         # the cohort is divided by the ClusterQueues' fairSharing weights, which kueue_objects sets
         # from the teams' shares. The strategies are the ones the chart's example lists.
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
+
+
+def kueue_frameworks(config: StackConfig) -> list[str]:
+    """The configured frameworks, plus Kueue's `pod` integration when governance is on: then a bare
+    pod in a team namespace is queued and admitted like a Job instead of bypassing the quota (the
+    integration acts only in the team namespaces, by managedJobsNamespaceSelector)."""
+    frameworks = list(config.kueue.frameworks)
+    if config.governance.enforce and "pod" not in frameworks:
+        frameworks.append("pod")
+    return frameworks
 
 
 def kueue_helm_values(config: StackConfig) -> dict[str, Any]:

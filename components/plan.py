@@ -22,6 +22,7 @@ from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
 from .device_plugin_values import device_plugin_values
 from .kueue_objects import COHORT_NAME, QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .kueue_values import kueue_helm_values
+from .policies import aggregated_role_guard, pool_guard
 from .validate import KueueValidationError, check_objects, crds_from_env
 
 _UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
@@ -72,7 +73,8 @@ def _share(config: StackConfig, team: str) -> str:
 
 
 def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> list[Path]:
-    """One file per object, numbered in apply order, so `kubectl apply -f DIR` works as is.
+    """One file per object, numbered in apply order, so `kubectl apply -f DIR` gives the whole
+    in-cluster setup but the two Helm releases (install those first, with the values below).
 
     Helm values go to DIR/helm/, which `kubectl apply -f DIR` (not recursive) leaves alone.
     """
@@ -121,7 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if crds is None:
         print("_CRD schema and CEL rules not checked: set KUEUE_CRDS_DIR to the Kueue CRDs of this version._")
     if args.manifests:
-        written = write_manifests(config, objects, args.manifests)
+        # The admission policies first: the role guard must exist before Kueue's chart is
+        # installed and the pool guard before anyone submits work.
+        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")
     return 0
 

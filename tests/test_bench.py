@@ -231,8 +231,9 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # two ClusterQueues (<team>, <team>-topology) and two LocalQueues (default, topology); each pool
     # adds an AgentPool and a ResourceFlavor.
     assert (fit["per_team"], fit["per_pool"]) == (5, 2)
-    # 18 fixed: 16 as before plus the aggregated-role guard (policy and binding, components/policies.py).
-    assert fit["fixed"] == 18
+    # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/policies.py)
+    # and the PoolGuard component with its policy and binding (governance is on by default).
+    assert fit["fixed"] == 21
 
 
 def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:

@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 from components.config import (
     DEFAULT_FRAMEWORKS,
     DEFAULT_PRIORITY_CLASSES,
+    KEYS,
+    QUEUED_TAINT,
     ConfigError,
+    Governance,
     parse_config,
 )
 from tests.conftest import design_example, design_md_example, load_stack
@@ -25,6 +28,9 @@ MINIMAL: dict[str, Any] = {
     "teams": [{"name": "research", "share": 100}],
 }
 
+
+# Written out, not imported, so a change to the governance taint is a test failure to look at.
+QUEUED = "kueue-aks.io/queued=true:NoSchedule"
 
 # A topology-aware pool as the config requires it: fixed-size (minCount == maxCount).
 TAS_POOL: dict[str, Any] = {"name": "tas", "vmSize": "Standard_D8s_v5", "minCount": 2, "maxCount": 2, "topology": True}
@@ -95,7 +101,8 @@ def test_defaults() -> None:
 def test_pulumi_yaml_declares_every_key_with_the_same_defaults() -> None:
     """Pulumi.yaml's declared defaults, injected as the CLI would, change nothing."""
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
-    assert set(declared) == {"cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology"}
+    assert set(declared) == {"cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance"}
+    assert set(declared) == set(KEYS)  # every key the parser accepts is declared, and no other
     for key, decl in declared.items():
         assert {"type", "default", "description"} <= set(decl), key
     with_declared_defaults = {k: d["default"] for k, d in declared.items() if k not in MINIMAL} | MINIMAL
@@ -105,7 +112,15 @@ def test_pulumi_yaml_declares_every_key_with_the_same_defaults() -> None:
 def test_spot_pool_carries_the_aks_spot_taint() -> None:
     raw = with_changes(nodePools=[{"name": "gpuspot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 2, "spot": True}])
     pool = parse(raw).pool("gpuspot")
+    # Configured (GPU default) taints first, then AKS's spot taint, then the governance taint.
     assert [str(t) for t in pool.node_taints] == [
+        "nvidia.com/gpu=present:NoSchedule",
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
+        QUEUED,
+    ]
+    assert [str(t) for t in pool.taints] == ["nvidia.com/gpu=present:NoSchedule"]  # the configured ones only
+    ungoverned = parse({**raw, "governance": {"enforce": False}}).pool("gpuspot")
+    assert [str(t) for t in ungoverned.node_taints] == [
         "nvidia.com/gpu=present:NoSchedule",
         "kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
     ]
@@ -270,6 +285,109 @@ def test_a_team_name_that_is_no_string_is_a_config_error(name: Any) -> None:
     assert problems_of(with_changes(teams=[{"name": name, "share": 10}]))[0].startswith("kueue-aks:teams[0].name: ")
 
 
+# --- governance ----------------------------------------------------------------------------
+
+# Pools of every kind: plain CPU, GPU (default taint), spot GPU (AKS's taint), custom taints.
+GOVERNANCE_POOLS: list[dict[str, Any]] = [
+    MINIMAL["nodePools"][0],
+    {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 1},
+    {"name": "gpuspot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 2, "spot": True},
+    {"name": "tainted", "vmSize": "Standard_E8s_v5", "maxCount": 2, "taints": ["dedicated=batch:NoSchedule"]},
+    TAS_POOL,
+]
+
+
+def test_queued_taint_constant() -> None:
+    assert QUEUED_TAINT == QUEUED
+
+
+def test_governance_is_on_by_default_and_exempts_only_system_namespaces() -> None:
+    cfg = parse(with_changes(nodePools=GOVERNANCE_POOLS))
+    assert cfg.governance == Governance(enforce=True, exempt_namespaces=())
+    assert cfg.governance.exempt == ("kube-system", "nvidia-device-plugin")
+    for pool in cfg.node_pools:
+        assert pool.governed, pool.name
+        # The queued taint comes last, after the configured and AKS's taints, exactly once.
+        assert [str(t) for t in pool.node_taints][-1] == QUEUED, pool.name
+        assert [str(t) for t in pool.node_taints].count(QUEUED) == 1, pool.name
+        assert QUEUED not in [str(t) for t in pool.taints], pool.name  # not a configured taint
+    assert [str(t) for t in cfg.pool("cpu").node_taints] == [QUEUED]
+    assert [str(t) for t in cfg.pool("tainted").node_taints] == ["dedicated=batch:NoSchedule", QUEUED]
+    # Written explicitly, the defaults give the same config.
+    explicit = parse(with_changes(nodePools=GOVERNANCE_POOLS, governance={"enforce": True, "exemptNamespaces": []}))
+    assert explicit == cfg
+
+
+def test_enforce_false_removes_the_queued_taint_from_every_pool() -> None:
+    governed = parse(with_changes(nodePools=GOVERNANCE_POOLS))
+    cfg = parse(with_changes(nodePools=GOVERNANCE_POOLS, governance={"enforce": False}))
+    assert cfg.governance.enforce is False
+    for pool, before in zip(cfg.node_pools, governed.node_pools, strict=True):
+        assert not pool.governed, pool.name
+        assert QUEUED not in [str(t) for t in pool.node_taints], pool.name
+        # Only the queued taint goes; every other taint stays, in order.
+        assert pool.node_taints == before.node_taints[:-1], pool.name
+    assert cfg.pool("cpu").node_taints == ()
+    assert [str(t) for t in cfg.pool("gpuspot").node_taints] == [
+        "nvidia.com/gpu=present:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
+
+
+def test_a_configured_queued_taint_is_not_doubled() -> None:
+    pools = [{**MINIMAL["nodePools"][0], "taints": [QUEUED, "dedicated=batch:NoSchedule"]}]
+    pool = parse(with_changes(nodePools=pools)).pool("cpu")
+    assert [str(t) for t in pool.node_taints] == [QUEUED, "dedicated=batch:NoSchedule"]
+
+
+def test_exempt_namespaces_come_after_the_system_ones() -> None:
+    cfg = parse(with_changes(governance={"exemptNamespaces": ["monitoring", "ingress-nginx"]}))
+    assert cfg.governance.exempt_namespaces == ("monitoring", "ingress-nginx")
+    assert cfg.governance.exempt == ("kube-system", "nvidia-device-plugin", "monitoring", "ingress-nginx")
+    # A system namespace listed again is not exempted twice.
+    again = parse(with_changes(governance={"exemptNamespaces": ["monitoring", "kube-system"]}))
+    assert again.governance.exempt == ("kube-system", "nvidia-device-plugin", "monitoring")
+    # Exemption does not turn governance off: the pools keep the queued taint.
+    assert [str(t) for t in cfg.pool("cpu").node_taints] == [QUEUED]
+
+
+@pytest.mark.parametrize(
+    ("governance", "expected"),
+    [
+        ({"enfore": False}, "kueue-aks:governance.enfore: unknown key (did you mean 'enforce'?); "
+                            "allowed keys: enforce, exemptNamespaces"),
+        ({"exemptNamespace": ["monitoring"]}, "kueue-aks:governance.exemptNamespace: unknown key "
+                                              "(did you mean 'exemptNamespaces'?); allowed keys: enforce, exemptNamespaces"),
+        ("off", "kueue-aks:governance: must be an object with keys enforce, exemptNamespaces; got a string"),
+        ({"enforce": "false"}, "kueue-aks:governance.enforce: must be true or false; got a string 'false'"),
+        ({"enforce": 0}, "kueue-aks:governance.enforce: must be true or false; got an integer 0"),
+        ({"exemptNamespaces": "monitoring"},
+         "kueue-aks:governance.exemptNamespaces: must be a list of namespace names; got a string"),
+        ({"exemptNamespaces": ["monitoring", "Ingress"]},
+         "kueue-aks:governance.exemptNamespaces[1]: 'Ingress' is not a namespace name (a DNS-1123 label)"),
+        ({"exemptNamespaces": [7]}, "kueue-aks:governance.exemptNamespaces[0]: 7 is not a namespace name (a DNS-1123 label)"),
+        ({"exemptNamespaces": ["monitoring", "ingress", "monitoring"]},
+         "kueue-aks:governance.exemptNamespaces[2]: 'monitoring' is listed twice"),
+        ({"exemptNamespaces": ["monitoring", "research"]},
+         "kueue-aks:governance.exemptNamespaces[1]: 'research' is a team namespace; its pods are queued by Kueue "
+         "and cannot be exempt"),
+    ],
+)
+def test_bad_governance_names_the_key_and_what_is_allowed(governance: Any, expected: str) -> None:
+    # Exactly one problem, at exactly this key path, with exactly this message.
+    assert problems_of(with_changes(governance=governance)) == [expected]
+
+
+def test_governance_problems_are_reported_with_the_others() -> None:
+    raw = with_changes(governance={"enforce": "yes", "exemptNamespaces": ["research", "A"]}, kueue={"replicas": 0})
+    with pytest.raises(ConfigError) as err:
+        parse(raw)
+    assert [p.path for p in err.value.problems] == [
+        "kueue-aks:kueue.replicas",
+        "kueue-aks:governance.enforce",
+        "kueue-aks:governance.exemptNamespaces[0]",
+        "kueue-aks:governance.exemptNamespaces[1]",
+    ]
+
+
 def test_every_problem_is_reported_at_once() -> None:
     raw = {
         "nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 0}, {"name": "g", "vmSize": "nope", "maxCount": 1}],
@@ -313,6 +431,13 @@ _pool = st.fixed_dictionaries(
 )
 
 
+# Names that are a team ("a"), fine ("mon"), or invalid ("A", ""), mixed with anything else.
+_governance = st.fixed_dictionaries({}, optional={
+    "enforce": st.booleans() | _values,
+    "exemptNamespaces": st.lists(st.sampled_from(["a", "mon", "A", ""]) | _values, max_size=3) | _values,
+})
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     pools=st.lists(_pool, max_size=3) | _values,
@@ -320,10 +445,11 @@ _pool = st.fixed_dictionaries(
                                          optional={"pools": _values}), max_size=3) | _values,
     cluster=_values,
     kueue=_values,
+    governance=_values | _governance,
 )
-def test_any_input_gives_a_config_or_a_config_error(pools: Any, teams: Any, cluster: Any, kueue: Any) -> None:
+def test_any_input_gives_a_config_or_a_config_error(pools: Any, teams: Any, cluster: Any, kueue: Any, governance: Any) -> None:
     """Whatever the YAML holds, the user sees a StackConfig or a ConfigError, never a traceback."""
-    raw = {"nodePools": pools, "teams": teams, "cluster": cluster, "kueue": kueue}
+    raw = {"nodePools": pools, "teams": teams, "cluster": cluster, "kueue": kueue, "governance": governance}
     try:
         cfg = parse(raw)
     except ConfigError as err:
@@ -332,6 +458,8 @@ def test_any_input_gives_a_config_or_a_config_error(pools: Any, teams: Any, clus
         assert sum(t.share for t in cfg.teams) <= 100
         assert all(p.max_count >= max(1, p.min_count) for p in cfg.node_pools)
         assert all(p.min_count == p.max_count for p in cfg.node_pools if p.topology)
+        assert all(p.governed == cfg.governance.enforce for p in cfg.node_pools)
+        assert not {t.name for t in cfg.teams} & set(cfg.governance.exempt)  # a team is never exempt
 
 
 @settings(max_examples=100, deadline=None)

@@ -22,6 +22,7 @@ from pulumi.runtime import rpc
 from components import device_plugin_values, kueue
 from components.config import KUEUE_NAMESPACE, StackConfig
 from components.kueue_values import KUEUE_CHART, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
+from components.policies import AGGREGATED_ROLE_GUARD
 from tests.conftest import load_stack
 from tests.harness import ProgramMocks, ProgramRun, RecordingMonitor, Registration, run_program
 
@@ -30,6 +31,8 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 POOL = "azure-native:containerservice:AgentPool"
 KUEUE_COMPONENT = "kueue-aks:kueue:KueueInstallation"
 PLUGIN_COMPONENT = "kueue-aks:gpu:NvidiaDevicePlugin"
+ADMISSION_POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 
 
 @pytest.fixture(scope="module")
@@ -114,12 +117,18 @@ def test_namespace_is_a_resource_of_the_component(dev_run: ProgramRun) -> None:
 def test_release_depends_on_the_aggregated_role_guard(dev_run: ProgramRun) -> None:
     # Created before the release and so deleted after it: Helm's uninstall wait needs the guard.
     component = dev_run.one(KUEUE_COMPONENT)
-    policy = dev_run.one("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
-    binding = dev_run.one("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding")
+    # By name: with governance on (the dev stack) the PoolGuard registers a policy and binding too.
+    policy = dev_run.one(ADMISSION_POLICY, "kueue-role-guard")
+    binding = dev_run.one(ADMISSION_BINDING, "kueue-role-guard-binding")
     assert policy.parent == binding.parent == component.urn
     assert policy.urn in binding.dependencies
     assert {policy.urn, binding.urn} <= set(kueue_release(dev_run).dependencies)
+    assert policy.inputs["metadata"]["name"] == AGGREGATED_ROLE_GUARD
     assert binding.inputs["spec"]["policyName"] == policy.inputs["metadata"]["name"]
+    # The pool guard is not the release's business: Kueue's install neither waits for it nor owns it.
+    pool_guard = dev_run.one(ADMISSION_POLICY, "governance-policy")
+    assert pool_guard.parent != component.urn
+    assert pool_guard.urn not in upstream(dev_run, kueue_release(dev_run))
 
 
 def test_children_use_the_cluster_provider(dev_run: ProgramRun) -> None:

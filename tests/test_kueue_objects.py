@@ -63,15 +63,33 @@ def test_one_flavor_per_pool_selecting_exactly_that_pool() -> None:
         assert flavor["spec"]["nodeLabels"] == {"kubernetes.azure.com/agentpool": name}
 
 
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+SPOT_TOLERATION = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+# Governance (on by default) taints every user pool; Kueue gives admitted pods the flavor's tolerations.
+QUEUED_TOLERATION = {"key": "kueue-aks.io/queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+
+
 def test_tolerations_cover_every_taint_of_the_pool() -> None:
-    flavors = by_kind(build_objects(config_with([{"name": "a", "share": 50}])), "ResourceFlavor")
-    assert "tolerations" not in flavors["cpu"]["spec"]
-    assert flavors["gpu"]["spec"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
-    assert flavors["gpuspot"]["spec"]["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
-        {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"},
+    flavors = by_kind(build_objects(config_with([{"name": "a", "share": 50}], MIXED_POOLS)), "ResourceFlavor")
+    assert flavors["cpu"]["spec"]["tolerations"] == [QUEUED_TOLERATION]
+    assert flavors["gpu"]["spec"]["tolerations"] == [GPU_TOLERATION, QUEUED_TOLERATION]
+    assert flavors["gpuspot"]["spec"]["tolerations"] == [GPU_TOLERATION, SPOT_TOLERATION, QUEUED_TOLERATION]
+    assert flavors["tainted"]["spec"]["tolerations"] == [
+        {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"},
+        {"key": "slow", "operator": "Exists", "effect": "PreferNoSchedule"},
+        QUEUED_TOLERATION,
     ]
+    # Topology-aware pools' flavors too: their pods reach the nodes only through Kueue as well.
+    assert flavors["tascpu"]["spec"]["tolerations"] == [QUEUED_TOLERATION]
+    assert flavors["h100"]["spec"]["tolerations"] == [GPU_TOLERATION, QUEUED_TOLERATION]
+
+
+def test_without_governance_flavors_tolerate_only_the_pools_own_taints() -> None:
+    cfg = config_with([{"name": "a", "share": 50}], MIXED_POOLS, governance={"enforce": False})
+    flavors = by_kind(build_objects(cfg), "ResourceFlavor")
+    assert "tolerations" not in flavors["cpu"]["spec"] and "tolerations" not in flavors["tascpu"]["spec"]
+    assert flavors["gpu"]["spec"]["tolerations"] == [GPU_TOLERATION]
+    assert flavors["gpuspot"]["spec"]["tolerations"] == [GPU_TOLERATION, SPOT_TOLERATION]
     assert flavors["tainted"]["spec"]["tolerations"] == [
         {"key": "dedicated", "operator": "Equal", "value": "batch", "effect": "NoSchedule"},
         {"key": "slow", "operator": "Exists", "effect": "PreferNoSchedule"},

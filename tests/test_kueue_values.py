@@ -47,6 +47,8 @@ KUEUE_CHART_VALUES = yaml.safe_load((KUEUE_DATA / "values.yaml").read_text())
 PLUGIN_CHART_VALUES = yaml.safe_load((PLUGIN_DATA / "values.yaml").read_text())
 CONFIG_FIELDS = yaml.safe_load((KUEUE_DATA / "config-fields.yaml").read_text())
 CHART_DEFAULT_CONFIG = yaml.safe_load(KUEUE_CHART_VALUES["managerConfig"]["controllerManagerConfigYaml"])
+# Every user pool carries kueue-aks.io/queued=true:NoSchedule while governance is on (the default).
+QUEUED_TOLERATION = {"key": "kueue-aks.io/queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
 
 # --- checkers (each has a test below proving it can fail) ----------------------------------
@@ -222,10 +224,35 @@ def test_manager_config_keeps_every_chart_default(dev_config: StackConfig) -> No
 
 
 def test_frameworks_come_from_config(dev_config: StackConfig, dev_config_map: dict[str, Any]) -> None:
-    assert manager_config(dev_config)["integrations"]["frameworks"] == list(dev_config.kueue.frameworks)
+    # Governance is on in the dev stack, so Kueue's pod integration follows the configured list.
+    assert manager_config(dev_config)["integrations"]["frameworks"] == [*dev_config.kueue.frameworks, "pod"]
     assert "trainer.kubeflow.org/trainjob" in dev_config.kueue.frameworks
+    assert "pod" not in dev_config.kueue.frameworks  # added by governance, not configured
     custom = variant(dev_config_map, kueue={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]})
-    assert manager_config(custom)["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset"]
+    assert manager_config(custom)["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset", "pod"]
+    ungoverned = variant(dev_config_map, kueue={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+                         governance={"enforce": False})
+    assert manager_config(ungoverned)["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset"]
+
+
+@pytest.mark.parametrize(
+    ("frameworks", "enforce", "expected"),
+    [
+        (["batch/job"], True, ["batch/job", "pod"]),
+        (["batch/job"], False, ["batch/job"]),
+        # Configured already: kept where the user put it, not listed twice.
+        (["pod", "batch/job"], True, ["pod", "batch/job"]),
+        (["batch/job", "pod"], True, ["batch/job", "pod"]),
+        (["batch/job", "pod"], False, ["batch/job", "pod"]),  # configured pod stays without governance
+    ],
+)
+def test_governance_adds_the_pod_integration(dev_config_map: dict[str, Any], frameworks: list[str], enforce: bool,
+                                             expected: list[str]) -> None:
+    config = variant(dev_config_map, kueue={"frameworks": frameworks}, governance={"enforce": enforce})
+    doc = yaml.safe_load(kueue_helm_values(config)["managerConfig"]["controllerManagerConfigYaml"])
+    assert doc["integrations"]["frameworks"] == expected
+    assert unknown_config_fields(doc, CONFIG_FIELDS) == []
+    assert list(config.kueue.frameworks) == frameworks  # the config itself is left as written
 
 
 @pytest.mark.parametrize("frameworks", [["batch/job"], ["batch/job", *sorted(POD_BASED_FRAMEWORKS)], ["pod"]])
@@ -332,15 +359,20 @@ _FREE_GATES = sorted(n for n, g in _RELEASE.gates.items()
                         min_size=1, unique=True),
     gates=st.dictionaries(st.sampled_from(_FREE_GATES), st.booleans(), max_size=6),
     replicas=st.integers(min_value=1, max_value=10),
+    enforce=st.booleans(),
 )
 def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gates: dict[str, bool],
-                                                     replicas: int) -> None:
-    config = variant(stack_file_config("dev"), kueue={"frameworks": frameworks, "featureGates": gates, "replicas": replicas})
+                                                     replicas: int, enforce: bool) -> None:
+    config = variant(stack_file_config("dev"), kueue={"frameworks": frameworks, "featureGates": gates, "replicas": replicas},
+                     governance={"enforce": enforce})
     values = kueue_helm_values(config)
     assert unknown_value_paths(values, KUEUE_CHART_VALUES) == []
     doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     assert unknown_config_fields(doc, CONFIG_FIELDS) == []
-    assert doc["integrations"]["frameworks"] == frameworks
+    # The configured list in order; governance adds Kueue's pod integration unless it is already there.
+    added = ["pod"] if enforce and "pod" not in frameworks else []
+    assert doc["integrations"]["frameworks"] == frameworks + added
+    assert doc["integrations"]["frameworks"].count("pod") == (1 if enforce or "pod" in frameworks else 0)
     assert {g["name"]: g["enabled"] for g in values["controllerManager"]["featureGates"]} == gates
 
 
@@ -377,21 +409,29 @@ def test_device_plugin_tolerates_every_gpu_pool_taint_and_no_cpu_taint(dev_confi
         "nodeSelectorTerms"][0]["matchExpressions"]
     assert expressions[0]["values"] == ["gpu", "gpuspot"]
     spot_key, _, spot_rest = SPOT_TAINT.partition("=")
-    assert values["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
-        {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
-        {"key": spot_key, "operator": "Equal", "value": spot_rest.split(":")[0], "effect": "NoSchedule"},
-    ]
+    gpu = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    sku = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    spot = {"key": spot_key, "operator": "Equal", "value": spot_rest.split(":")[0], "effect": "NoSchedule"}
+    # Pool by pool, each toleration once: gpu's (its taint, the queued one), then gpuspot's new ones.
+    # The queued taint is on every pool, CPU pools included; only the CPU pool's own taint is left out.
+    assert values["tolerations"] == [gpu, QUEUED_TOLERATION, sku, spot]
     for pool in config.node_pools:
         if pool.is_gpu:
             assert all(t.toleration() in values["tolerations"] for t in pool.node_taints)
+    assert {"key": "workload", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"} not in values["tolerations"]
+    ungoverned = device_plugin_values.device_plugin_values(variant(dev_config_map, nodePools=pools,
+                                                                   governance={"enforce": False}))
+    assert ungoverned["tolerations"] == [gpu, sku, spot]
 
 
 def test_device_plugin_tolerates_a_value_less_taint_with_exists(dev_config_map: dict[str, Any]) -> None:
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
     pools[1]["taints"] = ["dedicated:NoExecute"]
     values = device_plugin_values.device_plugin_values(variant(dev_config_map, nodePools=pools))
-    assert values["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}]
+    assert values["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, QUEUED_TOLERATION]
+    ungoverned = variant(dev_config_map, nodePools=pools, governance={"enforce": False})
+    assert device_plugin_values.device_plugin_values(ungoverned)["tolerations"] == [
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}]
 
 
 def test_device_plugin_values_need_a_gpu_pool(dev_config_map: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import yaml
 
 from components import plan
 from components.kueue_objects import build_objects, quota_table
+from components.policies import aggregated_role_guard, pool_guard
 from components.validate import validate_objects
 from tests.conftest import load_stack
 from tests.harness import ROOT
@@ -87,9 +88,15 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     files = sorted((tmp_path / "out").glob("*.yaml"))
     objects = [yaml.safe_load(f.read_text()) for f in files]
     config = plan.load_stack("dev", ROOT)
-    assert objects == build_objects(config)  # apply order kept by the file numbering
-    assert files[0].name.startswith("001-namespace-")
-    assert validate_objects(objects, crds=crds) == []
+    # The admission policies first (the role guard before Kueue's chart, the pool guard before any
+    # work is submitted), then the Kueue objects; apply order kept by the file numbering.
+    policies = [*aggregated_role_guard(), *pool_guard(config)]
+    assert [o["metadata"]["name"] for o in policies] == ["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
+    assert objects == [*policies, *build_objects(config)]
+    assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
+    assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"
+    assert files[len(policies)].name.startswith(f"{len(policies) + 1:03d}-namespace-")
+    assert validate_objects(objects[len(policies):], crds=crds) == []  # the validator knows Kueue's kinds only
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
     assert helm == ["kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
     values = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-values.yaml").read_text())

@@ -9,12 +9,20 @@ import pulumi
 import pytest
 import yaml
 
-from tests.conftest import design_example
+from components.policies import pool_guard
+from tests.conftest import design_example, load_stack
 from tests.harness import ProgramRun, run_program
 
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
+POOL_GUARD = "kueue-aks:governance:PoolGuard"
+ADMISSION_POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
+ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
+GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+# Governance is on by default: every user pool carries this taint, after its other taints.
+QUEUED_TAINT = "kueue-aks.io/queued=true:NoSchedule"
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +65,11 @@ def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
         assert reg.ignore_changes == ["count"]
         assert i["resourceName"] == "kueue-dev"
     cpu = pools["cpu"].inputs
-    assert (cpu["minCount"], cpu["maxCount"], cpu["nodeTaints"]) == (0, 4, [])
+    assert (cpu["minCount"], cpu["maxCount"], cpu["nodeTaints"]) == (0, 4, [QUEUED_TAINT])
     assert "gpuProfile" not in pools["cpu"].inputs
     gpu = pools["gpu"].inputs
     assert (gpu["vmSize"], gpu["minCount"], gpu["maxCount"]) == ("Standard_NC4as_T4_v3", 0, 3)
-    assert gpu["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert gpu["nodeTaints"] == [GPU_TAINT, QUEUED_TAINT]
     assert gpu["gpuProfile"] == {"driver": "Install"}
     assert "scaleSetPriority" not in gpu
 
@@ -75,7 +83,7 @@ def test_topology_aware_pool_is_a_fixed_size_agent_pool(dev_run: ProgramRun) -> 
     assert "minCount" not in i and "maxCount" not in i
     # Nothing scales it, so a changed count is a real change to apply, not drift to ignore.
     assert "count" not in tas.ignore_changes
-    assert i["resourceName"] == "kueue-dev" and i["nodeTaints"] == []
+    assert i["resourceName"] == "kueue-dev" and i["nodeTaints"] == [QUEUED_TAINT]
 
 
 def test_topology_aware_gpu_pool_keeps_its_size_and_gpu_specifics(dev_config_map: dict[str, Any]) -> None:
@@ -90,7 +98,8 @@ def test_topology_aware_gpu_pool_keeps_its_size_and_gpu_specifics(dev_config_map
     assert (h100.inputs["enableAutoScaling"], h100.inputs["count"]) == (False, 3)
     assert "minCount" not in h100.inputs and "maxCount" not in h100.inputs and h100.ignore_changes == []
     assert h100.inputs["gpuProfile"] == {"driver": "Install"}
-    assert h100.inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert h100.inputs["nodeTaints"] == [GPU_TAINT, QUEUED_TAINT]
+    assert pools["a100spot"].inputs["nodeTaints"] == [GPU_TAINT, SPOT_TAINT, QUEUED_TAINT]
     for name, (min_count, max_count) in {"cpu": (0, 4), "a100spot": (0, 2)}.items():  # autoscaled ones keep theirs
         i = pools[name].inputs
         assert (i["enableAutoScaling"], i["minCount"], i["maxCount"], i["count"]) == (True, min_count, max_count, min_count)
@@ -154,9 +163,79 @@ def test_spot_zonal_pinned_version(dev_config_map: dict[str, Any]) -> None:
     pools = {r.inputs["agentPoolName"]: r.inputs for r in run.of_type(POOL)}
     spot = pools["a100spot"]
     assert (spot["scaleSetPriority"], spot["scaleSetEvictionPolicy"], spot["spotMaxPrice"]) == ("Spot", "Delete", -1)
-    assert spot["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
+    # Configured (GPU default), then AKS's spot taint, then the governance taint.
+    assert spot["nodeTaints"] == [GPU_TAINT, SPOT_TAINT, QUEUED_TAINT]
+    assert pools["cpu"]["nodeTaints"] == [QUEUED_TAINT]
     assert spot["availabilityZones"] == ["1", "2"] and spot["orchestratorVersion"] == "1.33"
     assert pools["cpu"]["nodeLabels"] == {"team.example.com/tier": "batch"}
+
+
+# --- governance -----------------------------------------------------------------------------
+
+
+def test_governance_registers_the_pool_guard_on_the_cluster(dev_run: ProgramRun, dev_config_map: dict[str, Any]) -> None:
+    component = dev_run.one(POOL_GUARD, "governance")
+    # A top-level component, beside Kueue's installation (not inside it: Kueue's release does not wait for it).
+    assert not component.custom and component.parent == dev_run.one("kueue-aks:kueue:KueueInstallation").parent
+    assert "pulumi:pulumi:Stack" in component.parent
+    policy = dev_run.one(ADMISSION_POLICY, "governance-policy")
+    binding = dev_run.one(ADMISSION_BINDING, "governance-policy-binding")
+    assert policy.parent == binding.parent == component.urn
+    assert [r.name for r in dev_run.registrations if r.parent == component.urn] == ["governance-policy",
+                                                                                   "governance-policy-binding"]
+    # Bound after the policy exists (and unbound before it is deleted).
+    assert policy.urn in binding.dependencies and binding.urn not in policy.dependencies
+    # Both go to the AKS cluster through its provider, passed down from the component.
+    provider = dev_run.one(K8S_PROVIDER)
+    assert policy.provider.rsplit("::", 1)[0] == binding.provider.rsplit("::", 1)[0] == provider.urn
+    # What is registered is exactly what the pure builder makes for this stack.
+    built_policy, built_binding = pool_guard(load_stack(dev_config_map))
+    assert (policy.inputs["metadata"], policy.inputs["spec"]) == (built_policy["metadata"], built_policy["spec"])
+    assert (binding.inputs["metadata"], binding.inputs["spec"]) == (built_binding["metadata"], built_binding["spec"])
+    assert policy.inputs["metadata"]["name"] == "kueue-aks-pool-guard"
+    assert binding.inputs["spec"] == {"policyName": "kueue-aks-pool-guard", "validationActions": ["Deny"]}
+
+
+def test_governance_pool_guard_covers_every_pool_and_the_configured_exemptions(dev_config_map: dict[str, Any]) -> None:
+    config = _with(dev_config_map, "kueue-aks:governance", {"exemptNamespaces": ["monitoring"]})
+    spec = run_program(config).one(ADMISSION_POLICY, "governance-policy").inputs["spec"]
+    (selector,) = spec["matchConstraints"]["namespaceSelector"]["matchExpressions"]
+    assert selector == {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                        "values": ["kube-system", "nvidia-device-plugin", "monitoring"]}
+    selects = next(v["expression"] for v in spec["variables"] if v["name"] == "selects")
+    assert "['cpu', 'gpu', 'tas']" in selects
+
+
+def test_without_governance_nothing_of_it_is_registered(dev_config_map: dict[str, Any]) -> None:
+    run = run_program(_with(dev_config_map, "kueue-aks:governance", {"enforce": False}))
+    assert run.of_type(POOL_GUARD) == []
+    # Only Kueue's aggregated-role guard is left of the admission policies.
+    assert [r.name for r in run.of_type(ADMISSION_POLICY)] == ["kueue-role-guard"]
+    assert [r.name for r in run.of_type(ADMISSION_BINDING)] == ["kueue-role-guard-binding"]
+    taints = {r.inputs["agentPoolName"]: r.inputs["nodeTaints"] for r in run.of_type(POOL)}
+    assert taints == {"cpu": [], "gpu": [GPU_TAINT], "tas": []}
+    # Nor does anything tolerate the taint, and Kueue gets no pod integration.
+    for flavor in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"):
+        assert "kueue-aks.io/queued" not in str(flavor.inputs), flavor.name
+    plugin = run.one("kubernetes:helm.sh/v3:Release", "gpu-release").inputs["values"]
+    assert plugin["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    manager = yaml.safe_load(run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"]["managerConfig"][
+        "controllerManagerConfigYaml"])
+    assert "pod" not in manager["integrations"]["frameworks"]
+
+
+def test_with_governance_flavors_and_the_device_plugin_tolerate_the_queued_taint(dev_run: ProgramRun) -> None:
+    # The positive side of the test above, on the dev stack (governance on by default).
+    queued = {"key": "kueue-aks.io/queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    flavors = dev_run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    assert len(flavors) == 3
+    for flavor in flavors:
+        assert flavor.inputs["spec"]["tolerations"][-1] == queued, flavor.name
+    plugin = dev_run.one("kubernetes:helm.sh/v3:Release", "gpu-release").inputs["values"]
+    assert queued in plugin["tolerations"]
+    manager = yaml.safe_load(dev_run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"][
+        "managerConfig"]["controllerManagerConfigYaml"])
+    assert manager["integrations"]["frameworks"][-1] == "pod"
 
 
 def test_design_contract_example_runs_under_mocks() -> None:

@@ -2,7 +2,7 @@
 
 The engine deletes a resource once everything that depends on it is deleted, and deletes
 independent resources in parallel. The graph below is the program's (components/queues.py,
-kueue.py, gpu.py, helm.py): each Kueue object depends on what it names and on the Kueue release;
+kueue.py, gpu.py, helm.py, governance.py): each Kueue object depends on what it names and on the Kueue release;
 team namespaces depend on the release; the release depends on its namespace and the
 aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
 uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
@@ -22,7 +22,7 @@ from components.config import KUEUE_NAMESPACE
 from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from components.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue_values import KUEUE_RELEASE_NAME
-from components.policies import aggregated_role_guard
+from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
 
 from .stack_cluster import StackCluster
@@ -82,9 +82,11 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
         names = [f"{kind}/{ref}" for kind, ref in references(obj)]
         depends[key] = names + [kueue_release]
     guard = aggregated_role_guard()
-    for obj in guard + [namespace(KUEUE_NAMESPACE)]:
+    policies = [guard] + ([pool_guard(cluster.config)] if cluster.config.governance.enforce else [])
+    for obj in [o for pair in policies for o in pair] + [namespace(KUEUE_NAMESPACE)]:
         steps[_key(obj)] = Step(_key(obj), delete_object(obj))
-    depends[_key(guard[1])] = [_key(guard[0])]
+    for policy, binding in policies:
+        depends[_key(binding)] = [_key(policy)]
     steps[kueue_release] = Step(kueue_release, uninstall(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, cluster.kueue.stop))
     depends[kueue_release] = [_key(o) for o in guard] + [_key(namespace(KUEUE_NAMESPACE))]
     if cluster.config.has_gpu:

@@ -24,7 +24,7 @@ from components.device_plugin_values import (
 )
 from components.kueue_objects import build_objects
 from components.kueue_values import KUEUE_RELEASE_NAME, kueue_helm_values
-from components.policies import aggregated_role_guard
+from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
 from tests.harness import SHARED
 
@@ -79,6 +79,8 @@ class StackCluster:
 
         self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
         self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
+        if self.config.governance.enforce:
+            self.kubectl.apply(pool_guard(self.config))  # components/governance.py
         self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config.kueue.version), namespace=KUEUE_NAMESPACE,
                           values=kueue_helm_values(self.config), workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
         self._timed("kueue chart", start)

@@ -53,12 +53,16 @@ _GENERATED: dict[str, dict[str, Any]] = {
 }
 
 STACKS = ("dev", "design", *_GENERATED)
+# The dev stack with governance off: shows the bypass the governance tests guard against.
+UNGOVERNED = "dev-ungoverned"
 
 
 def config_map(stack: str) -> dict[str, Any]:
     """The `config:` map of a stack file, as the program and the plan command read it."""
     if stack == "dev":
         return dict(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"])
+    if stack == UNGOVERNED:
+        return {**config_map("dev"), "kueue-aks:governance": {"enforce": False}}
     if stack == "design":
         return dict(yaml.safe_load((ROOT / "tests" / "fixtures" / "design-example.yaml").read_text())["config"])
     return {"azure-native:location": "eastus2",

@@ -10,6 +10,7 @@ from components.quantity import QuantityError, parse_quantity
 
 from .cluster import is_true
 from .conftest import CLUSTER_UP_BUDGET_SECONDS, on_stacks
+from .destroy import object_ref
 from .stack_cluster import StackCluster
 from .stacks import STACKS
 
@@ -41,13 +42,9 @@ def _same(built: Any, stored: Any) -> bool:
 def test_every_object_is_stored_as_built(cluster: StackCluster) -> None:
     problems: list[str] = []
     for obj in cluster.objects:
-        meta = obj["metadata"]
-        group = obj["apiVersion"].rpartition("/")[0]
-        resource = obj["kind"].lower() + (f".{group}" if group else "")
-        args = [resource, meta["name"]] + (["-n", meta["namespace"]] if "namespace" in meta else [])
-        stored = cluster.kubectl.get(*args)
+        stored = cluster.kubectl.get(*object_ref(obj))
         body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-        problems += [f"{obj['kind']}/{meta['name']}{m}" for m in _missing(body, stored)]
+        problems += [f"{obj['kind']}/{obj['metadata']['name']}{m}" for m in _missing(body, stored)]
     assert not problems, "objects differ from what the builders made:\n" + "\n".join(problems)
 
 

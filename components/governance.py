@@ -1,0 +1,39 @@
+"""PoolGuard: the ValidatingAdmissionPolicy that keeps pods Kueue did not admit off the user pools.
+
+The policy is built by the pure components/policies.py; this component only registers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .config import StackConfig
+from .policies import pool_guard
+
+
+def admission_policy(parent: pulumi.Resource, name: str, policy: dict[str, Any], binding: dict[str, Any]) -> list[pulumi.Resource]:
+    """A ValidatingAdmissionPolicy and its binding (after it), children of `parent`."""
+    created = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+        name, metadata=policy["metadata"], spec=policy["spec"], opts=pulumi.ResourceOptions(parent=parent))
+    bound = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+        f"{name}-binding", metadata=binding["metadata"], spec=binding["spec"],
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[created]))
+    return [created, bound]
+
+
+class PoolGuard(pulumi.ComponentResource):
+    """Only what Kueue admitted runs on user pools (kueue-aks:governance; README "Governance").
+
+    Create it only when config.governance.enforce is on; the pools' queued taint comes with the
+    pool model (NodePool.node_taints), the `pod` integration with kueue_values.
+    """
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:governance:PoolGuard", name, None, opts)
+        policy, binding = pool_guard(config)
+        self.resources = admission_policy(self, f"{name}-policy", policy, binding)
+        self.policy_name = policy["metadata"]["name"]
+        self.register_outputs({"policy": self.policy_name, "exemptNamespaces": list(config.governance.exempt)})
