@@ -28,44 +28,42 @@ HELM_MANAGED_BY = ("app.kubernetes.io/managed-by", "Helm")  # Helm's own label o
 AGGREGATED_ROLE_GUARD = "kueue-aks-aggregated-role-guard"
 
 
+def _guard(name: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ValidatingAdmissionPolicy that fails closed, and the binding that makes it deny cluster-wide."""
+    meta = {"name": name, "labels": dict(COMMON_LABELS)}
+    return [
+        {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": meta,
+         "spec": {"failurePolicy": "Fail", **spec}},
+        {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": dict(meta),
+         "spec": {"policyName": name, "validationActions": ["Deny"]}},
+    ]
+
+
 def aggregated_role_guard() -> list[dict[str, Any]]:
     """The policy and its binding; both must exist while the Kueue release is uninstalled."""
     names = ", ".join(f"'{n}'" for n in AGGREGATED_ROLES)
     key, value = HELM_MANAGED_BY
-    policy = {
-        "apiVersion": ADMISSION_API_VERSION,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": AGGREGATED_ROLE_GUARD, "labels": dict(COMMON_LABELS)},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [{
-                    "apiGroups": ["rbac.authorization.k8s.io"],
-                    "apiVersions": ["v1"],
-                    "operations": ["CREATE"],
-                    "resources": ["clusterroles"],
-                }],
-            },
-            "matchConditions": [{"name": "kueue-aggregated-role", "expression": f"object.metadata.name in [{names}]"}],
-            "validations": [{
-                "expression": (f"has(object.metadata.labels) && '{key}' in object.metadata.labels && "
-                               f"object.metadata.labels['{key}'] == '{value}'"),
-                "messageExpression": (
-                    "'ClusterRole ' + object.metadata.name + ' belongs to the Kueue Helm release; only Helm creates it "
-                    f"(policy {AGGREGATED_ROLE_GUARD}: it keeps the aggregation controller from re-creating it "
-                    "while the release is uninstalled)'"
-                ),
-                "reason": "Forbidden",
+    return _guard(AGGREGATED_ROLE_GUARD, {
+        "matchConstraints": {
+            "resourceRules": [{
+                "apiGroups": ["rbac.authorization.k8s.io"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE"],
+                "resources": ["clusterroles"],
             }],
         },
-    }
-    binding = {
-        "apiVersion": ADMISSION_API_VERSION,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": AGGREGATED_ROLE_GUARD, "labels": dict(COMMON_LABELS)},
-        "spec": {"policyName": AGGREGATED_ROLE_GUARD, "validationActions": ["Deny"]},
-    }
-    return [policy, binding]
+        "matchConditions": [{"name": "kueue-aggregated-role", "expression": f"object.metadata.name in [{names}]"}],
+        "validations": [{
+            "expression": (f"has(object.metadata.labels) && '{key}' in object.metadata.labels && "
+                           f"object.metadata.labels['{key}'] == '{value}'"),
+            "messageExpression": (
+                "'ClusterRole ' + object.metadata.name + ' belongs to the Kueue Helm release; only Helm creates it "
+                f"(policy {AGGREGATED_ROLE_GUARD}: it keeps the aggregation controller from re-creating it "
+                "while the release is uninstalled)'"
+            ),
+            "reason": "Forbidden",
+        }],
+    })
 
 
 POOL_GUARD = "kueue-aks-pool-guard"
@@ -132,44 +130,31 @@ def pool_guard(config: StackConfig) -> list[dict[str, Any]]:
             f"object.metadata.labels['{label_key}'] == '{label_value}') || "
             f"(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, o.kind in {_cel_list(owners)}))")},
     ]
-    policy = {
-        "apiVersion": ADMISSION_API_VERSION,
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": POOL_GUARD, "labels": dict(COMMON_LABELS)},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                # UPDATE too: a pod held by a scheduling gate may still gain tolerations, a
-                # nodeSelector and affinity before it is scheduled.
-                "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                                   "resources": ["pods"]}],
-                "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                            "values": list(config.governance.exempt)}]},
-            },
-            # An update matters only before the pod is bound: afterwards its placement is fixed,
-            # and its owner must stay free to update it (finalizers, labels).
-            "matchConditions": [{"name": "unbound", "expression": (
-                "request.operation == 'CREATE' || !has(oldObject.spec.nodeName) || oldObject.spec.nodeName == ''")}],
-            "variables": variables,
-            "validations": [{
-                "expression": ("!(variables.tolerates || variables.selects || variables.pinned) || "
-                               "(variables.teamNamespace && variables.queued)"),
-                "messageExpression": (
-                    f"'{POOL_GUARD}: pod ' + request.namespace + '/' + "
-                    "(has(object.metadata.name) ? object.metadata.name : object.metadata.generateName + '*') + "
-                    "' was refused: it would run on a node pool that is reserved for work Kueue admits (' + "
-                    "(variables.pinned ? 'it names a pool node' : variables.selects ? 'it selects a pool' : "
-                    f"'it tolerates the {taint_key} taint') + '), outside any team quota. Submit it as a Job to your "
-                    "team LocalQueue instead (label kueue.x-k8s.io/queue-name: default, in your team namespace); "
-                    "platform admins can exempt a namespace in kueue-aks:governance.exemptNamespaces.'"),
-                "reason": "Forbidden",
-            }],
+    return _guard(POOL_GUARD, {
+        "matchConstraints": {
+            # UPDATE too: a pod held by a scheduling gate may still gain tolerations, a
+            # nodeSelector and affinity before it is scheduled.
+            "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                               "resources": ["pods"]}],
+            "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                                        "values": list(config.governance.exempt)}]},
         },
-    }
-    binding = {
-        "apiVersion": ADMISSION_API_VERSION,
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": POOL_GUARD, "labels": dict(COMMON_LABELS)},
-        "spec": {"policyName": POOL_GUARD, "validationActions": ["Deny"]},
-    }
-    return [policy, binding]
+        # An update matters only before the pod is bound: afterwards its placement is fixed,
+        # and its owner must stay free to update it (finalizers, labels).
+        "matchConditions": [{"name": "unbound", "expression": (
+            "request.operation == 'CREATE' || !has(oldObject.spec.nodeName) || oldObject.spec.nodeName == ''")}],
+        "variables": variables,
+        "validations": [{
+            "expression": ("!(variables.tolerates || variables.selects || variables.pinned) || "
+                           "(variables.teamNamespace && variables.queued)"),
+            "messageExpression": (
+                f"'{POOL_GUARD}: pod ' + request.namespace + '/' + "
+                "(has(object.metadata.name) ? object.metadata.name : object.metadata.generateName + '*') + "
+                "' was refused: it would run on a node pool that is reserved for work Kueue admits (' + "
+                "(variables.pinned ? 'it names a pool node' : variables.selects ? 'it selects a pool' : "
+                f"'it tolerates the {taint_key} taint') + '), outside any team quota. Submit it as a Job to your "
+                "team LocalQueue instead (label kueue.x-k8s.io/queue-name: default, in your team namespace); "
+                "platform admins can exempt a namespace in kueue-aks:governance.exemptNamespaces.'"),
+            "reason": "Forbidden",
+        }],
+    })
