@@ -2,7 +2,7 @@
 
 import pulumi
 
-from components.cluster import AksCluster
+from components.cluster import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config import load_stack_config
 from components.governance import PoolGuard
 from components.gpu import NvidiaDevicePlugin
@@ -13,18 +13,20 @@ from components.queues import KueueQueues, validated_objects
 config = load_stack_config()
 kueue_objects = validated_objects(config)
 
-cluster = AksCluster("kueue", config)
+Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
+cluster = Cluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 kueue = KueueInstallation("kueue", config, opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry, opts=k8s_opts)
 
-pulumi.export("clusterName", cluster.cluster_name)
-pulumi.export("resourceGroupName", cluster.resource_group_name)
-pulumi.export("oidcIssuerUrl", cluster.oidc_issuer_url)
+# Outputs that exist only in some cluster modes are left out in the others, not exported empty.
+for key, value in {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
+                   "oidcIssuerUrl": cluster.oidc_issuer_url, "kubeconfig": cluster.kubeconfig}.items():
+    if value is not None:
+        pulumi.export(key, value)
 pulumi.export("nodePools", cluster.node_pool_names)
-pulumi.export("kubeconfig", cluster.kubeconfig)
 pulumi.export("kueueNamespace", kueue.namespace.metadata.name)
 pulumi.export("kueueVersion", config.kueue.version)
 pulumi.export("localQueues", queues.local_queues)

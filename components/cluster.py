@@ -1,9 +1,19 @@
-"""AksCluster: resource group, AKS with only the system pool inline, one AgentPool per user pool,
-a secret kubeconfig and the Kubernetes provider the later components use."""
+"""The cluster the program deploys into, in one of three modes (kueue-aks:cluster):
+
+- AksCluster (create): resource group, AKS with only the system pool inline, one AgentPool per
+  user pool, a secret kubeconfig and the Kubernetes provider the later components use;
+- ExistingAksCluster (existing): an AKS cluster made elsewhere, read with azure-native's invokes;
+  each configured pool is checked against Azure at preview, since the quotas assume it;
+- KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
+
+Each has `provider` and `node_pool_names`; outputs that exist only in some modes are None in the
+others, and __main__.py exports only what is set.
+"""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -88,6 +98,86 @@ def _decode_kubeconfig(result: Any, *, exec_login: bool) -> str:
     return kubelogin_kubeconfig(text) if exec_login else text
 
 
+def aks_kubeconfig(resource_group: pulumi.Input[str], cluster: pulumi.Input[str], *, exec_login: bool) -> pulumi.Output[str]:
+    """The cluster's kubeconfig as a secret: admin credentials, or with local accounts off the
+    user credentials made non-interactive for kubelogin."""
+    credentials = (
+        containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=resource_group, resource_name=cluster, format="exec")
+        if exec_login
+        # Admin credentials work without kubelogin; AKS refuses them once local accounts are off.
+        else containerservice.list_managed_cluster_admin_credentials_output(
+            resource_group_name=resource_group, resource_name=cluster)
+    )
+    return pulumi.Output.secret(credentials.apply(lambda r: _decode_kubeconfig(r, exec_login=exec_login)))
+
+
+def kubernetes_provider(name: str, parent: pulumi.Resource, kubeconfig: pulumi.Input[str],
+                        cluster_identifier: pulumi.Input[str] | None) -> k8s.Provider:
+    return k8s.Provider(
+        name,
+        kubeconfig=kubeconfig,
+        # Without it, a changed kubeconfig (rotated credentials, unknown during preview)
+        # replaces the provider and with it every Kubernetes object (pulumi-kubernetes issue 2745).
+        cluster_identifier=cluster_identifier,
+        # `pulumi destroy` of a stack whose cluster is already gone still completes.
+        delete_unreachable=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def kubeconfig_server(kubeconfig: str) -> str:
+    """The API server URL of the kubeconfig's current context (its first cluster without one)."""
+    doc = yaml.safe_load(kubeconfig) or {}
+    context = next((c.get("context", {}) for c in doc.get("contexts", []) if c.get("name") == doc.get("current-context")), {})
+    clusters = doc.get("clusters") or [{}]
+    cluster = next((c for c in clusters if c.get("name") == context.get("cluster")), clusters[0])
+    return str((cluster.get("cluster") or {}).get("server", ""))
+
+
+def pool_mismatches(pool: NodePool, actual: Mapping[str, Any]) -> list[str]:
+    """How an existing AKS pool differs from the config's, field by field (empty: it matches).
+
+    `actual` has the agent pool's vm_size, enable_auto_scaling, count, min_count, max_count,
+    scale_set_priority, node_taints and node_labels, as azure-native's get_agent_pool gives them.
+    """
+    # Azure compares VM size names without case, so a different case is not a mismatch.
+    vm_size = str(actual.get("vm_size") or "")
+    expected: dict[str, Any] = {"vmSize": vm_size if vm_size.lower() == pool.vm_size.lower() else pool.vm_size,
+                                "spot": pool.spot, "taints": sorted(str(t) for t in pool.node_taints)}
+    got: dict[str, Any] = {"vmSize": vm_size,
+                           "spot": actual.get("scale_set_priority") == "Spot",
+                           "taints": sorted(actual.get("node_taints") or [])}
+    if pool.topology:
+        expected |= {"autoscaling": False, "count": pool.max_count}
+        got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "count": actual.get("count")}
+    else:
+        expected |= {"autoscaling": True, "minCount": pool.min_count, "maxCount": pool.max_count}
+        got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "minCount": actual.get("min_count"),
+                "maxCount": actual.get("max_count")}
+    labels = actual.get("node_labels") or {}
+    expected["labels"] = dict(pool.labels)
+    got["labels"] = {k: labels.get(k) for k in pool.labels}
+    return [f"{key} is {got[key]!r} in Azure but {expected[key]!r} in the config"
+            for key in expected if got[key] != expected[key]]
+
+
+class PoolMismatchError(pulumi.RunError):
+    """An existing pool is not what the config describes: the quotas would be wrong."""
+
+
+def check_pool(index: int, pool: NodePool, result: Any) -> str:
+    """Raise when the existing pool differs; its name otherwise (an input for the provider)."""
+    problems = pool_mismatches(pool, {key: getattr(result, key, None) for key in (
+        "vm_size", "enable_auto_scaling", "count", "min_count", "max_count", "scale_set_priority", "node_taints",
+        "node_labels")})
+    if problems:
+        raise PoolMismatchError(
+            f"kueue-aks:nodePools[{index}] ({pool.name}) does not match the existing AKS pool; the quotas would be "
+            "wrong:\n" + "\n".join(f"  - {p}" for p in problems) + "\nChange the stack file or the pool.")
+    return pool.name
+
+
 class AksCluster(pulumi.ComponentResource):
     """The AKS cluster with its user pools, and a Kubernetes provider for it."""
 
@@ -144,30 +234,9 @@ class AksCluster(pulumi.ComponentResource):
             for pool in config.node_pools
         }
 
-        exec_login = settings.disable_local_accounts
-        credentials = (
-            containerservice.list_managed_cluster_user_credentials_output(
-                resource_group_name=self.resource_group.name, resource_name=self.cluster.name, format="exec"
-            )
-            if exec_login
-            # Admin credentials work without kubelogin; AKS refuses them once local accounts are off.
-            else containerservice.list_managed_cluster_admin_credentials_output(
-                resource_group_name=self.resource_group.name, resource_name=self.cluster.name
-            )
-        )
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
-            credentials.apply(lambda r: _decode_kubeconfig(r, exec_login=exec_login))
-        )
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            # Without it, a changed kubeconfig (rotated credentials, unknown during preview)
-            # replaces the provider and with it every Kubernetes object (pulumi-kubernetes issue 2745).
-            cluster_identifier=self.cluster.id,
-            # `pulumi destroy` of a stack whose cluster is already gone still completes.
-            delete_unreachable=True,
-            opts=child,
-        )
+        self.kubeconfig: pulumi.Output[str] = aks_kubeconfig(
+            self.resource_group.name, self.cluster.name, exec_login=settings.disable_local_accounts)
+        self.provider = kubernetes_provider(f"{name}-k8s", self, self.kubeconfig, self.cluster.id)
 
         self.cluster_name = self.cluster.name
         self.resource_group_name = self.resource_group.name
@@ -182,3 +251,51 @@ class AksCluster(pulumi.ComponentResource):
                 "kubeconfig": self.kubeconfig,
             }
         )
+
+
+class ExistingAksCluster(pulumi.ComponentResource):
+    """An AKS cluster made elsewhere: read, never created, changed or deleted by this stack."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:cluster:ExistingAksCluster", name, None, opts)
+        existing = config.cluster.existing
+        assert existing is not None, "ExistingAksCluster needs kueue-aks:cluster.existing"
+        group, cluster_name = existing.resource_group, existing.name
+        cluster = containerservice.get_managed_cluster_output(resource_group_name=group, resource_name=cluster_name)
+        # Every pool is read and compared at preview; the provider waits for the checks, so a
+        # mismatch stops the run before any Kubernetes object is touched.
+        checked = [
+            containerservice.get_agent_pool_output(agent_pool_name=pool.name, resource_group_name=group,
+                                                   resource_name=cluster_name).apply(
+                lambda result, i=i, pool=pool: check_pool(i, pool, result))
+            for i, pool in enumerate(config.node_pools)
+        ]
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
+            cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
+        self.provider = kubernetes_provider(
+            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checked).apply(lambda parts: parts[0]), cluster.id)
+        self.cluster_name: pulumi.Output[str] | None = cluster.name
+        self.resource_group_name: pulumi.Output[str] | None = pulumi.Output.from_input(group)
+        self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
+            lambda p: p.issuer_url if p else None)
+        self.node_pool_names = pulumi.Output.all(*checked)
+        self.register_outputs({"clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
+                               "oidcIssuerUrl": self.oidc_issuer_url, "nodePoolNames": self.node_pool_names,
+                               "kubeconfig": self.kubeconfig})
+
+
+class KubeconfigCluster(pulumi.ComponentResource):
+    """Any Kubernetes cluster whose nodes carry AKS's pool labels, reached with a secret kubeconfig;
+    no Azure resource and no Azure credentials."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:cluster:KubeconfigCluster", name, None, opts)
+        assert config.cluster.kubeconfig is not None, "KubeconfigCluster needs kueue-aks:cluster.kubeconfig"
+        kubeconfig = pulumi.Output.secret(config.cluster.kubeconfig)
+        # The API server's address identifies the cluster: rotated credentials keep every object,
+        # another cluster replaces them (the address is not a credential).
+        self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
+        self.cluster_name = self.resource_group_name = self.oidc_issuer_url = None
+        self.kubeconfig = None  # the stack's own secret config; not exported again
+        self.node_pool_names = [p.name for p in config.node_pools]
+        self.register_outputs({"nodePoolNames": self.node_pool_names})

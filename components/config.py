@@ -14,9 +14,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from . import capacity, kueue_versions
+from .charts import chart_source_problem, image_repository_problem
 from .capacity import NodeResources, VmSize
 from .k8s_names import (
     TAINT_EFFECTS,
@@ -48,6 +52,15 @@ QUEUED_TAINT = "kueue-aks.io/queued=true:NoSchedule"
 DEFAULT_GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
 
 TIERS = ("Free", "Standard", "Premium")
+DEFAULT_KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+DEFAULT_DEVICE_PLUGIN_CHART = "https://nvidia.github.io/k8s-device-plugin"
+# Relative chart paths start at the project directory (where Pulumi runs the program).
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+# Stands for a secret that is still encrypted in the stack file (the offline plan cannot decrypt).
+ENCRYPTED = "<encrypted>"
+# Keys that shape a cluster the program creates; meaningless for a cluster it only uses.
+CREATION_KEYS = ("name", "kubernetesVersion", "tier", "zones", "systemPool", "adminGroupObjectIds",
+                 "disableLocalAccounts", "autoUpgradeChannel")
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
 DEFAULT_FRAMEWORKS = (
     "batch/job",
@@ -77,6 +90,7 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/",)
 _POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 # AKS cluster names: 1-63 letters, digits, '-' and '_', starting and ending with a letter or digit.
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+_RESOURCE_GROUP = re.compile(r"^[-\w._()]{1,90}$")
 _K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
 _SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -111,6 +125,12 @@ class SystemPool:
 
 
 @dataclass(frozen=True)
+class ExistingCluster:
+    resource_group: str
+    name: str
+
+
+@dataclass(frozen=True)
 class ClusterSettings:
     name: str
     kubernetes_version: str | None = None
@@ -120,6 +140,13 @@ class ClusterSettings:
     admin_group_object_ids: tuple[str, ...] = ()
     disable_local_accounts: bool = False
     auto_upgrade_channel: str = "patch"
+    existing: ExistingCluster | None = None  # an AKS cluster made elsewhere: nothing Azure is created
+    kubeconfig: str | None = field(default=None, repr=False)  # any cluster: no Azure at all; a secret
+
+    @property
+    def mode(self) -> str:
+        """create | existing | kubeconfig"""
+        return "existing" if self.existing else "kubeconfig" if self.kubeconfig else "create"
 
 
 @dataclass(frozen=True)
@@ -162,10 +189,18 @@ class KueueSettings:
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(DEFAULT_FEATURE_GATES))
     frameworks: tuple[str, ...] = DEFAULT_FRAMEWORKS
     replicas: int = 2
+    chart: str = DEFAULT_KUEUE_CHART  # oci:// or https:// repository, or a local .tgz
+    image_repository: str | None = None  # a mirror of registry.k8s.io/kueue/kueue; tag = version
 
     @property
     def release(self) -> kueue_versions.KueueRelease:
         return kueue_versions.RELEASES[self.version]
+
+
+@dataclass(frozen=True)
+class DevicePluginSettings:
+    chart: str = DEFAULT_DEVICE_PLUGIN_CHART
+    image_repository: str | None = None  # a mirror of nvcr.io/nvidia/k8s-device-plugin
 
 
 @dataclass(frozen=True)
@@ -215,6 +250,7 @@ class StackConfig:
     priority_classes: tuple[PriorityClass, ...] = DEFAULT_PRIORITY_CLASSES
     topology_levels: tuple[str, ...] = DEFAULT_TOPOLOGY_LEVELS
     governance: Governance = Governance()
+    device_plugin: DevicePluginSettings = DevicePluginSettings()
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -371,6 +407,20 @@ def _checker(problems: _Problems) -> Any:
     return C
 
 
+def _is_kubeconfig(value: Any) -> bool:
+    """A kubeconfig document: YAML with a list of clusters, each with a server address."""
+    if not isinstance(value, str):
+        return False
+    try:
+        doc = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return False
+    clusters = doc.get("clusters") if isinstance(doc, Mapping) else None
+    return (isinstance(clusters, list) and bool(clusters)
+            and all(isinstance(c, Mapping) and isinstance(c.get("cluster"), Mapping)
+                    and isinstance(c["cluster"].get("server"), str) for c in clusters))
+
+
 def _parse_taint(text: str) -> Taint:
     spec, _, effect = text.rpartition(":")
     key, _, value = spec.partition("=")
@@ -395,9 +445,7 @@ def _taint_problem(text: str) -> str | None:
 
 def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings:
     c = _checker(problems)
-    r = _Reader(problems, f"{NAMESPACE}:cluster", raw,
-                ["name", "kubernetesVersion", "tier", "zones", "systemPool", "adminGroupObjectIds",
-                 "disableLocalAccounts", "autoUpgradeChannel"])
+    r = _Reader(problems, f"{NAMESPACE}:cluster", raw, [*CREATION_KEYS, "existing", "kubeconfig"])
     name = r.get("name", f"kueue-{stack}", lambda p, v: c.string(
         p, v, pattern=_CLUSTER_NAME, hint=" (1-63 letters, digits, '-' or '_', starting and ending with a letter or digit)"))
 
@@ -437,6 +485,38 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
                for i, g in enumerate(items)]
         return tuple(out) if _INVALID not in out else _INVALID
 
+    def existing(p: str, v: Any) -> Any:
+        e = _Reader(problems, p, v, ["resourceGroup", "name"])
+        if not e.value:
+            if isinstance(v, Mapping):
+                problems.add(p, "must name the cluster: {resourceGroup, name}")
+            return _INVALID
+        group = e.get("resourceGroup", None, lambda q, x: c.string(q, x, pattern=_RESOURCE_GROUP, hint=" (an Azure resource group name)"))
+        cluster_name = e.get("name", None, lambda q, x: c.string(q, x, pattern=_CLUSTER_NAME, hint=" (an AKS cluster name)"))
+        for key, got in (("resourceGroup", group), ("name", cluster_name)):
+            if key not in e.value:
+                problems.add(e.at(key), "is required")
+        return ExistingCluster(group, cluster_name) if group and cluster_name else _INVALID
+
+    def kubeconfig(p: str, v: Any) -> Any:
+        if isinstance(v, Mapping) and set(v) == {"secure"}:
+            # Still encrypted: read from the stack file (the offline plan); the program gets it decrypted.
+            return ENCRYPTED
+        # Never echo the value, not even in a YAML parse error: it holds credentials.
+        if not _is_kubeconfig(v):
+            problems.add(p, "must be a kubeconfig document (set it with `pulumi config set --secret --path "
+                         "kueue-aks:cluster.kubeconfig < file`); the value given is not one")
+            return _INVALID
+        return v
+
+    modes = [k for k in ("existing", "kubeconfig") if k in r.value]
+    if len(modes) == 2:
+        problems.add(r.at("kubeconfig"), "cannot be set together with cluster.existing; choose one cluster mode")
+    elif modes:
+        for key in CREATION_KEYS:
+            if key in r.value:
+                problems.add(r.at(key), f"configures a cluster the program creates; with cluster.{modes[0]} the "
+                             "program creates no cluster, so remove it")
     return ClusterSettings(
         name=name,
         kubernetes_version=r.get("kubernetesVersion", None, k8s_version),
@@ -446,6 +526,8 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
         admin_group_object_ids=r.get("adminGroupObjectIds", (), guids),
         disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
         auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
+        existing=r.get("existing", None, existing),
+        kubeconfig=r.get("kubeconfig", None, kubeconfig),
     )
 
 
@@ -618,7 +700,8 @@ def _parse_pools(problems: _Problems, raw: Any) -> tuple[NodePool, ...]:
 
 def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
     c = _checker(problems)
-    r = _Reader(problems, f"{NAMESPACE}:kueue", raw, ["version", "featureGates", "frameworks", "replicas"])
+    r = _Reader(problems, f"{NAMESPACE}:kueue", raw,
+                ["version", "featureGates", "frameworks", "replicas", "chart", "imageRepository"])
     supported = sorted(kueue_versions.RELEASES)
 
     def version(p: str, v: Any) -> Any:
@@ -668,6 +751,30 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
         feature_gates=feature_gates,
         frameworks=fw,
         replicas=r.get("replicas", 2, lambda p, v: c.integer(p, v, 1, 10)),
+        chart=r.get("chart", DEFAULT_KUEUE_CHART, _checked(problems, lambda v: chart_source_problem(v, ver, PROJECT_ROOT))),
+        image_repository=r.get("imageRepository", None, _checked(problems, image_repository_problem)),
+    )
+
+
+def _checked(problems: _Problems, problem: Callable[[Any], str | None]) -> Callable[[str, Any], Any]:
+    """A checker from a function that says what is wrong with a value, or None."""
+    def check(path: str, value: Any) -> Any:
+        said = problem(value)
+        if said:
+            problems.add(path, said)
+            return _INVALID
+        return value
+    return check
+
+
+def _parse_device_plugin(problems: _Problems, raw: Any) -> DevicePluginSettings:
+    from .device_plugin_values import DEVICE_PLUGIN_VERSION  # the device plugin's pin lives with its values
+
+    r = _Reader(problems, f"{NAMESPACE}:devicePlugin", raw, ["chart", "imageRepository"])
+    return DevicePluginSettings(
+        chart=r.get("chart", DEFAULT_DEVICE_PLUGIN_CHART,
+                    _checked(problems, lambda v: chart_source_problem(v, DEVICE_PLUGIN_VERSION, PROJECT_ROOT))),
+        image_repository=r.get("imageRepository", None, _checked(problems, image_repository_problem)),
     )
 
 
@@ -831,7 +938,7 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
 
 # --- entry points --------------------------------------------------------------------------
 
-KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance")
+KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -843,9 +950,12 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     for key in raw:
         if key not in KEYS:
             problems.add(f"{NAMESPACE}:{key}", f"unknown key{_suggest(str(key), KEYS)}; allowed keys: {', '.join(KEYS)}")
-    if not location:
-        problems.add("azure-native:location", "is required: the Azure region, e.g. eastus2")
     cluster = _parse_cluster(problems, raw.get("cluster"), stack)
+    asked_for_kubeconfig = isinstance(raw.get("cluster"), Mapping) and "kubeconfig" in raw["cluster"]
+    if not location and cluster.mode != "kubeconfig" and not asked_for_kubeconfig:
+        # Listed first, where a reader of the stack file finds the key.
+        problems.items.insert(0, Problem("azure-native:location", "is required: the Azure region, e.g. eastus2 (only "
+                                         "a cluster.kubeconfig stack needs none)"))
     before = len(problems.items)
     pools = _parse_pools(problems, raw.get("nodePools"))
     pools_ok = len(problems.items) == before
@@ -854,6 +964,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     priority_classes = _parse_priority_classes(problems, raw.get("priorityClasses"))
     levels = _parse_topology(problems, raw.get("topology"))
     governance = _parse_governance(problems, raw.get("governance"), teams)
+    device_plugin = _parse_device_plugin(problems, raw.get("devicePlugin"))
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -861,9 +972,9 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
     if problems.items:
         raise ConfigError(problems.items)
-    assert location is not None
-    return StackConfig(stack=stack, location=location, cluster=cluster, node_pools=pools, kueue=kueue,
-                       teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance)
+    return StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
+                       teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
+                       device_plugin=device_plugin)
 
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

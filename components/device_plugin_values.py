@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from .charts import ChartRef, chart_ref
 from .config import POOL_LABEL, NodePool, StackConfig
 
-DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
-DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"  # its name in an https chart repository
 # Chart version (= appVersion, so image nvcr.io/nvidia/k8s-device-plugin of that version);
 # tests check it against ../shared/nvidia-device-plugin/v0.20.0/Chart.yaml.
 DEVICE_PLUGIN_VERSION = "0.20.0"
 DEVICE_PLUGIN_NAMESPACE = "nvidia-device-plugin"
 DEVICE_PLUGIN_RELEASE_NAME = "nvidia-device-plugin"
+
+
+def device_plugin_chart(config: StackConfig) -> ChartRef:
+    return chart_ref(config.device_plugin.chart, DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION)
 
 
 def gpu_pools(config: StackConfig) -> list[NodePool]:
@@ -40,7 +44,7 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
         for taint in pool.node_taints:
             if taint.toleration() not in tolerations:
                 tolerations.append(taint.toleration())
-    return {
+    values: dict[str, Any] = {
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -52,3 +56,7 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
         },
         "tolerations": tolerations,
     }
+    if config.device_plugin.image_repository:
+        # Only the repository: the tag stays the chart's appVersion, the pinned version.
+        values["image"] = {"repository": config.device_plugin.image_repository}
+    return values

@@ -11,11 +11,9 @@ import pulumi_kubernetes as k8s
 
 from .config import StackConfig
 from .device_plugin_values import (
-    DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_NAMESPACE,
     DEVICE_PLUGIN_RELEASE_NAME,
-    DEVICE_PLUGIN_REPOSITORY,
-    DEVICE_PLUGIN_VERSION,
+    device_plugin_chart,
     device_plugin_values,
 )
 from .helm import namespaced_release
@@ -36,9 +34,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             name,
             namespace=DEVICE_PLUGIN_NAMESPACE,
             release_name=DEVICE_PLUGIN_RELEASE_NAME,
-            chart=DEVICE_PLUGIN_CHART,
-            repository=DEVICE_PLUGIN_REPOSITORY,
-            version=DEVICE_PLUGIN_VERSION,
+            chart=device_plugin_chart(config),
             values=device_plugin_values(config),
         )
         self.register_outputs({"namespace": self.namespace.metadata.name, "releaseStatus": self.release.status})

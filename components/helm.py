@@ -7,6 +7,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .charts import ChartRef
+
 # Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
 RELEASE_TIMEOUT_SECONDS = 600
 # Revisions Helm keeps, as the helm CLI's default --history-max; each holds the whole chart.
@@ -19,10 +21,8 @@ def namespaced_release(
     *,
     namespace: str,
     release_name: str,
-    chart: str,
-    version: str,
+    chart: ChartRef,
     values: dict[str, Any],
-    repository: str | None = None,
     depends_on: list[pulumi.Resource] | None = None,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
     """The chart's Namespace and Release, both children of `parent`.
@@ -37,9 +37,11 @@ def namespaced_release(
     release = k8s.helm.v3.Release(
         f"{name}-release",
         name=release_name,
-        chart=chart,
-        repository_opts={"repo": repository} if repository else None,
-        version=version,  # always an exact version
+        # The same code path for an OCI chart, a chart in an https repository and a local .tgz
+        # (components/charts.py); the version is always exact (a local file is checked to hold it).
+        chart=chart.chart,
+        repository_opts={"repo": chart.repository} if chart.repository else None,
+        version=chart.version,
         namespace=ns.metadata.name,
         values=values,
         # Awaited: whatever depends on the release starts once its workloads are Ready.

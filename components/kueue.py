@@ -29,7 +29,7 @@ from .config import KUEUE_NAMESPACE, StackConfig
 from .governance import admission_policy
 from .policies import aggregated_role_guard
 from .helm import namespaced_release
-from .kueue_values import KUEUE_CHART, KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
+from .kueue_values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_chart, kueue_helm_values
 
 # Measured on the local control plane (README "Kueue's webhook at start-up"): the webhook answers
 # about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
@@ -117,8 +117,7 @@ class KueueInstallation(pulumi.ComponentResource):
             name,
             namespace=KUEUE_NAMESPACE,
             release_name=KUEUE_RELEASE_NAME,
-            chart=KUEUE_CHART,
-            version=config.kueue.version,
+            chart=kueue_chart(config),
             values=kueue_helm_values(config),
             # Created before the release and deleted after it: uninstall needs the guard.
             depends_on=self.guard,

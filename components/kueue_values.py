@@ -13,9 +13,10 @@ from typing import Any
 
 import yaml
 
+from .charts import ChartRef, chart_ref
 from .config import MANAGED_LABEL, StackConfig
 
-KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every
 # object and webhook name) follows the release name (kueue.md §9 #1).
 KUEUE_RELEASE_NAME = "kueue"
@@ -93,6 +94,10 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
     }
 
 
+def kueue_chart(config: StackConfig) -> ChartRef:
+    return chart_ref(config.kueue.chart, KUEUE_CHART_NAME, config.kueue.version)
+
+
 def kueue_frameworks(config: StackConfig) -> list[str]:
     """The configured frameworks, plus Kueue's `pod` integration when governance is on: then a bare
     pod in a team namespace is queued and admitted like a Job instead of bypassing the quota (the
@@ -117,6 +122,9 @@ def kueue_helm_values(config: StackConfig) -> dict[str, Any]:
         # "Guaranteed Scheduling For Critical Add-On Pods"; NVIDIA's chart does the same).
         "priorityClassName": "system-cluster-critical",
     }
+    if config.kueue.image_repository:
+        # Only the repository: the published chart's tag is v<version>, so the image stays pinned.
+        manager["image"] = {"repository": config.kueue.image_repository}
     if config.uses_topology:
         memory = f"{tas_memory_mib(config)}Mi"
         # Requests equal limits, as in the chart default; cpu keeps the chart's values (Helm merges maps).

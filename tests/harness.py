@@ -20,6 +20,8 @@ from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
+from components.config import ConfigError, NodePool, parse_config, raw_from_stack_file
+
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = ROOT / "__main__.py"
 SHARED = ROOT.parent / "shared"
@@ -72,6 +74,7 @@ class ProgramRun:
     exports: dict[str, Any]
     secret_exports: set[str]
     invokes: list[str] = field(default_factory=list)
+    invoke_args: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (token, arguments)
 
     def of_type(self, type_: str) -> list[Registration]:
         return [r for r in self.registrations if r.type == type_]
@@ -85,15 +88,68 @@ class ProgramRun:
         return next(r for r in self.registrations if r.urn == urn)
 
 
+def agent_pool_result(pool: NodePool) -> dict[str, Any]:
+    """What azure-native's getAgentPool returns (wire names) for an AKS pool made as `pool` says:
+    written from the pool model, not from components/cluster.py, so the check is tested, not copied."""
+    result: dict[str, Any] = {
+        "name": pool.name,
+        "vmSize": pool.vm_size,
+        "mode": "User",
+        "nodeTaints": [str(t) for t in pool.node_taints],
+        "nodeLabels": dict(pool.labels),
+    }
+    if pool.topology:
+        result |= {"enableAutoScaling": False, "count": pool.max_count}
+    else:  # the autoscaler has moved the count; only the bounds are configured
+        result |= {"enableAutoScaling": True, "minCount": pool.min_count, "maxCount": pool.max_count,
+                   "count": pool.min_count}
+    if pool.spot:
+        result |= {"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}
+    return result
+
+
+def _decode(value: Any) -> Any:
+    """A value as the program reads it: JSON text is structured, other text stays as given."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[str, dict[str, Any]]:
+    """getAgentPool results that match the config map's pools; empty when the config is invalid
+    (the program then stops before any invoke)."""
+    raw, location = raw_from_stack_file({"config": {k: _decode(v) for k, v in config.items()}})
+    try:
+        parsed = parse_config(raw, stack=stack, location=location)
+    except ConfigError:
+        return {}
+    return {pool.name: agent_pool_result(pool) for pool in parsed.node_pools}
+
+
 class ProgramMocks(pulumi.runtime.Mocks):
-    def __init__(self) -> None:
+    """Mocked resources and invokes. For an existing cluster (kueue-aks:cluster.existing):
+    `managed_cluster` overrides fields of the getManagedCluster result (e.g. disableLocalAccounts),
+    and `agent_pools` is getAgentPool's result by pool name (None: pools matching the config; a
+    name not in it fails the invoke, as Azure's 404 would)."""
+
+    def __init__(self, *, managed_cluster: Mapping[str, Any] | None = None,
+                 agent_pools: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.invokes: list[str] = []
+        self.invoke_args: list[tuple[str, dict[str, Any]]] = []
+        self.managed_cluster = dict(managed_cluster or {})
+        self.agent_pools = None if agent_pools is None else {k: dict(v) for k, v in agent_pools.items()}
+        # Set by run_program; parsed only when a pool is read, so create-mode runs (bench/) pay nothing.
+        self.config_map: tuple[Mapping[str, Any], str] | None = None
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = dict(args.inputs)
         if args.typ == "azure-native:containerservice:ManagedCluster":
             state["name"] = args.inputs.get("resourceName")
-            state["oidcIssuerProfile"] = {"enabled": True, "issuerUrl": "https://oidc.example.invalid/issuer/"}
+            # Azure's wire name is issuerURL (the SDK's getter); "issuerUrl" would leave issuer_url unset.
+            state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": "https://oidc.example.invalid/issuer/"}
         elif args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = f"{args.name}-rg123"
         elif args.typ == "kubernetes:helm.sh/v3:Release":
@@ -103,6 +159,24 @@ class ProgramMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         self.invokes.append(args.token)
+        self.invoke_args.append((args.token, dict(args.args)))
+        if args.token == "azure-native:containerservice:getManagedCluster":
+            group, name = args.args["resourceGroupName"], args.args["resourceName"]
+            return {
+                "id": f"/subscriptions/0000/resourceGroups/{group}/providers/Microsoft.ContainerService/managedClusters/{name}",
+                "name": name,
+                "location": "eastus2",
+                "disableLocalAccounts": False,
+                "oidcIssuerProfile": {"enabled": True, "issuerURL": "https://oidc.example.invalid/existing/"},
+                **self.managed_cluster,
+            }
+        if args.token == "azure-native:containerservice:getAgentPool":
+            pool = args.args["agentPoolName"]
+            if self.agent_pools is None and self.config_map is not None:
+                self.agent_pools = matching_agent_pools(*self.config_map)
+            if pool not in (self.agent_pools or {}):
+                raise Exception(f"mock: agent pool {pool!r} not found (ResourceNotFound)")
+            return dict((self.agent_pools or {})[pool])
         if args.token.endswith(":listManagedClusterAdminCredentials"):
             return {"kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(ADMIN_KUBECONFIG.encode()).decode()}]}
         if args.token.endswith(":listManagedClusterUserCredentials"):
@@ -143,9 +217,11 @@ def stack_file_config(stack: str = "dev") -> dict[str, Any]:
     return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
-def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False) -> ProgramRun:
+def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
+                mocks: ProgramMocks | None = None) -> ProgramRun:
     """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks."""
-    mocks = ProgramMocks()
+    mocks = mocks or ProgramMocks()
+    mocks.config_map = (config, stack)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="kueue-aks", stack=stack, preview=preview, monitor=monitor)
     set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()})
@@ -174,4 +250,4 @@ def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool 
 
     with mock.patch.object(pulumi, "export", capture):
         program()
-    return ProgramRun(monitor.registrations, resolved, secret, mocks.invokes)
+    return ProgramRun(monitor.registrations, resolved, secret, mocks.invokes, mocks.invoke_args)

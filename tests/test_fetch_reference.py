@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.gpu import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
+from components.device_plugin_values import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
 from components.kueue_versions import DEFAULT_VERSION
 from tests.harness import SHARED
 from tools import fetch_reference as fr

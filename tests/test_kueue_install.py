@@ -21,7 +21,8 @@ from pulumi.runtime import rpc
 
 from components import device_plugin_values, kueue
 from components.config import KUEUE_NAMESPACE, StackConfig
-from components.kueue_values import KUEUE_CHART, KUEUE_WEBHOOK_SERVICE, kueue_helm_values
+from components.config import DEFAULT_KUEUE_CHART
+from components.kueue_values import KUEUE_WEBHOOK_SERVICE, kueue_helm_values
 from components.policies import AGGREGATED_ROLE_GUARD
 from tests.conftest import load_stack
 from tests.harness import ProgramMocks, ProgramRun, RecordingMonitor, Registration, run_program
@@ -82,7 +83,7 @@ def upstream(run: ProgramRun, reg: Registration) -> set[str]:
 
 def test_release_is_the_pinned_official_chart_awaited(dev_run: ProgramRun, dev_map: dict[str, Any]) -> None:
     inputs = kueue_release(dev_run).inputs
-    assert inputs["chart"] == KUEUE_CHART
+    assert inputs["chart"] == DEFAULT_KUEUE_CHART
     assert inputs["version"] == "0.19.2"
     assert inputs["name"] == "kueue"
     assert inputs["namespace"] == KUEUE_NAMESPACE

@@ -27,10 +27,10 @@ from components.config import (
     ConfigError,
     StackConfig,
 )
+from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART
 from components.kueue_values import (
     CONTROLLER_POD_LABELS,
     DEFAULT_MANAGER_MEMORY_MIB,
-    KUEUE_CHART,
     KUEUE_RELEASE_NAME,
     MANAGER_CONFIG_API_VERSION,
     kueue_helm_values,
@@ -144,7 +144,7 @@ def team_namespace_labels(team: str) -> dict[str, str]:
 
 
 def test_constants_name_the_official_chart_and_release() -> None:
-    assert KUEUE_CHART == "oci://registry.k8s.io/kueue/charts/kueue"
+    assert DEFAULT_KUEUE_CHART == "oci://registry.k8s.io/kueue/charts/kueue"
     assert KUEUE_RELEASE_NAME == "kueue"
 
 
@@ -382,7 +382,7 @@ def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gate
 def test_device_plugin_pin_matches_the_chart_data() -> None:
     chart = yaml.safe_load((PLUGIN_DATA / "Chart.yaml").read_text())
     assert (chart["name"], chart["version"]) == (device_plugin_values.DEVICE_PLUGIN_CHART, device_plugin_values.DEVICE_PLUGIN_VERSION)
-    assert device_plugin_values.DEVICE_PLUGIN_REPOSITORY == "https://nvidia.github.io/k8s-device-plugin"
+    assert DEFAULT_DEVICE_PLUGIN_CHART == "https://nvidia.github.io/k8s-device-plugin"
 
 
 def test_device_plugin_values_exist_in_the_pinned_chart(dev_config: StackConfig) -> None:

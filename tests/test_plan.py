@@ -113,6 +113,25 @@ def test_bad_stack_config_exits_2_with_the_key(run_plan: PlanRunner, tmp_path: P
     assert "kueue-aks:teams: shares add up to 130%" in err
 
 
+@pytest.mark.parametrize("cluster", [
+    # A secret as `pulumi config set --secret --path` leaves it in the stack file: still encrypted.
+    {"kubeconfig": {"secure": "v1:c2VjcmV0"}},
+    {"existing": {"resourceGroup": "rg-batch", "name": "aks-batch"}},
+])
+def test_plan_works_in_every_cluster_mode(run_plan: PlanRunner, tmp_path: Path, cluster: dict[str, Any]) -> None:
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["kueue-aks:cluster"] = cluster
+    if "kubeconfig" in cluster:
+        del doc["config"]["azure-native:location"]  # no Azure at all in this mode
+    (tmp_path / "Pulumi.mode.yaml").write_text(yaml.safe_dump(doc))
+    code, out, err = run_plan("--stack", "mode", "--manifests", str(tmp_path / "out"), root=tmp_path)
+    assert code == 0, err
+    dev_code, dev_out, _ = run_plan("--stack", "dev")
+    # The same queues as the create-mode dev stack: only the cluster differs.
+    assert team_table(out) == team_table(dev_out) and dev_code == 0
+    assert "v1:c2VjcmV0" not in out + err
+
+
 def test_missing_stack_file_exits_2(run_plan: PlanRunner, tmp_path: Path) -> None:
     code, _, err = run_plan("--stack", "nope", root=tmp_path)
     assert code == 2 and "Pulumi.nope.yaml does not exist" in err

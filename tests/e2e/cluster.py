@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from components.charts import ChartRef
+
 from .binaries import KUBERNETES_VERSION, Binaries
 
 STAGES = Path(__file__).resolve().parent / "stages.yaml"
@@ -221,12 +223,14 @@ class Helm:
             raise E2EError(f"helm {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
         return done
 
-    def install(self, release: str, chart: Path, *, namespace: str, values: Mapping[str, Any], workdir: Path,
+    def install(self, release: str, chart: ChartRef, *, namespace: str, values: Mapping[str, Any], workdir: Path,
                 wait_seconds: int) -> None:
+        """Install as the program's Release does: the same chart, version and repository."""
         values_file = workdir / f"{release}-values.yaml"
         values_file.write_text(yaml.safe_dump(dict(values), sort_keys=False))
-        self.run("install", release, str(chart), f"--namespace={namespace}", f"--values={values_file}",
-                 "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
+        repository = [f"--repo={chart.repository}"] if chart.repository else []
+        self.run("install", release, chart.chart, f"--version={chart.version}", *repository, f"--namespace={namespace}",
+                 f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
 
 
 def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

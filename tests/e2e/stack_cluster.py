@@ -19,14 +19,13 @@ from components.config import KUEUE_NAMESPACE, StackConfig
 from components.device_plugin_values import (
     DEVICE_PLUGIN_NAMESPACE,
     DEVICE_PLUGIN_RELEASE_NAME,
-    DEVICE_PLUGIN_VERSION,
+    device_plugin_chart,
     device_plugin_values,
 )
 from components.kueue_objects import build_objects
-from components.kueue_values import KUEUE_RELEASE_NAME, kueue_helm_values
+from components.kueue_values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
-from tests.harness import SHARED
 
 from .binaries import Binaries
 from .cluster import E2EError, Helm, KwokCluster, is_true, wait_for
@@ -36,15 +35,6 @@ from .nodes import fake_nodes
 
 KUEUE_KINDS = ("Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 HELM_WAIT_SECONDS = 180
-
-
-def kueue_chart(version: str) -> Path:
-    return SHARED / "kueue" / f"v{version}" / "chart" / f"kueue-{version}.tgz"
-
-
-def device_plugin_chart() -> Path:
-    v = DEVICE_PLUGIN_VERSION
-    return SHARED / "nvidia-device-plugin" / f"v{v}" / "chart" / f"nvidia-device-plugin-{v}.tgz"
 
 
 @dataclass
@@ -81,7 +71,7 @@ class StackCluster:
         self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
         if self.config.governance.enforce:
             self.kubectl.apply(pool_guard(self.config))  # components/governance.py
-        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config.kueue.version), namespace=KUEUE_NAMESPACE,
+        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config), namespace=KUEUE_NAMESPACE,
                           values=kueue_helm_values(self.config), workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
         self._timed("kueue chart", start)
         self.kueue.start()
@@ -90,7 +80,7 @@ class StackCluster:
 
         if self.config.has_gpu:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}}])
-            self.helm.install(DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart(), namespace=DEVICE_PLUGIN_NAMESPACE,
+            self.helm.install(DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart(self.config), namespace=DEVICE_PLUGIN_NAMESPACE,
                               values=device_plugin_values(self.config), workdir=self.workdir,
                               wait_seconds=HELM_WAIT_SECONDS)
             self._timed("device plugin chart", start)
@@ -128,9 +118,3 @@ class StackCluster:
 
     def describe(self) -> Mapping[str, Any]:
         return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20)}
-
-
-def require_charts(config: StackConfig) -> None:
-    for chart in [kueue_chart(config.kueue.version)] + ([device_plugin_chart()] if config.has_gpu else []):
-        if not chart.is_file():
-            raise E2EError(f"chart file {chart} is missing: the e2e tier installs the published charts from ../shared")

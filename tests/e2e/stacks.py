@@ -13,7 +13,9 @@ from typing import Any
 import yaml
 
 from components.config import StackConfig, parse_config, raw_from_stack_file
-from tests.harness import ROOT
+from components.device_plugin_values import DEVICE_PLUGIN_VERSION
+from components.kueue_versions import DEFAULT_VERSION
+from tests.harness import ROOT, SHARED
 
 _GENERATED: dict[str, dict[str, Any]] = {
     "spot-gpu": {
@@ -57,12 +59,34 @@ STACKS = ("dev", "design", *_GENERATED)
 UNGOVERNED = "dev-ungoverned"
 
 
+# The published charts as files (../shared), installed through the program's own chart source
+# code path (components/charts.py), as a stack whose registry is a local file would.
+KUEUE_CHART_FILE = SHARED / "kueue" / f"v{DEFAULT_VERSION}" / "chart" / f"kueue-{DEFAULT_VERSION}.tgz"
+DEVICE_PLUGIN_CHART_FILE = (SHARED / "nvidia-device-plugin" / f"v{DEVICE_PLUGIN_VERSION}" / "chart"
+                            / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz")
+# A stack that pulls its images from a mirror (the images need not exist: kwok runs no container).
+MIRROR = "mirror.example.com"
+MIRRORED = "spot-gpu"
+
+
 def config_map(stack: str) -> dict[str, Any]:
+    """The stack's `config:` map, with the charts installed from ../shared's files."""
+    config = _stack_config_map(stack)
+    kueue = dict(config.get("kueue-aks:kueue") or {})
+    kueue["chart"] = str(KUEUE_CHART_FILE)
+    plugin: dict[str, Any] = {"chart": str(DEVICE_PLUGIN_CHART_FILE)}
+    if stack == MIRRORED:
+        kueue["imageRepository"] = f"{MIRROR}/kueue/kueue"
+        plugin["imageRepository"] = f"{MIRROR}/nvidia/k8s-device-plugin"
+    return {**config, "kueue-aks:kueue": kueue, "kueue-aks:devicePlugin": plugin}
+
+
+def _stack_config_map(stack: str) -> dict[str, Any]:
     """The `config:` map of a stack file, as the program and the plan command read it."""
     if stack == "dev":
         return dict(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"])
     if stack == UNGOVERNED:
-        return {**config_map("dev"), "kueue-aks:governance": {"enforce": False}}
+        return {**_stack_config_map("dev"), "kueue-aks:governance": {"enforce": False}}
     if stack == "design":
         return dict(yaml.safe_load((ROOT / "tests" / "fixtures" / "design-example.yaml").read_text())["config"])
     return {"azure-native:location": "eastus2",

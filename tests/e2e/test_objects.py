@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE
+from components.config import KUEUE_NAMESPACE, parse_config, raw_from_stack_file
+from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
+from components.kueue_objects import build_objects
+from components.kueue_values import kueue_helm_values
 from components.quantity import QuantityError, parse_quantity
 
 from .cluster import is_true
 from .conftest import CLUSTER_UP_BUDGET_SECONDS, on_stacks
 from .destroy import object_ref
 from .stack_cluster import StackCluster
+from . import stacks
+from .kueue_controller import DEPLOYMENT
 from .stacks import STACKS
+
+# The images the published charts name (../shared/*/chart/*.tgz, SOURCE.md).
+UPSTREAM_KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
+UPSTREAM_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
 
 
 def _missing(built: Any, stored: Any, path: str = "") -> list[str]:
@@ -78,3 +87,32 @@ def test_cluster_comes_up_within_budget(cluster: StackCluster) -> None:
     assert cluster.up_seconds <= CLUSTER_UP_BUDGET_SECONDS, (
         f"cluster up to all queues Active took {cluster.up_seconds:.1f} s (budget {CLUSTER_UP_BUDGET_SECONDS:g} s): "
         f"{cluster.timings}")
+
+
+@on_stacks(*STACKS)
+def test_images_are_pinned_and_come_from_the_configured_repository(cluster: StackCluster) -> None:
+    """The chart came from a local .tgz through the program's chart-source code path; the images
+    keep the pinned tags, from a mirror where the stack names one."""
+    kueue = cluster.config.kueue
+    deployment = cluster.kubectl.get("deployment", DEPLOYMENT, "-n", KUEUE_NAMESPACE)
+    [manager] = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "manager"]
+    assert manager["image"] == f"{kueue.image_repository or UPSTREAM_KUEUE_IMAGE}:v{kueue.version}"
+    if cluster.config.has_gpu:
+        # The plugin's DaemonSet and the chart's MPS control daemon run the same image.
+        images = {c["image"] for ds in cluster.kubectl.items("daemonsets", "-n", DEVICE_PLUGIN_NAMESPACE)
+                  for c in ds["spec"]["template"]["spec"]["containers"]}
+        repository = cluster.config.device_plugin.image_repository or UPSTREAM_DEVICE_PLUGIN_IMAGE
+        assert images == {f"{repository}:v{DEVICE_PLUGIN_VERSION}"}, images
+
+
+@on_stacks("dev")
+def test_kubeconfig_mode_builds_exactly_the_objects_of_create_mode(cluster: StackCluster) -> None:
+    """The same pools in kubeconfig mode (no Azure, no location), pointed at this very cluster."""
+    config_map = stacks.config_map("dev")
+    config_map.pop("azure-native:location")
+    config_map["kueue-aks:cluster"] = {"kubeconfig": cluster.cluster.kubeconfig.read_text()}
+    raw, location = raw_from_stack_file({"config": config_map})
+    kubeconfig_mode = parse_config(raw, stack="dev", location=location)
+    assert kubeconfig_mode.cluster.mode == "kubeconfig"
+    assert build_objects(kubeconfig_mode) == cluster.objects
+    assert kueue_helm_values(kubeconfig_mode) == kueue_helm_values(cluster.config)
