@@ -995,14 +995,14 @@ def load_stack_config() -> StackConfig:
     raw: dict[str, Any] = {}
     for full_key in {*CONFIG.get(), *get_config_env()}:
         if full_key.startswith(f"{NAMESPACE}:"):
-            raw[full_key.split(":", 1)[1]] = _decode(get_config(full_key))
+            raw[full_key.split(":", 1)[1]] = decode_config_value(get_config(full_key))
     try:
         return parse_config(raw, stack=pulumi.get_stack(), location=pulumi.Config("azure-native").get("location"))
     except ConfigError as err:
         raise pulumi.RunError(str(err)) from None
 
 
-def _decode(value: Any) -> Any:
+def decode_config_value(value: Any) -> Any:
     """Structured values reach the program as JSON text; anything else stays as given."""
     if not isinstance(value, str):
         return value

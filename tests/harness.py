@@ -20,7 +20,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
-from components.config import ConfigError, NodePool, parse_config, raw_from_stack_file
+from components.config import ConfigError, NodePool, decode_config_value, parse_config, raw_from_stack_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = ROOT / "__main__.py"
@@ -108,20 +108,10 @@ def agent_pool_result(pool: NodePool) -> dict[str, Any]:
     return result
 
 
-def _decode(value: Any) -> Any:
-    """A value as the program reads it: JSON text is structured, other text stays as given."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
-
-
 def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[str, dict[str, Any]]:
     """getAgentPool results that match the config map's pools; empty when the config is invalid
     (the program then stops before any invoke)."""
-    raw, location = raw_from_stack_file({"config": {k: _decode(v) for k, v in config.items()}})
+    raw, location = raw_from_stack_file({"config": {k: decode_config_value(v) for k, v in config.items()}})
     try:
         parsed = parse_config(raw, stack=stack, location=location)
     except ConfigError:
