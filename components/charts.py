@@ -27,10 +27,6 @@ class ChartRef:
     version: str
     repository: str | None = None
 
-    @property
-    def is_local(self) -> bool:
-        return not self.chart.startswith("oci://") and self.repository is None
-
 
 def chart_ref(source: str, name: str, version: str) -> ChartRef:
     """`source` is an `oci://` repository (the chart itself), an `https://` chart repository (the

@@ -229,11 +229,11 @@ def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -
     }
 
 
-def local_queue(team: Team, name: str, queue: TeamQueue) -> dict[str, Any]:
+def local_queue(name: str, queue: TeamQueue) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "LocalQueue",
-        "metadata": _meta(name, team.name),
+        "metadata": _meta(name, queue.team.name),
         "spec": {"clusterQueue": queue.name, "stopPolicy": "None"},
     }
 
@@ -256,6 +256,6 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
     objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
     objects.append(cohort(config, rows))
     objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
-    objects += [local_queue(t, name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    objects += [local_queue(name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
     objects += priority_classes(config)
     return objects

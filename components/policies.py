@@ -39,9 +39,12 @@ def _guard(name: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _cel_list(values: list[str]) -> str:
+    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
+
+
 def aggregated_role_guard() -> list[dict[str, Any]]:
     """The policy and its binding; both must exist while the Kueue release is uninstalled."""
-    names = ", ".join(f"'{n}'" for n in AGGREGATED_ROLES)
     key, value = HELM_MANAGED_BY
     return _guard(AGGREGATED_ROLE_GUARD, {
         "matchConstraints": {
@@ -52,7 +55,7 @@ def aggregated_role_guard() -> list[dict[str, Any]]:
                 "resources": ["clusterroles"],
             }],
         },
-        "matchConditions": [{"name": "kueue-aggregated-role", "expression": f"object.metadata.name in [{names}]"}],
+        "matchConditions": [{"name": "kueue-aggregated-role", "expression": f"object.metadata.name in {_cel_list(list(AGGREGATED_ROLES))}"}],
         "validations": [{
             "expression": (f"has(object.metadata.labels) && '{key}' in object.metadata.labels && "
                            f"object.metadata.labels['{key}'] == '{value}'"),
@@ -86,10 +89,6 @@ FRAMEWORK_POD_OWNERS: dict[str, tuple[str, ...]] = {
 }
 # AKS names a pool's nodes aks-<pool>-<8 digits>-vmss<index> (learn.microsoft.com/azure/aks/use-multiple-node-pools).
 NODE_NAME_PREFIX = "aks-{pool}-"
-
-
-def _cel_list(values: list[str]) -> str:
-    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
 
 
 def pool_guard(config: StackConfig) -> list[dict[str, Any]]:

@@ -334,14 +334,11 @@ def test_mode_and_source_errors_stop_before_any_resource(dev_config_map: dict[st
 def test_chart_ref_of_each_source() -> None:
     oci = chart_ref("oci://myacr.azurecr.io/helm/kueue", "kueue", "0.19.2")
     assert oci == ChartRef(chart="oci://myacr.azurecr.io/helm/kueue", version="0.19.2", repository=None)
-    assert not oci.is_local
     https = chart_ref("https://nvidia.github.io/k8s-device-plugin/", "nvidia-device-plugin", "0.20.0")
     assert https == ChartRef(chart="nvidia-device-plugin", version="0.20.0",
                              repository="https://nvidia.github.io/k8s-device-plugin")
-    assert not https.is_local
     local = chart_ref(str(KUEUE_TGZ), "kueue", "0.19.2")
     assert local == ChartRef(chart=str(KUEUE_TGZ), version="0.19.2", repository=None)
-    assert local.is_local
 
 
 def test_default_charts_are_the_official_ones(dev_config: StackConfig) -> None:

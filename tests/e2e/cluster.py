@@ -92,10 +92,6 @@ class Kubectl:
         docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
         return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", "-f", "-", input=docs, check=check)
 
-    def create(self, obj: Mapping[str, Any], *, dry_run: bool = False, check: bool = True) -> subprocess.CompletedProcess[str]:
-        extra = ["--dry-run=server"] if dry_run else []
-        return self.run("create", *extra, "-f", "-", input=yaml.safe_dump(dict(obj)), check=check)
-
 
 def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:
     """POST an object straight to the API server; returns the status code and, on failure, the

@@ -43,9 +43,10 @@ def job(namespace: str, name: str, *, queue: str | None = "default", pods: int =
     }
 
 
-def workload_of(cluster: StackCluster, namespace: str, job_name: str) -> dict[str, Any] | None:
+def workload_of(cluster: StackCluster, namespace: str, name: str, kind: str = "Job") -> dict[str, Any] | None:
+    """The Workload Kueue made for the Job (or bare Pod, kind="Pod") of that name."""
     for wl in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", namespace):
-        if any(o.get("kind") == "Job" and o.get("name") == job_name for o in wl["metadata"].get("ownerReferences", [])):
+        if any(o.get("kind") == kind and o.get("name") == name for o in wl["metadata"].get("ownerReferences", [])):
             return wl
     return None
 
@@ -59,12 +60,12 @@ def _summary(wl: Mapping[str, Any] | None) -> Any:
             "admission": status.get("admission")}
 
 
-def wait_admitted(cluster: StackCluster, namespace: str, job_name: str, timeout: float = 30) -> dict[str, Any]:
+def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = 30, kind: str = "Job") -> dict[str, Any]:
     def probe() -> tuple[bool, Any]:
-        wl = workload_of(cluster, namespace, job_name)
+        wl = workload_of(cluster, namespace, name, kind)
         return wl is not None and is_true(wl, "Admitted"), wl if wl is not None and is_true(wl, "Admitted") else _summary(wl)
 
-    return wait_for(f"Job {namespace}/{job_name} to be admitted", probe, timeout)  # type: ignore[no-any-return]
+    return wait_for(f"{kind} {namespace}/{name} to be admitted", probe, timeout)  # type: ignore[no-any-return]
 
 
 def wait_condition(cluster: StackCluster, namespace: str, job_name: str, kind: str, timeout: float = 30) -> dict[str, Any]:

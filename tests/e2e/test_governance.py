@@ -16,7 +16,7 @@ from components.policies import POOL_GUARD
 
 from .cluster import api_create, wait_for
 from .conftest import on_stacks
-from .jobs import delete_jobs, job, wait_admitted
+from .jobs import delete_jobs, job, wait_admitted, workload_of
 from .nodes import node_name
 from .stack_cluster import StackCluster
 from .stacks import UNGOVERNED, load
@@ -110,13 +110,7 @@ def test_bare_pod_in_a_team_namespace_is_queued_within_the_team_quota(cluster: S
     team = cluster.config.teams[0]
     cluster.kubectl.apply([{**_pod("bare"), "metadata": {"name": "bare", "namespace": team.name}}])
     try:
-        def admitted() -> tuple[bool, Any]:
-            wls = [w for w in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", team.name)
-                   if any(o.get("kind") == "Pod" and o.get("name") == "bare" for o in w["metadata"].get("ownerReferences", []))]
-            ok = bool(wls) and any(c["type"] == "Admitted" and c["status"] == "True" for c in wls[0]["status"].get("conditions", []))
-            return ok, [w.get("status") for w in wls]
-
-        wait_for("Kueue to admit the bare pod's Workload", admitted, 30)
+        wait_admitted(cluster, team.name, "bare", kind="Pod")
         node = _wait_bound(cluster, team.name, "bare")
         pool = next(n for n in cluster.nodes if n["metadata"]["name"] == node)["metadata"]["labels"][POOL_LABEL]
         assert pool in team.pools, f"bare pod ran on {node} (pool {pool}), outside {team.name}'s pools {team.pools}"
@@ -160,7 +154,6 @@ def test_without_governance_a_bare_pod_in_a_team_namespace_bypasses_the_queue(cl
     cluster.kubectl.apply([{**_pod("bare"), "metadata": {"name": "bare", "namespace": team.name}}])
     try:
         _wait_bound(cluster, team.name, "bare")  # scheduled at once, wherever it fits: not queued
-        assert not [w for w in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", team.name)
-                    if any(o.get("name") == "bare" for o in w["metadata"].get("ownerReferences", []))]
+        assert workload_of(cluster, team.name, "bare", kind="Pod") is None
     finally:
         cluster.kubectl.run("delete", "pod", "bare", "-n", team.name, "--wait=true", "--timeout=60s", check=False)
