@@ -7,6 +7,7 @@ from components.config import load_stack_config
 from components.governance import PoolGuard
 from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
+from components.monitoring import Monitoring
 from components.queues import KueueQueues, validated_objects
 
 # Both steps raise one pulumi.RunError listing every problem, before any resource is registered.
@@ -19,11 +20,17 @@ k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 kueue = KueueInstallation("kueue", config, opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
+monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)
+              if config.monitoring.enabled else None)
 queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry, opts=k8s_opts)
 
-# Outputs that exist only in some cluster modes are left out in the others, not exported empty.
-for key, value in {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
-                   "oidcIssuerUrl": cluster.oidc_issuer_url, "kubeconfig": cluster.kubeconfig}.items():
+# Outputs that exist only in some cluster modes, or with monitoring, are left out otherwise, not exported empty.
+optional = {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
+            "oidcIssuerUrl": cluster.oidc_issuer_url, "kubeconfig": cluster.kubeconfig}
+if monitoring:
+    optional |= {"azureMonitorWorkspaceId": monitoring.workspace_id, "prometheusQueryEndpoint": monitoring.prometheus_query_endpoint,
+                 "grafanaName": monitoring.grafana_name, "grafanaUrl": monitoring.grafana_url}
+for key, value in optional.items():
     if value is not None:
         pulumi.export(key, value)
 pulumi.export("nodePools", cluster.node_pool_names)

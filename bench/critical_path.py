@@ -26,6 +26,9 @@ Two graphs over the same resources:
   Kubernetes object needs a user node pool (Kueue runs on the system pool, created with the
   cluster). So the ideal is: resource group, cluster, then the longest of (each pool),
   (Kueue namespace, release, then its longest object chain) and (device plugin namespace, release).
+  With monitoring: the data collection rule needs its endpoint and the workspace, the rule's
+  association needs the rule and the cluster, Grafana needs the workspace it links, a role
+  assignment needs Grafana and the workspace; a service-account token Secret needs its account.
 
 ratio = actual longest path / ideal longest path; 1.00 means nothing waits on what it does not need.
 """
@@ -50,10 +53,27 @@ DURATIONS: Mapping[str, float] = {
     "azure-native:containerservice:AgentPool": 5 * MINUTE,
     "kubernetes:helm.sh/v3:Release": 1.5 * MINUTE,
     "kubernetes:core/v1:Namespace": 2 * SECOND,
+    # Monitoring (kueue-aks:monitoring): estimates, not measurements; Managed Grafana provisions
+    # its own VMs, so it is the slow one, still shorter than cluster plus pool.
+    "azure-native:monitor:AzureMonitorWorkspace": 1 * MINUTE,
+    "azure-native:monitor:DataCollectionEndpoint": 10 * SECOND,
+    "azure-native:monitor:DataCollectionRule": 10 * SECOND,
+    "azure-native:monitor:DataCollectionRuleAssociation": 10 * SECOND,
+    "azure-native:dashboard:Grafana": 6 * MINUTE,
+    "azure-native:authorization:RoleAssignment": 15 * SECOND,
 }
 KUEUE_OBJECT_SECONDS = 3 * SECOND  # any kubernetes:kueue.x-k8s.io/<version>:<Kind>
 OTHER_KUBERNETES_SECONDS = 5 * SECOND  # any other kubernetes:* type
 PROVIDER_SECONDS = 0.0  # pulumi:providers:*
+
+_WORKSPACE, _GRAFANA = "azure-native:monitor:AzureMonitorWorkspace", "azure-native:dashboard:Grafana"
+MONITORING_NEEDS: Mapping[str, tuple[str, ...]] = {
+    "azure-native:monitor:DataCollectionRule": ("azure-native:monitor:DataCollectionEndpoint", _WORKSPACE),
+    "azure-native:monitor:DataCollectionRuleAssociation": ("azure-native:monitor:DataCollectionRule",
+                                                           "azure-native:containerservice:ManagedCluster"),
+    _GRAFANA: (_WORKSPACE,),
+    "azure-native:authorization:RoleAssignment": (_GRAFANA, _WORKSPACE),
+}
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 KUEUE_CHART = "kueue"
@@ -228,6 +248,13 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         if r.type == "azure-native:containerservice:AgentPool":
             own = [c.urn for c in clusters if c.inputs.get("resourceName") == r.inputs.get("resourceName")]
             needs |= set(own or (c.urn for c in clusters))
+        for kind, needed in MONITORING_NEEDS.items():
+            if r.type == kind:
+                needs |= {n.urn for t in needed for n in by_type.get(t, [])}
+        if r.type == "kubernetes:core/v1:Secret":
+            account = ((r.inputs.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name")
+            needs |= {a.urn for a in by_type.get("kubernetes:core/v1:ServiceAccount", [])
+                      if (a.inputs.get("metadata") or {}).get("name") == account}
         if r.type == "pulumi:providers:kubernetes":
             needs |= {c.urn for c in clusters}
         if r.type.startswith("kubernetes:"):

@@ -6,8 +6,9 @@
   each configured pool is checked against Azure at preview, since the quotas assume it;
 - KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
 
-Each has `provider` and `node_pool_names`; outputs that exist only in some modes are None in the
-others, and __main__.py exports only what is set.
+Each has `provider` and `node_pool_names`; attributes that exist only in some modes (the
+cluster's name, ID, location and resource group...) are None in the others, and __main__.py
+exports only what is set.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import yaml
 from pulumi_azure_native import containerservice, resources
 
 from .capacity import MAX_PODS
-from .config import SYSTEM_POOL_NAME, ClusterSettings, NodePool, StackConfig
+from .config import SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
+from .monitoring import azure_monitor_profile
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
 # (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).
@@ -162,8 +164,20 @@ def pool_mismatches(pool: NodePool, actual: Mapping[str, Any]) -> list[str]:
             for key in expected if got[key] != expected[key]]
 
 
-class PoolMismatchError(pulumi.RunError):
-    """An existing pool is not what the config describes: the quotas would be wrong."""
+class ExistingClusterMismatch(pulumi.RunError):
+    """The existing cluster is not what the config describes (a pool: the quotas would be wrong)."""
+
+
+def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
+    """Raise unless the existing cluster runs the managed Prometheus add-on monitoring relies on."""
+    metrics = getattr(profile, "metrics", None)
+    if not getattr(metrics, "enabled", False):
+        raise ExistingClusterMismatch(
+            f"kueue-aks:monitoring.enabled needs the managed Prometheus add-on on the existing AKS cluster "
+            f"{existing.name}, and it is off. Its owner turns it on with: az aks update --resource-group "
+            f"{existing.resource_group} --name {existing.name} --enable-azure-monitor-metrics "
+            "--azure-monitor-workspace-resource-id <kueue-aks:monitoring.azureMonitorWorkspaceId>")
+    return True
 
 
 def check_pool(index: int, pool: NodePool, result: Any) -> str:
@@ -172,7 +186,7 @@ def check_pool(index: int, pool: NodePool, result: Any) -> str:
         "vm_size", "enable_auto_scaling", "count", "min_count", "max_count", "scale_set_priority", "node_taints",
         "node_labels")})
     if problems:
-        raise PoolMismatchError(
+        raise ExistingClusterMismatch(
             f"kueue-aks:nodePools[{index}] ({pool.name}) does not match the existing AKS pool; the quotas would be "
             "wrong:\n" + "\n".join(f"  - {p}" for p in problems) + "\nChange the stack file or the pool.")
     return pool.name
@@ -213,6 +227,8 @@ class AksCluster(pulumi.ComponentResource):
                 load_balancer_sku="standard",
             ),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgsDict(enabled=True),
+            # Managed Prometheus (kueue-aks:monitoring); its data collection is components/monitoring.py.
+            azure_monitor_profile=azure_monitor_profile(config),
             security_profile=containerservice.ManagedClusterSecurityProfileArgsDict(
                 workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgsDict(enabled=True)
             ),
@@ -239,6 +255,8 @@ class AksCluster(pulumi.ComponentResource):
         self.provider = kubernetes_provider(f"{name}-k8s", self, self.kubeconfig, self.cluster.id)
 
         self.cluster_name = self.cluster.name
+        self.cluster_id: pulumi.Output[str] | None = self.cluster.id
+        self.location: pulumi.Output[str] | None = self.cluster.location
         self.resource_group_name = self.resource_group.name
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
         self.node_pool_names = [p.name for p in config.node_pools]
@@ -270,11 +288,18 @@ class ExistingAksCluster(pulumi.ComponentResource):
                 lambda result, i=i, pool=pool: check_pool(i, pool, result))
             for i, pool in enumerate(config.node_pools)
         ]
+        if config.monitoring.enabled:
+            addon = cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile))
+            checks = [*checked, addon]
+        else:
+            checks = checked
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
         self.provider = kubernetes_provider(
-            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checked).apply(lambda parts: parts[0]), cluster.id)
+            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id)
         self.cluster_name: pulumi.Output[str] | None = cluster.name
+        self.cluster_id: pulumi.Output[str] | None = cluster.id
+        self.location: pulumi.Output[str] | None = cluster.location
         self.resource_group_name: pulumi.Output[str] | None = pulumi.Output.from_input(group)
         self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
             lambda p: p.issuer_url if p else None)
@@ -295,7 +320,7 @@ class KubeconfigCluster(pulumi.ComponentResource):
         # The API server's address identifies the cluster: rotated credentials keep every object,
         # another cluster replaces them (the address is not a credential).
         self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
-        self.cluster_name = self.resource_group_name = self.oidc_issuer_url = None
+        self.cluster_name = self.cluster_id = self.location = self.resource_group_name = self.oidc_issuer_url = None
         self.kubeconfig = None  # the stack's own secret config; not exported again
         self.node_pool_names = [p.name for p in config.node_pools]
         self.register_outputs({"nodePoolNames": self.node_pool_names})

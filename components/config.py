@@ -93,6 +93,11 @@ _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
 _RESOURCE_GROUP = re.compile(r"^[-\w._()]{1,90}$")
 _K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
 _SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
+# Azure resource IDs (learn.microsoft.com/azure/azure-resource-manager/templates/template-functions-resource#resourceid);
+# resource provider and type names compare without case.
+_RESOURCE_ID = r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w._()]{1,90}/providers/%s/[A-Za-z0-9][A-Za-z0-9-]{0,62}$"
+_WORKSPACE_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Monitor/accounts", re.IGNORECASE)
+_GRAFANA_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Dashboard/grafana", re.IGNORECASE)
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 INT32_MAX = 2**31 - 1
 # ValidatingAdmissionPolicy, which components/policies.py installs, is GA from 1.30.
@@ -240,6 +245,16 @@ class Governance:
 
 
 @dataclass(frozen=True)
+class Monitoring:
+    """Kueue's metrics collected and shown (README "Monitoring"); nothing is created while off."""
+
+    enabled: bool = False
+    workspace_id: str | None = None  # an existing Azure Monitor workspace; default: the stack creates one
+    grafana_id: str | None = None  # an existing Azure Managed Grafana; default: the stack creates one
+    service_monitor: bool = False  # kubeconfig mode: a Prometheus Operator ServiceMonitor
+
+
+@dataclass(frozen=True)
 class StackConfig:
     stack: str
     location: str
@@ -251,6 +266,7 @@ class StackConfig:
     topology_levels: tuple[str, ...] = DEFAULT_TOPOLOGY_LEVELS
     governance: Governance = Governance()
     device_plugin: DevicePluginSettings = DevicePluginSettings()
+    monitoring: Monitoring = Monitoring()
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -913,6 +929,43 @@ def _parse_governance(problems: _Problems, raw: Any, teams: tuple[Team, ...]) ->
     return Governance(enforce=r.get("enforce", True, c.boolean), exempt_namespaces=r.get("exemptNamespaces", (), namespaces))
 
 
+def _parse_monitoring(problems: _Problems, raw: Any, cluster: ClusterSettings, kueue: KueueSettings) -> Monitoring:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:monitoring", raw, ["enabled", "azureMonitorWorkspaceId", "grafanaId", "serviceMonitor"])
+    example = "/subscriptions/<id>/resourceGroups/<group>/providers/"
+    monitoring = Monitoring(
+        enabled=r.get("enabled", False, c.boolean),
+        workspace_id=r.get("azureMonitorWorkspaceId", None, lambda p, v: c.string(
+            p, v, pattern=_WORKSPACE_ID, hint=f" (an Azure Monitor workspace's resource ID, {example}Microsoft.Monitor/accounts/<name>)")),
+        grafana_id=r.get("grafanaId", None, lambda p, v: c.string(
+            p, v, pattern=_GRAFANA_ID, hint=f" (an Azure Managed Grafana's resource ID, {example}Microsoft.Dashboard/grafana/<name>)")),
+        service_monitor=r.get("serviceMonitor", False, c.boolean),
+    )
+    if not monitoring.enabled:
+        for key in r.value:
+            if key != "enabled":
+                problems.add(r.at(key), "has no effect while monitoring.enabled is false; set enabled: true or remove it")
+        return monitoring
+    if cluster.mode == "kubeconfig":
+        for key in ("azureMonitorWorkspaceId", "grafanaId"):
+            if key in r.value:
+                problems.add(r.at(key), "is Azure monitoring; a cluster.kubeconfig stack creates nothing in Azure. "
+                             "Use serviceMonitor: true with a Prometheus Operator in the cluster")
+    elif cluster.mode == "existing" and not monitoring.workspace_id and "azureMonitorWorkspaceId" not in r.value:
+        # The add-on and its data collection rule belong to the cluster's owner; the program
+        # cannot turn them on for a cluster it does not manage (README "Monitoring").
+        problems.add(r.at("azureMonitorWorkspaceId"), "is required with cluster.existing: the Azure Monitor workspace "
+                     "the cluster's managed Prometheus add-on sends to (az aks update --enable-azure-monitor-metrics "
+                     "--azure-monitor-workspace-resource-id <id>)")
+    if cluster.mode != "kubeconfig" and "serviceMonitor" in r.value:
+        problems.add(r.at("serviceMonitor"), "is for cluster.kubeconfig stacks; on AKS the program creates the "
+                     "managed Prometheus add-on's own scrape object")
+    if not kueue.feature_gates.get("LocalQueueMetrics", kueue.release.gates["LocalQueueMetrics"].default):
+        problems.add(r.at("enabled"), "needs Kueue's LocalQueueMetrics feature gate: the dashboard's team variable and "
+                     "LocalQueue panels read its series; enable the gate in kueue.featureGates")
+    return monitoring
+
+
 def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
     c = _checker(problems)
     r = _Reader(problems, f"{NAMESPACE}:topology", raw, ["levels"])
@@ -938,7 +991,8 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
 
 # --- entry points --------------------------------------------------------------------------
 
-KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin")
+KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin",
+        "monitoring")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -965,6 +1019,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     levels = _parse_topology(problems, raw.get("topology"))
     governance = _parse_governance(problems, raw.get("governance"), teams)
     device_plugin = _parse_device_plugin(problems, raw.get("devicePlugin"))
+    monitoring = _parse_monitoring(problems, raw.get("monitoring"), cluster, kueue)
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -974,7 +1029,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         raise ConfigError(problems.items)
     return StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
                        teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
-                       device_plugin=device_plugin)
+                       device_plugin=device_plugin, monitoring=monitoring)
 
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

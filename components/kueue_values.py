@@ -64,6 +64,10 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
             # Written with `enable`: a localQueueMetrics block without it turns the metrics off
             # (kueue.md §13). Follows the gate so the two switches never disagree.
             "localQueueMetrics": {"enable": gate_enabled(config, "LocalQueueMetrics")},
+            # Quota and usage per ClusterQueue, flavor and resource (kueue_cluster_queue_nominal_quota,
+            # _resource_usage...; kueue.md §6), which the dashboard's quota panels read. Written
+            # only then, so a stack without monitoring keeps the manager config it had.
+            **({"enableClusterQueueResources": True} if config.monitoring.enabled else {}),
         },
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},

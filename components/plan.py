@@ -23,6 +23,7 @@ from .device_plugin_values import device_plugin_values
 from .kueue_objects import COHORT_NAME, QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .kueue_values import kueue_helm_values
 from .policies import aggregated_role_guard, pool_guard
+from .scrape import scrape_objects
 from .validate import KueueValidationError, check_objects, crds_from_env
 
 _UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
@@ -124,8 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("_CRD schema and CEL rules not checked: set KUEUE_CRDS_DIR to the Kueue CRDs of this version._")
     if args.manifests:
         # The admission policies first: the role guard must exist before Kueue's chart is
-        # installed and the pool guard before anyone submits work.
-        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects], args.manifests)
+        # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
+        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects,
+                                           *scrape_objects(config)], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")
     return 0
 

@@ -119,6 +119,12 @@ def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[
     return {pool.name: agent_pool_result(pool) for pool in parsed.node_pools}
 
 
+SUBSCRIPTION = "00000000-0000-0000-0000-00000000000a"
+DEPLOYER_OBJECT_ID = "00000000-0000-0000-0000-00000000000d"
+GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-00000000000f"
+EXISTING_GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-0000000000e0"
+
+
 class ProgramMocks(pulumi.runtime.Mocks):
     """Mocked resources and invokes. For an existing cluster (kueue-aks:cluster.existing):
     `managed_cluster` overrides fields of the getManagedCluster result (e.g. disableLocalAccounts),
@@ -142,6 +148,13 @@ class ProgramMocks(pulumi.runtime.Mocks):
             state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": "https://oidc.example.invalid/issuer/"}
         elif args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = f"{args.name}-rg123"
+        elif args.typ == "azure-native:monitor:AzureMonitorWorkspace":
+            state["metrics"] = {"prometheusQueryEndpoint": "https://amw.eastus2.prometheus.monitor.azure.com",
+                                "internalId": "mac_0000"}
+        elif args.typ == "azure-native:dashboard:Grafana":
+            state["name"] = f"{args.name}0a1b2c3d"
+            state["identity"] = {**args.inputs.get("identity", {}), "principalId": GRAFANA_PRINCIPAL}
+            state["properties"] = {**args.inputs.get("properties", {}), "endpoint": "https://grafana.example.invalid"}
         elif args.typ == "kubernetes:helm.sh/v3:Release":
             state["status"] = {"name": args.inputs.get("name"), "namespace": args.inputs.get("namespace"),
                                "status": "deployed", "version": args.inputs.get("version")}
@@ -158,6 +171,7 @@ class ProgramMocks(pulumi.runtime.Mocks):
                 "location": "eastus2",
                 "disableLocalAccounts": False,
                 "oidcIssuerProfile": {"enabled": True, "issuerURL": "https://oidc.example.invalid/existing/"},
+                "azureMonitorProfile": {"metrics": {"enabled": True}},
                 **self.managed_cluster,
             }
         if args.token == "azure-native:containerservice:getAgentPool":
@@ -167,6 +181,15 @@ class ProgramMocks(pulumi.runtime.Mocks):
             if pool not in (self.agent_pools or {}):
                 raise Exception(f"mock: agent pool {pool!r} not found (ResourceNotFound)")
             return dict((self.agent_pools or {})[pool])
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {"subscriptionId": SUBSCRIPTION, "objectId": DEPLOYER_OBJECT_ID, "tenantId": "tenant", "clientId": "client"}
+        if args.token == "azure-native:monitor:getAzureMonitorWorkspace":
+            return {"id": "/subscriptions/.../accounts/" + args.args["azureMonitorWorkspaceName"], "location": "westeurope",
+                    "metrics": {"prometheusQueryEndpoint": "https://existing.westeurope.prometheus.monitor.azure.com"}}
+        if args.token == "azure-native:dashboard:getGrafana":
+            return {"name": args.args["workspaceName"], "location": "westeurope", "identity": {
+                "type": "SystemAssigned", "principalId": EXISTING_GRAFANA_PRINCIPAL},
+                "properties": {"endpoint": "https://existing-grafana.example.invalid"}}
         if args.token.endswith(":listManagedClusterAdminCredentials"):
             return {"kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(ADMIN_KUBECONFIG.encode()).decode()}]}
         if args.token.endswith(":listManagedClusterUserCredentials"):

@@ -80,6 +80,9 @@ def with_cluster(config: dict[str, Any], cluster: dict[str, Any] | None, **keys:
     changed = copy.deepcopy(config)
     changed.pop("kueue-aks:cluster", None)
     if cluster is not None:
+        # Monitoring differs per mode (tests/test_monitoring.py); a test that wants it sets it.
+        changed.pop("kueue-aks:monitoring", None)
+    if cluster is not None:
         changed["kueue-aks:cluster"] = cluster
     changed.update({f"kueue-aks:{key}": value for key, value in keys.items()})
     return changed
@@ -365,7 +368,10 @@ def azure_registrations(run: ProgramRun) -> list[str]:
 
 @pytest.fixture(scope="module")
 def dev_map() -> dict[str, Any]:
-    return stack_file_config("dev")
+    # Without monitoring, which differs per mode by design (tests/test_monitoring.py).
+    config = stack_file_config("dev")
+    config.pop("kueue-aks:monitoring")
+    return config
 
 
 @pytest.fixture(scope="module")

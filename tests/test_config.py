@@ -18,6 +18,7 @@ from components.config import (
     QUEUED_TAINT,
     ConfigError,
     Governance,
+    Monitoring,
     parse_config,
 )
 from tests.conftest import design_example, design_md_example, load_stack
@@ -102,7 +103,7 @@ def test_pulumi_yaml_declares_every_key_with_the_same_defaults() -> None:
     """Pulumi.yaml's declared defaults, injected as the CLI would, change nothing."""
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     assert set(declared) == {"cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance",
-                             "devicePlugin"}
+                             "devicePlugin", "monitoring"}
     assert set(declared) == set(KEYS)  # every key the parser accepts is declared, and no other
     for key, decl in declared.items():
         assert {"type", "default", "description"} <= set(decl), key
@@ -471,3 +472,53 @@ def test_shares_are_accepted_exactly_when_they_fit(shares: list[Decimal]) -> Non
         assert len(parse(raw).teams) == len(shares)
     else:
         assert any(p.startswith("kueue-aks:teams: shares add up to") for p in problems_of(raw))
+
+
+# --- monitoring ----------------------------------------------------------------------------
+
+WORKSPACE_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/obs/providers/Microsoft.Monitor/accounts/amw-1"
+GRAFANA_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/obs/providers/Microsoft.Dashboard/grafana/g-1"
+KUBECONFIG = yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "c", "cluster": {"server": "https://k"}}],
+                             "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "current-context": "c",
+                             "users": [{"name": "u", "user": {"token": "t"}}]})
+
+
+def test_monitoring_is_off_by_default_and_the_dev_stack_turns_it_on(dev_config: Any) -> None:
+    assert parse(MINIMAL).monitoring == Monitoring()
+    assert not Monitoring().enabled
+    assert dev_config.monitoring == Monitoring(enabled=True)
+
+
+def test_monitoring_takes_existing_azure_resources_by_id() -> None:
+    cfg = parse(with_changes(monitoring={"enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID, "grafanaId": GRAFANA_ID}))
+    assert cfg.monitoring == Monitoring(enabled=True, workspace_id=WORKSPACE_ID, grafana_id=GRAFANA_ID)
+
+
+def test_kubeconfig_mode_monitors_with_a_service_monitor() -> None:
+    cfg = parse(with_changes(cluster={"kubeconfig": KUBECONFIG}, monitoring={"enabled": True, "serviceMonitor": True}),
+                location=None)
+    assert cfg.monitoring == Monitoring(enabled=True, service_monitor=True)
+
+
+@pytest.mark.parametrize(("monitoring", "cluster", "expected"), [
+    ({"enabled": "yes"}, {}, "kueue-aks:monitoring.enabled: must be true or false"),
+    ({"enable": True}, {}, "kueue-aks:monitoring.enable: unknown key (did you mean 'enabled'?)"),
+    ({"enabled": True, "azureMonitorWorkspaceId": GRAFANA_ID}, {},
+     "kueue-aks:monitoring.azureMonitorWorkspaceId: '/subscriptions/"),
+    ({"enabled": True, "grafanaId": "g-1"}, {},
+     "kueue-aks:monitoring.grafanaId: 'g-1' is not allowed (an Azure Managed Grafana's resource ID"),
+    ({"grafanaId": GRAFANA_ID}, {}, "kueue-aks:monitoring.grafanaId: has no effect while monitoring.enabled is false"),
+    ({"enabled": True, "serviceMonitor": True}, {}, "kueue-aks:monitoring.serviceMonitor: is for cluster.kubeconfig stacks"),
+    ({"enabled": True, "grafanaId": GRAFANA_ID}, {"kubeconfig": KUBECONFIG},
+     "kueue-aks:monitoring.grafanaId: is Azure monitoring; a cluster.kubeconfig stack creates nothing in Azure"),
+])
+def test_bad_monitoring_names_the_key_and_what_is_allowed(monitoring: Any, cluster: Any, expected: str) -> None:
+    problems = problems_of(with_changes(cluster=cluster, monitoring=monitoring), location=None if cluster else "eastus2")
+    assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
+    problems = problems_of(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}}, monitoring={"enabled": True}))
+    assert problems == ["kueue-aks:monitoring.enabled: needs Kueue's LocalQueueMetrics feature gate: the dashboard's team "
+                        "variable and LocalQueue panels read its series; enable the gate in kueue.featureGates"]
+    assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == Monitoring()

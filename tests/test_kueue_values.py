@@ -273,7 +273,7 @@ def test_local_queue_metrics_stay_on_explicitly(dev_config: StackConfig, dev_con
     assert RELEASES["0.19.2"].gates["LocalQueueMetrics"].default is True
     config = variant(dev_config_map, kueue={"featureGates": {"PartialAdmission": True}})
     assert manager_config(config)["metrics"]["localQueueMetrics"] == {"enable": True}
-    off = variant(dev_config_map, kueue={"featureGates": {"LocalQueueMetrics": False}})
+    off = variant(dev_config_map, kueue={"featureGates": {"LocalQueueMetrics": False}}, monitoring={"enabled": False})
     assert manager_config(off)["metrics"]["localQueueMetrics"] == {"enable": False}
 
 
@@ -364,7 +364,7 @@ _FREE_GATES = sorted(n for n, g in _RELEASE.gates.items()
 def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gates: dict[str, bool],
                                                      replicas: int, enforce: bool) -> None:
     config = variant(stack_file_config("dev"), kueue={"frameworks": frameworks, "featureGates": gates, "replicas": replicas},
-                     governance={"enforce": enforce})
+                     governance={"enforce": enforce}, monitoring={"enabled": gates.get("LocalQueueMetrics", True)})
     values = kueue_helm_values(config)
     assert unknown_value_paths(values, KUEUE_CHART_VALUES) == []
     doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])

@@ -15,6 +15,7 @@ import yaml
 from components import plan
 from components.kueue_objects import build_objects, quota_table
 from components.policies import aggregated_role_guard, pool_guard
+from components.scrape import scrape_objects
 from components.validate import validate_objects
 from tests.conftest import load_stack
 from tests.harness import ROOT
@@ -92,11 +93,14 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     # work is submitted), then the Kueue objects; apply order kept by the file numbering.
     policies = [*aggregated_role_guard(), *pool_guard(config)]
     assert [o["metadata"]["name"] for o in policies] == ["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
-    assert objects == [*policies, *build_objects(config)]
+    kueue_objects, scraping = build_objects(config), scrape_objects(config)
+    assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
+    assert objects == [*policies, *kueue_objects, *scraping]
     assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
     assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"
     assert files[len(policies)].name.startswith(f"{len(policies) + 1:03d}-namespace-")
-    assert validate_objects(objects[len(policies):], crds=crds) == []  # the validator knows Kueue's kinds only
+    # The validator knows Kueue's kinds only.
+    assert validate_objects(objects[len(policies):len(policies) + len(kueue_objects)], crds=crds) == []
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
     assert helm == ["kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
     values = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-values.yaml").read_text())
@@ -113,6 +117,9 @@ def test_bad_stack_config_exits_2_with_the_key(run_plan: PlanRunner, tmp_path: P
     assert "kueue-aks:teams: shares add up to 130%" in err
 
 
+WORKSPACE_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/obs/providers/Microsoft.Monitor/accounts/amw"
+
+
 @pytest.mark.parametrize("cluster", [
     # A secret as `pulumi config set --secret --path` leaves it in the stack file: still encrypted.
     {"kubeconfig": {"secure": "v1:c2VjcmV0"}},
@@ -123,9 +130,14 @@ def test_plan_works_in_every_cluster_mode(run_plan: PlanRunner, tmp_path: Path, 
     doc["config"]["kueue-aks:cluster"] = cluster
     if "kubeconfig" in cluster:
         del doc["config"]["azure-native:location"]  # no Azure at all in this mode
+        doc["config"]["kueue-aks:monitoring"]["serviceMonitor"] = True
+    else:  # the existing cluster's add-on writes to a workspace the stack names
+        doc["config"]["kueue-aks:monitoring"]["azureMonitorWorkspaceId"] = WORKSPACE_ID
     (tmp_path / "Pulumi.mode.yaml").write_text(yaml.safe_dump(doc))
     code, out, err = run_plan("--stack", "mode", "--manifests", str(tmp_path / "out"), root=tmp_path)
     assert code == 0, err
+    monitor = yaml.safe_load(next((tmp_path / "out").glob("*-servicemonitor-*.yaml")).read_text())
+    assert monitor["apiVersion"] == ("monitoring.coreos.com/v1" if "kubeconfig" in cluster else "azmonitoring.coreos.com/v1")
     dev_code, dev_out, _ = run_plan("--stack", "dev")
     # The same queues as the create-mode dev stack: only the cluster differs.
     assert team_table(out) == team_table(dev_out) and dev_code == 0
