@@ -12,6 +12,7 @@ the Kubernetes binaries; seconds when cached.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -31,6 +32,11 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v3.22.0"
 
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+# The Prometheus Operator's ServiceMonitor CRD, read from its Go module (which ships the CRDs under
+# example/); managed Prometheus's azmonitoring.coreos.com kind is the same CRD in another group.
+PROMETHEUS_OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator"
+PROMETHEUS_OPERATOR_VERSION = "v0.89.0"
+SERVICE_MONITOR_CRD = "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
 
 
 class BuildError(RuntimeError):
@@ -109,6 +115,22 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def service_monitor_crd() -> Path:
+    """The pinned Prometheus Operator's ServiceMonitor CRD, from the Go module cache (downloaded once)."""
+    module = f"{PROMETHEUS_OPERATOR_MODULE}@{PROMETHEUS_OPERATOR_VERSION}"
+    with tempfile.TemporaryDirectory() as outside_any_module:
+        done = subprocess.run([_go(), "mod", "download", "-json", module], cwd=outside_any_module, capture_output=True,
+                              text=True, env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})
+    try:
+        crd = Path(json.loads(done.stdout)["Dir"]) / SERVICE_MONITOR_CRD
+    except (ValueError, KeyError) as err:
+        raise BuildError(f"downloading {module} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
+                         "Check that the Go module proxy is reachable.") from err
+    if not crd.is_file():
+        raise BuildError(f"{module} has no {SERVICE_MONITOR_CRD}")
+    return crd
 
 
 def _version_ldflags(version: str) -> str:

@@ -88,9 +88,12 @@ class Kubectl:
     def items(self, *args: str) -> list[dict[str, Any]]:
         return list(self.get(*args)["items"])
 
-    def apply(self, objects: Iterable[Mapping[str, Any]], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def apply(self, objects: Iterable[Mapping[str, Any]], *, check: bool = True,
+              dry_run: bool = False) -> subprocess.CompletedProcess[str]:
+        """Server-side apply; with dry_run the API server checks everything and stores nothing."""
         docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
-        return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", "-f", "-", input=docs, check=check)
+        return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", *(["--dry-run=server"] if dry_run else []),
+                        "-f", "-", input=docs, check=check)
 
 
 def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:

@@ -4,7 +4,8 @@
 the program's own functions and names: Kueue's namespace and chart (release name, namespace and
 values from components.kueue_values), the device plugin's when the stack has GPUs
 (components.device_plugin_values), then every Kueue object from components.kueue_objects in
-dependency order once Kueue's webhook serves. Nothing is copied from the program.
+dependency order once Kueue's webhook serves, and with monitoring the scrape objects of
+components.scrape. Nothing is copied from the program.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from components.kueue_objects import build_objects
 from components.kueue_values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
+from components.scrape import scrape_objects, service_monitor
 
 from .binaries import Binaries
 from .cluster import E2EError, Helm, KwokCluster, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
 from .nodes import fake_nodes
+from .scraping import install_crd, service_monitor_crd_for
 
 KUEUE_KINDS = ("Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 HELM_WAIT_SECONDS = 180
@@ -86,8 +89,18 @@ class StackCluster:
             self._timed("device plugin chart", start)
 
         self.apply_objects()
+        if self.config.monitoring.enabled:
+            self.apply_scrape_objects()
         wait_for("every ClusterQueue and LocalQueue to be Active", self._queues_active, 60)
         self._timed("queues active", start)
+
+    def apply_scrape_objects(self) -> None:
+        """Monitoring's objects (components/monitoring.py), after the ServiceMonitor CRD that the
+        managed Prometheus add-on (or the Prometheus Operator) would have installed."""
+        monitor = service_monitor(self.config)
+        if monitor is not None:
+            install_crd(self.kubectl, service_monitor_crd_for(monitor["apiVersion"]))
+        self.kubectl.apply(scrape_objects(self.config))
 
     def apply_objects(self) -> None:
         """Create the program's objects in its dependency order (each after what it names)."""
