@@ -2,7 +2,7 @@
 
 The engine deletes a resource once everything that depends on it is deleted, and deletes
 independent resources in parallel. The graph below is the program's (components/queues.py,
-kueue.py, gpu.py, helm.py, governance.py): each Kueue object depends on what it names and on the Kueue release;
+kueue.py, gpu.py, helm.py, governance.py, monitoring.py): each Kueue object depends on what it names and on the Kueue release;
 team namespaces depend on the release; the release depends on its namespace and the
 aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
 uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
@@ -24,6 +24,7 @@ from components.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue_values import KUEUE_RELEASE_NAME
 from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
+from components.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
 from .stack_cluster import StackCluster
 
@@ -89,6 +90,12 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
         depends[_key(binding)] = [_key(policy)]
     steps[kueue_release] = Step(kueue_release, uninstall(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, cluster.kueue.stop))
     depends[kueue_release] = [_key(o) for o in guard] + [_key(namespace(KUEUE_NAMESPACE))]
+    for obj in scrape_objects(cluster.config):  # components/monitoring.py: each waits for what it names
+        meta = obj["metadata"]
+        steps[_key(obj)] = Step(_key(obj), delete_object(obj))
+        account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)
+        depends[_key(obj)] = ([_key(namespace(KUEUE_NAMESPACE))] if meta.get("namespace") == KUEUE_NAMESPACE else []) + (
+            [f"ServiceAccount/{meta['namespace']}/{account}"] if account else [])
     if cluster.config.has_gpu:
         plugin = f"Release/{DEVICE_PLUGIN_RELEASE_NAME}"
         steps[_key(namespace(DEVICE_PLUGIN_NAMESPACE))] = Step(_key(namespace(DEVICE_PLUGIN_NAMESPACE)),

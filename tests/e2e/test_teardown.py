@@ -10,11 +10,12 @@ from __future__ import annotations
 import yaml
 
 from components.config import KUEUE_NAMESPACE
+from components.scrape import scrape_objects
 from tests.harness import ROOT
 
 from .cluster import is_true
 from .conftest import on_stacks, report
-from .destroy import destroy
+from .destroy import destroy, object_ref
 from .jobs import RUN_FOR_ANNOTATION, job, wait_admitted
 from .stack_cluster import StackCluster
 
@@ -64,4 +65,7 @@ def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackClu
     assert not webhooks, webhooks
     guards = kubectl.run("get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name").stdout.split()
     assert not guards, guards
+    scraping = [" ".join(object_ref(o)) for o in scrape_objects(cluster.config)
+                if kubectl.run("get", *object_ref(o), check=False).returncode == 0]
+    assert not scraping, f"monitoring's objects left behind: {scraping}"
     assert all(is_true(n, "Ready") for n in kubectl.items("nodes"))
