@@ -257,6 +257,7 @@ class AksCluster(pulumi.ComponentResource):
         self.cluster_name = self.cluster.name
         self.cluster_id: pulumi.Output[str] | None = self.cluster.id
         self.location: pulumi.Output[str] | None = self.cluster.location
+        self.verified: pulumi.Output[bool] | None = None  # nothing to check: the stack made it
         self.resource_group_name = self.resource_group.name
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
         self.node_pool_names = [p.name for p in config.node_pools]
@@ -295,6 +296,8 @@ class ExistingAksCluster(pulumi.ComponentResource):
             checks = checked
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
+        # True once every check passed; monitoring's Azure resources wait for it too.
+        self.verified: pulumi.Output[bool] | None = pulumi.Output.all(*checks).apply(lambda _: True)
         self.provider = kubernetes_provider(
             f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id)
         self.cluster_name: pulumi.Output[str] | None = cluster.name
@@ -321,6 +324,7 @@ class KubeconfigCluster(pulumi.ComponentResource):
         # another cluster replaces them (the address is not a credential).
         self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
         self.cluster_name = self.cluster_id = self.location = self.resource_group_name = self.oidc_issuer_url = None
+        self.verified = None
         self.kubeconfig = None  # the stack's own secret config; not exported again
         self.node_pool_names = [p.name for p in config.node_pools]
         self.register_outputs({"nodePoolNames": self.node_pool_names})

@@ -252,6 +252,7 @@ class Monitoring:
     workspace_id: str | None = None  # an existing Azure Monitor workspace; default: the stack creates one
     grafana_id: str | None = None  # an existing Azure Managed Grafana; default: the stack creates one
     service_monitor: bool = False  # kubeconfig mode: a Prometheus Operator ServiceMonitor
+    grafana_admin_group_ids: tuple[str, ...] = ()  # Grafana Admin on a new Grafana; default the cluster admins
 
 
 @dataclass(frozen=True)
@@ -493,14 +494,6 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
             count=s.get("count", SystemPool.count, lambda q, n: c.integer(q, n, 1, 100)),
         )
 
-    def guids(p: str, v: Any) -> Any:
-        items = c.items(p, v, "Entra ID group object IDs")
-        if items is None:
-            return _INVALID
-        out = [c.string(f"{p}[{i}]", g, pattern=_GUID, hint=" (an object ID such as 00000000-0000-0000-0000-000000000000)")
-               for i, g in enumerate(items)]
-        return tuple(out) if _INVALID not in out else _INVALID
-
     def existing(p: str, v: Any) -> Any:
         e = _Reader(problems, p, v, ["resourceGroup", "name"])
         if not e.value:
@@ -539,12 +532,26 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
         tier=r.get("tier", "Free", lambda p, v: c.enum(p, v, TIERS)),
         zones=r.get("zones", (), zones),
         system_pool=r.get("systemPool", SystemPool(), system_pool),
-        admin_group_object_ids=r.get("adminGroupObjectIds", (), guids),
+        admin_group_object_ids=r.get("adminGroupObjectIds", (), _group_ids(problems)),
         disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
         auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
         existing=r.get("existing", None, existing),
         kubeconfig=r.get("kubeconfig", None, kubeconfig),
     )
+
+
+def _group_ids(problems: _Problems) -> Callable[[str, Any], Any]:
+    """A checker for a list of Entra ID group object IDs."""
+    c = _checker(problems)
+
+    def check(p: str, v: Any) -> Any:
+        items = c.items(p, v, "Entra ID group object IDs")
+        if items is None:
+            return _INVALID
+        out = [c.string(f"{p}[{i}]", g, pattern=_GUID, hint=" (an object ID such as 00000000-0000-0000-0000-000000000000)")
+               for i, g in enumerate(items)]
+        return tuple(out) if _INVALID not in out else _INVALID
+    return check
 
 
 def _vm_size_checker(problems: _Problems, *, gpu_allowed: bool, has_override: bool = False) -> Callable[[str, Any], Any]:
@@ -931,7 +938,8 @@ def _parse_governance(problems: _Problems, raw: Any, teams: tuple[Team, ...]) ->
 
 def _parse_monitoring(problems: _Problems, raw: Any, cluster: ClusterSettings, kueue: KueueSettings) -> Monitoring:
     c = _checker(problems)
-    r = _Reader(problems, f"{NAMESPACE}:monitoring", raw, ["enabled", "azureMonitorWorkspaceId", "grafanaId", "serviceMonitor"])
+    r = _Reader(problems, f"{NAMESPACE}:monitoring", raw,
+                ["enabled", "azureMonitorWorkspaceId", "grafanaId", "grafanaAdminGroupObjectIds", "serviceMonitor"])
     example = "/subscriptions/<id>/resourceGroups/<group>/providers/"
     monitoring = Monitoring(
         enabled=r.get("enabled", False, c.boolean),
@@ -940,14 +948,18 @@ def _parse_monitoring(problems: _Problems, raw: Any, cluster: ClusterSettings, k
         grafana_id=r.get("grafanaId", None, lambda p, v: c.string(
             p, v, pattern=_GRAFANA_ID, hint=f" (an Azure Managed Grafana's resource ID, {example}Microsoft.Dashboard/grafana/<name>)")),
         service_monitor=r.get("serviceMonitor", False, c.boolean),
+        grafana_admin_group_ids=r.get("grafanaAdminGroupObjectIds", cluster.admin_group_object_ids, _group_ids(problems)),
     )
     if not monitoring.enabled:
         for key in r.value:
             if key != "enabled":
                 problems.add(r.at(key), "has no effect while monitoring.enabled is false; set enabled: true or remove it")
-        return monitoring
+        return Monitoring()
+    if "grafanaId" in r.value and "grafanaAdminGroupObjectIds" in r.value:
+        problems.add(r.at("grafanaAdminGroupObjectIds"), "is for a Grafana the stack creates; the owners of the "
+                     "existing one (grafanaId) manage who administers it")
     if cluster.mode == "kubeconfig":
-        for key in ("azureMonitorWorkspaceId", "grafanaId"):
+        for key in ("azureMonitorWorkspaceId", "grafanaId", "grafanaAdminGroupObjectIds"):
             if key in r.value:
                 problems.add(r.at(key), "is Azure monitoring; a cluster.kubeconfig stack creates nothing in Azure. "
                              "Use serviceMonitor: true with a Prometheus Operator in the cluster")

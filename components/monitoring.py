@@ -13,8 +13,8 @@ AddonTerraformTemplate/main.tf):
   takes the workspace it writes to from the config;
 - an Azure Managed Grafana (or monitoring.grafanaId) linked to the workspace, its identity given
   Monitoring Data Reader on the workspace (the templates' one role assignment), and Grafana Admin
-  for the deploying identity and cluster.adminGroupObjectIds, since an ARM-created Grafana has no
-  admin otherwise.
+  for monitoring.grafanaAdminGroupObjectIds (default cluster.adminGroupObjectIds), since an
+  ARM-created Grafana has no admin otherwise.
 In every mode, the scrape objects of components/scrape.py. The dashboard (components/dashboard.py)
 cannot be uploaded through Azure Resource Manager: Managed Grafana's dashboards live behind
 Grafana's own HTTP API, which azure-native does not cover (terraform-provider-azurerm #22206);
@@ -32,6 +32,7 @@ from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_azure_native import authorization, dashboard, monitor
 
 from .config import KUEUE_NAMESPACE, StackConfig
+from .config import Monitoring as MonitoringSettings
 from .scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
 # Built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
@@ -79,10 +80,10 @@ def data_collection_rule(workspace_id: pulumi.Input[str]) -> dict[str, Any]:
     }
 
 
-def resource_id_parts(resource_id: str) -> tuple[str, str]:
-    """(resource group, name) of an Azure resource ID."""
+def resource_id_parts(resource_id: str) -> tuple[str, str, str]:
+    """(subscription, resource group, name) of an Azure resource ID."""
     parts = resource_id.strip("/").split("/")
-    return parts[3], parts[-1]
+    return parts[1], parts[3], parts[-1]
 
 
 def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
@@ -99,6 +100,17 @@ def kubernetes_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptio
     if kind == "ClusterRoleBinding":
         return k8s.rbac.v1.ClusterRoleBinding(name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts)
     return CustomResource(name, api_version=obj["apiVersion"], kind=kind, metadata=meta, spec=obj["spec"], opts=opts)
+
+
+def check_subscription(settings: MonitoringSettings, subscription: str) -> bool:
+    """Raise when a configured workspace or Grafana is in another subscription than the deployment's:
+    the provider looks resources up and assigns roles in its own subscription only."""
+    for key, resource_id in (("azureMonitorWorkspaceId", settings.workspace_id), ("grafanaId", settings.grafana_id)):
+        theirs = resource_id_parts(resource_id)[0] if resource_id else subscription
+        if theirs.lower() != subscription.lower():
+            raise pulumi.RunError(f"kueue-aks:monitoring.{key} is in subscription {theirs}, but the stack deploys to "
+                                  f"{subscription} (azure-native's subscription); name a resource in that one")
+    return True
 
 
 def existing_grafana_principal(grafana_id: str, identity: Any) -> str:
@@ -148,16 +160,26 @@ class Monitoring(pulumi.ComponentResource):
     def _azure(self, name: str, config: StackConfig, cluster: Any) -> None:
         settings, child = config.monitoring, pulumi.ResourceOptions(parent=self)
         client = authorization.get_client_config_output()
+        # Nothing is looked up or created before the checks pass: IDs in the deployment's
+        # subscription and, with cluster.existing, the cluster's add-on and pools.
+        checks = [client.subscription_id.apply(lambda subscription: check_subscription(settings, subscription))]
+        if cluster.verified is not None:
+            checks.append(cluster.verified)
+        gate = pulumi.Output.all(*checks)
+
+        def checked(value: pulumi.Input[str]) -> pulumi.Output[str]:
+            return pulumi.Output.all(gate, value).apply(lambda parts: parts[1])
+
         # New resources go to the stack's resource group; with cluster.existing (whose group is not
         # the stack's) to the workspace's, which the config then names.
-        resource_group_name: pulumi.Input[str] = cluster.resource_group_name
+        resource_group_name = checked(cluster.resource_group_name)
         if settings.workspace_id:
-            group, workspace_name = resource_id_parts(settings.workspace_id)
+            _, group, workspace_name = resource_id_parts(settings.workspace_id)
             if config.cluster.mode == "existing":
-                resource_group_name = group
+                resource_group_name = checked(group)
             existing = monitor.get_azure_monitor_workspace_output(azure_monitor_workspace_name=workspace_name,
-                                                                  resource_group_name=group)
-            workspace_id: pulumi.Output[str] = pulumi.Output.from_input(settings.workspace_id)
+                                                                  resource_group_name=checked(group))
+            workspace_id: pulumi.Output[str] = checked(settings.workspace_id)
             workspace_location = existing.location
             self.prometheus_query_endpoint = existing.metrics.apply(lambda m: m.prometheus_query_endpoint if m else None)
         else:
@@ -186,13 +208,13 @@ class Monitoring(pulumi.ComponentResource):
                 opts=child)
 
         if settings.grafana_id:
-            group, existing_name = resource_id_parts(settings.grafana_id)
-            grafana = dashboard.get_grafana_output(resource_group_name=group, workspace_name=existing_name)
-            grafana_id: pulumi.Output[str] = pulumi.Output.from_input(settings.grafana_id)
+            _, group, existing_name = resource_id_parts(settings.grafana_id)
+            grafana = dashboard.get_grafana_output(resource_group_name=checked(group), workspace_name=existing_name)
+            grafana_id: pulumi.Output[str] = checked(settings.grafana_id)
             grafana_principal = grafana.identity.apply(lambda i: existing_grafana_principal(settings.grafana_id, i))
             self.grafana_name = pulumi.Output.from_input(existing_name)
             self.grafana_url = grafana.properties.apply(lambda p: p.endpoint)
-            admins: list[tuple[str, pulumi.Input[str], str | None]] = []  # its owners manage who administers it
+            admins: list[str] = []  # its owners manage who administers it
         else:
             created = dashboard.Grafana(
                 f"{name}-grafana", workspace_name=grafana_name(config.cluster.name),
@@ -205,14 +227,21 @@ class Monitoring(pulumi.ComponentResource):
             grafana_principal = created.identity.apply(lambda i: i.principal_id if i else None)
             self.grafana_name = created.name
             self.grafana_url = created.properties.apply(lambda p: p.endpoint)
-            admins = [("deployer", client.object_id, None)] + [
-                (f"group-{i}", group_id, "Group") for i, group_id in enumerate(config.cluster.admin_group_object_ids)]
+            admins = list(settings.grafana_admin_group_ids)
+            if not admins:
+                pulumi.log.warn(
+                    "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
+                    "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
+                    "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>", resource=self)
 
         authorization.RoleAssignment(
             f"{name}-grafana-reads-workspace", scope=workspace_id, principal_id=grafana_principal,
             principal_type="ServicePrincipal", role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
             opts=child)
-        for suffix, principal, principal_type in admins:
+        # Groups only: the SDK would declare any principal without a type a User, and Azure refuses a
+        # role assignment whose type is wrong, so the deploying identity (a user or, in CI, a
+        # managed identity) is not assigned.
+        for i, group_id in enumerate(admins):
             authorization.RoleAssignment(
-                f"{name}-grafana-admin-{suffix}", scope=grafana_id, principal_id=principal, principal_type=principal_type,
+                f"{name}-grafana-admin-group-{i}", scope=grafana_id, principal_id=group_id, principal_type="Group",
                 role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE), opts=child)

@@ -511,10 +511,25 @@ def test_kubeconfig_mode_monitors_with_a_service_monitor() -> None:
     ({"enabled": True, "serviceMonitor": True}, {}, "kueue-aks:monitoring.serviceMonitor: is for cluster.kubeconfig stacks"),
     ({"enabled": True, "grafanaId": GRAFANA_ID}, {"kubeconfig": KUBECONFIG},
      "kueue-aks:monitoring.grafanaId: is Azure monitoring; a cluster.kubeconfig stack creates nothing in Azure"),
+    ({"enabled": True, "grafanaId": GRAFANA_ID, "grafanaAdminGroupObjectIds": []}, {},
+     "kueue-aks:monitoring.grafanaAdminGroupObjectIds: is for a Grafana the stack creates"),
+    ({"enabled": True, "grafanaAdminGroupObjectIds": ["admins"]}, {},
+     "kueue-aks:monitoring.grafanaAdminGroupObjectIds[0]: 'admins' is not allowed (an object ID"),
+    ({"enabled": True}, {"existing": {"resourceGroup": "rg", "name": "aks"}},
+     "kueue-aks:monitoring.azureMonitorWorkspaceId: is required with cluster.existing"),
 ])
 def test_bad_monitoring_names_the_key_and_what_is_allowed(monitoring: Any, cluster: Any, expected: str) -> None:
     problems = problems_of(with_changes(cluster=cluster, monitoring=monitoring), location=None if cluster else "eastus2")
     assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_grafana_admins_default_to_the_cluster_admins() -> None:
+    group, other = "11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"
+    cluster = {"adminGroupObjectIds": [group]}
+    assert parse(with_changes(cluster=cluster, monitoring={"enabled": True})).monitoring.grafana_admin_group_ids == (group,)
+    own = parse(with_changes(cluster=cluster, monitoring={"enabled": True, "grafanaAdminGroupObjectIds": [other]}))
+    assert own.monitoring.grafana_admin_group_ids == (other,)
+    assert parse(with_changes(cluster=cluster)).monitoring == Monitoring()  # off: nothing carried over
 
 
 def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
