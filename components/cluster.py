@@ -7,7 +7,7 @@
 - KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
 
 Each has `provider` and `node_pool_names`; attributes that exist only in some modes (the
-cluster's name, ID, location and resource group...) are None in the others, and __main__.py
+cluster's name, ID and resource group...) are None in the others, and __main__.py
 exports only what is set.
 """
 
@@ -256,7 +256,6 @@ class AksCluster(pulumi.ComponentResource):
 
         self.cluster_name = self.cluster.name
         self.cluster_id: pulumi.Output[str] | None = self.cluster.id
-        self.location: pulumi.Output[str] | None = self.cluster.location
         self.verified: pulumi.Output[bool] | None = None  # nothing to check: the stack made it
         self.resource_group_name = self.resource_group.name
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
@@ -302,7 +301,6 @@ class ExistingAksCluster(pulumi.ComponentResource):
             f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id)
         self.cluster_name: pulumi.Output[str] | None = cluster.name
         self.cluster_id: pulumi.Output[str] | None = cluster.id
-        self.location: pulumi.Output[str] | None = cluster.location
         self.resource_group_name: pulumi.Output[str] | None = pulumi.Output.from_input(group)
         self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
             lambda p: p.issuer_url if p else None)
@@ -323,7 +321,7 @@ class KubeconfigCluster(pulumi.ComponentResource):
         # The API server's address identifies the cluster: rotated credentials keep every object,
         # another cluster replaces them (the address is not a credential).
         self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
-        self.cluster_name = self.cluster_id = self.location = self.resource_group_name = self.oidc_issuer_url = None
+        self.cluster_name = self.cluster_id = self.resource_group_name = self.oidc_issuer_url = None
         self.verified = None
         self.kubeconfig = None  # the stack's own secret config; not exported again
         self.node_pool_names = [p.name for p in config.node_pools]

@@ -126,8 +126,8 @@ def existing_grafana_principal(grafana_id: str, identity: Any) -> str:
 class Monitoring(pulumi.ComponentResource):
     """Kueue's metrics collected (managed Prometheus on AKS, or a Prometheus Operator) and shown.
 
-    `cluster` is the program's cluster component (its `cluster_id`, `location` and
-    `resource_group_name`, None with cluster.kubeconfig); `kueue_namespace` is Kueue's Namespace,
+    `cluster` is the program's cluster component (its `cluster_id`, `resource_group_name` and
+    `verified`, None with cluster.kubeconfig); `kueue_namespace` is Kueue's Namespace,
     which scrape objects placed there wait for. The Kubernetes provider comes from `opts.providers`.
     """
 

@@ -20,8 +20,6 @@ from typing import Any
 
 import yaml
 
-from components.scrape import AZURE_MONITOR_API_VERSION
-
 from .binaries import service_monitor_crd
 from .cluster import Kubectl, is_true, wait_for
 
@@ -110,7 +108,3 @@ def samples(text: str) -> list[tuple[str, dict[str, str], str]]:
         if match:
             out.append((match.group(1), dict(_LABEL.findall(match.group(3) or "")), match.group(4)))
     return out
-
-
-def is_azure_monitor(monitor: Mapping[str, Any]) -> bool:
-    return monitor["apiVersion"] == AZURE_MONITOR_API_VERSION
