@@ -232,8 +232,13 @@ class Helm:
                  f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
 
 
+def conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """An object's status conditions; a new object may have `status` or `conditions` still null."""
+    return (obj.get("status") or {}).get("conditions") or []
+
+
 def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in obj.get("status", {}).get("conditions", []) if c.get("type") == kind), None)
+    return next((c for c in conditions(obj) if c.get("type") == kind), None)
 
 
 def is_true(obj: Mapping[str, Any], kind: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import traceback
 from collections.abc import Iterator
 from typing import Any
 from pathlib import Path
@@ -86,9 +87,11 @@ class ControlPlanes:
         started = time.monotonic()
         try:
             sc.up()
-        except (E2EError, OSError, subprocess.TimeoutExpired) as err:
+        except Exception as err:  # any failure, a bug in a probe too: stop what up() started before the next test
             sc.down()
-            self.failed[stack] = f"stack {stack}: the control plane did not come up: {err}\n{sc.describe()}"
+            detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
+                traceback.format_exception(err))
+            self.failed[stack] = f"stack {stack}: the control plane did not come up: {detail}\n{sc.describe()}"
             pytest.fail(self.failed[stack], pytrace=False)
         sc.up_seconds = time.monotonic() - started
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "

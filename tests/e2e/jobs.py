@@ -7,7 +7,7 @@ from typing import Any
 
 from components.config import POOL_LABEL
 
-from .cluster import is_true, wait_for
+from .cluster import conditions, is_true, wait_for
 from .stack_cluster import StackCluster
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -54,10 +54,8 @@ def workload_of(cluster: StackCluster, namespace: str, name: str, kind: str = "J
 def _summary(wl: Mapping[str, Any] | None) -> Any:
     if wl is None:
         return "no Workload yet"
-    status = wl.get("status", {})
-    return {"conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")}
-                           for c in status.get("conditions", [])],
-            "admission": status.get("admission")}
+    return {"conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in conditions(wl)],
+            "admission": (wl.get("status") or {}).get("admission")}
 
 
 def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = 30, kind: str = "Job") -> dict[str, Any]:

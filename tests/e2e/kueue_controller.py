@@ -110,8 +110,11 @@ class KueueController:
         """Copy the Secret's keys into CERT_DIR whenever they change, as a kubelet does for a volume."""
         written: dict[str, str] = {}
         while not self._stop.wait(0.3):
-            done = self.kubectl.run("get", "secret", CERT_SECRET, "-n", KUEUE_NAMESPACE,
-                                    "-o", "jsonpath={.data}", check=False, timeout=10)
+            try:
+                done = self.kubectl.run("get", "secret", CERT_SECRET, "-n", KUEUE_NAMESPACE,
+                                        "-o", "jsonpath={.data}", check=False, timeout=10)
+            except subprocess.TimeoutExpired:  # a busy API server: try again on the next tick
+                continue
             if done.returncode != 0 or not done.stdout.strip():
                 continue
             data = yaml.safe_load(done.stdout) or {}

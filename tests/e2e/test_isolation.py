@@ -8,7 +8,7 @@ import pytest
 
 from components.kueue_objects import API_VERSION
 
-from .cluster import wait_for
+from .cluster import conditions, wait_for
 from .conftest import on_stacks
 from .jobs import delete_jobs, job, wait_pods_placed, workload_of
 from .stack_cluster import StackCluster
@@ -48,9 +48,9 @@ def test_team_cannot_use_another_teams_cluster_queue(cluster: StackCluster, fore
 
     def pending_with_reason() -> tuple[bool, object]:
         wl = workload_of(cluster, "research", "trespasser")
-        conditions = (wl or {}).get("status", {}).get("conditions", [])
-        messages = " ".join(c.get("message", "") for c in conditions)
-        return "doesn't match ClusterQueue selector" in messages, conditions
+        seen = conditions(wl or {})
+        messages = " ".join(c.get("message", "") for c in seen)
+        return "doesn't match ClusterQueue selector" in messages, seen
 
     wait_for("the Workload to be refused by platform's namespaceSelector", pending_with_reason, 30)
     wl = workload_of(cluster, "research", "trespasser")

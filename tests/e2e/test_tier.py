@@ -1,0 +1,68 @@
+"""The e2e tier's own contracts, without a cluster: probes read objects the API server has only
+just created, and whatever breaks while a stack comes up, what it started is stopped and the
+stack's later tests fail at once with the first error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import conftest
+from .cluster import condition, is_true
+from .conftest import ControlPlanes
+
+
+@pytest.mark.parametrize("obj", [{}, {"status": None}, {"status": {}}, {"status": {"conditions": None}}],
+                         ids=["no status", "null status", "empty status", "null conditions"])
+def test_a_new_object_without_conditions_is_not_true_yet(obj: dict[str, Any]) -> None:
+    assert condition(obj, "Established") is None
+    assert not is_true(obj, "Established")
+
+
+def test_a_condition_is_found_by_type() -> None:
+    obj = {"status": {"conditions": [{"type": "NamesAccepted", "status": "True"},
+                                     {"type": "Established", "status": "False"}]}}
+    assert condition(obj, "Established") == {"type": "Established", "status": "False"}
+    assert is_true(obj, "NamesAccepted") and not is_true(obj, "Established")
+
+
+class BrokenStack:
+    """Stands in for StackCluster: up() fails with a plain bug, as a probe reading a null field did."""
+
+    made: list["BrokenStack"] = []
+
+    def __init__(self, stack: str, *_: Any) -> None:
+        self.stack, self.downs = stack, 0
+        BrokenStack.made.append(self)
+
+    def up(self) -> None:
+        status: dict[str, Any] = {"conditions": None}
+        next(iter(status["conditions"]))  # TypeError, not an E2EError
+
+    def down(self) -> None:
+        self.downs += 1
+
+    def describe(self) -> dict[str, str]:
+        return {"stack": self.stack}
+
+
+def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    BrokenStack.made.clear()
+    monkeypatch.setattr(conftest, "StackCluster", BrokenStack)
+    monkeypatch.setattr(conftest, "load", lambda stack: None)
+    planes = ControlPlanes(binaries=None, root=tmp_path)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(pytest.fail.Exception) as first:
+            planes.get("dev")
+        with pytest.raises(pytest.fail.Exception) as second:
+            planes.get("dev")
+    finally:
+        planes.stop()
+
+    assert [s.downs for s in BrokenStack.made] == [1], "the broken stack must be stopped once and not rebuilt"
+    assert "TypeError" in str(first.value) and "test_tier.py" in str(first.value)
+    assert str(second.value) == str(first.value)
+    assert planes.current is None
