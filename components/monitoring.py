@@ -11,10 +11,13 @@ AddonTerraformTemplate/main.tf):
   to the cluster as `MSProm-<cluster location>-<cluster>`. With cluster.existing the add-on and
   its data collection belong to whoever owns the cluster: the program checks the add-on is on and
   takes the workspace it writes to from the config;
-- an Azure Managed Grafana (or monitoring.grafanaId) linked to the workspace, its identity given
-  Monitoring Data Reader on the workspace (the templates' one role assignment), and Grafana Admin
-  for monitoring.grafanaAdminGroupObjectIds (default cluster.adminGroupObjectIds), since an
-  ARM-created Grafana has no admin otherwise.
+- an Azure Managed Grafana linked to the workspace, its identity given Monitoring Data Reader on
+  the workspace (the templates' one role assignment), and Grafana Admin for
+  monitoring.grafanaAdminGroupObjectIds (default cluster.adminGroupObjectIds), since an
+  ARM-created Grafana has no admin otherwise. A Grafana named by monitoring.grafanaId is only
+  looked up: linking a workspace to it grants that same role (the portal's integration page, `az
+  aks update --grafana-resource-id`), and Azure refuses a second assignment of one role to one
+  principal at one scope (RoleAssignmentExists), so the stack leaves both to the Grafana's owner.
 In every mode, the scrape objects of components/scrape.py. The dashboard (components/dashboard.py)
 cannot be uploaded through Azure Resource Manager: Managed Grafana's dashboards live behind
 Grafana's own HTTP API, which azure-native does not cover (terraform-provider-azurerm #22206);
@@ -46,8 +49,9 @@ GRAFANA_SKU = "Standard"
 
 
 def prometheus_name(location: str, cluster: str, limit: int | None = None) -> str:
-    """The add-on's name for its data collection endpoint, rule and association."""
-    return f"MSProm-{location}-{cluster}"[:limit]
+    """The add-on's name for its data collection endpoint, rule and association. ARM takes a region
+    by its display name too ("East US"), but names hold its short form ("eastus"), as the API returns it."""
+    return f"MSProm-{location.replace(' ', '').lower()}-{cluster}"[:limit]
 
 
 def grafana_name(cluster_name: str) -> str:
@@ -111,16 +115,6 @@ def check_subscription(settings: MonitoringSettings, subscription: str) -> bool:
             raise pulumi.RunError(f"kueue-aks:monitoring.{key} is in subscription {theirs}, but the stack deploys to "
                                   f"{subscription} (azure-native's subscription); name a resource in that one")
     return True
-
-
-def existing_grafana_principal(grafana_id: str, identity: Any) -> str:
-    """The existing Grafana's managed identity, which reads the workspace; an error without one."""
-    principal = getattr(identity, "principal_id", None)
-    if not principal:
-        raise pulumi.RunError(f"kueue-aks:monitoring.grafanaId: {grafana_id} has no system-assigned managed identity, "
-                              "which Grafana needs to read the Azure Monitor workspace; turn it on (Identity, in "
-                              "the Grafana's portal page) or leave grafanaId out")
-    return str(principal)
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -210,32 +204,29 @@ class Monitoring(pulumi.ComponentResource):
         if settings.grafana_id:
             _, group, existing_name = resource_id_parts(settings.grafana_id)
             grafana = dashboard.get_grafana_output(resource_group_name=checked(group), workspace_name=existing_name)
-            grafana_id: pulumi.Output[str] = checked(settings.grafana_id)
-            grafana_principal = grafana.identity.apply(lambda i: existing_grafana_principal(settings.grafana_id, i))
             self.grafana_name = pulumi.Output.from_input(existing_name)
             self.grafana_url = grafana.properties.apply(lambda p: p.endpoint)
-            admins: list[str] = []  # its owners manage who administers it
-        else:
-            created = dashboard.Grafana(
-                f"{name}-grafana", workspace_name=grafana_name(config.cluster.name),
-                resource_group_name=resource_group_name, location=config.location,
-                sku={"name": GRAFANA_SKU}, identity={"type": "SystemAssigned"},
-                properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
-                    {"azure_monitor_workspace_resource_id": workspace_id}]}},
-                opts=child)
-            grafana_id = created.id
-            grafana_principal = created.identity.apply(lambda i: i.principal_id if i else None)
-            self.grafana_name = created.name
-            self.grafana_url = created.properties.apply(lambda p: p.endpoint)
-            admins = list(settings.grafana_admin_group_ids)
-            if not admins:
-                pulumi.log.warn(
-                    "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
-                    "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
-                    "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>", resource=self)
+            return  # its owners link it and manage who administers it (module docstring)
+
+        created = dashboard.Grafana(
+            f"{name}-grafana", workspace_name=grafana_name(config.cluster.name),
+            resource_group_name=resource_group_name, location=config.location,
+            sku={"name": GRAFANA_SKU}, identity={"type": "SystemAssigned"},
+            properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
+                {"azure_monitor_workspace_resource_id": workspace_id}]}},
+            opts=child)
+        self.grafana_name = created.name
+        self.grafana_url = created.properties.apply(lambda p: p.endpoint)
+        admins = list(settings.grafana_admin_group_ids)
+        if not admins:
+            pulumi.log.warn(
+                "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
+                "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
+                "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>", resource=self)
 
         authorization.RoleAssignment(
-            f"{name}-grafana-reads-workspace", scope=workspace_id, principal_id=grafana_principal,
+            f"{name}-grafana-reads-workspace", scope=workspace_id,
+            principal_id=created.identity.apply(lambda i: i.principal_id if i else None),
             principal_type="ServicePrincipal", role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
             opts=child)
         # Groups only: the SDK would declare any principal without a type a User, and Azure refuses a
@@ -243,5 +234,5 @@ class Monitoring(pulumi.ComponentResource):
         # managed identity) is not assigned.
         for i, group_id in enumerate(admins):
             authorization.RoleAssignment(
-                f"{name}-grafana-admin-group-{i}", scope=grafana_id, principal_id=group_id, principal_type="Group",
+                f"{name}-grafana-admin-group-{i}", scope=created.id, principal_id=group_id, principal_type="Group",
                 role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE), opts=child)

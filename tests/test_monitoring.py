@@ -33,7 +33,6 @@ from components.monitoring import (
     azure_monitor_profile,
     check_subscription,
     data_collection_rule,
-    existing_grafana_principal,
     grafana_name,
     prometheus_name,
     resource_id_parts,
@@ -51,7 +50,6 @@ from components.scrape import (
 from tests.conftest import load_stack
 from tests.harness import (
     DEPLOYER_OBJECT_ID,
-    EXISTING_GRAFANA_PRINCIPAL,
     GRAFANA_PRINCIPAL,
     SUBSCRIPTION,
     ProgramMocks,
@@ -308,6 +306,14 @@ def test_create_rule_is_associated_with_the_cluster(create_run: ProgramRun) -> N
     assert {cluster.urn, rule.urn} <= set(association.dependencies)
 
 
+def test_a_region_by_display_name_gives_names_with_its_short_form(dev_stack: dict[str, Any]) -> None:
+    run = run_program({**create_map(dev_stack), "azure-native:location": "East US 2"})
+    names = {run.one(DCE).inputs["dataCollectionEndpointName"], run.one(DCR).inputs["dataCollectionRuleName"],
+             run.one(DCRA).inputs["associationName"]}
+    assert names == {"MSProm-eastus2-kueue-dev"}
+    assert run.one(DCE).inputs["location"] == "East US 2"  # ARM takes it as given
+
+
 def test_create_grafana_is_linked_to_the_workspace(create_run: ProgramRun) -> None:
     grafana, workspace = create_run.one(GRAFANA), create_run.one(WORKSPACE)
     inputs = grafana.inputs
@@ -448,10 +454,10 @@ def test_ids_data_collection_follows_the_workspaces_location(ids_run: ProgramRun
     assert association.inputs["associationName"] == "MSProm-eastus2-kueue-dev"
 
 
-def test_ids_only_the_reader_role_is_assigned(ids_run: ProgramRun) -> None:
-    assert roles(ids_run) == {"monitoring-grafana-reads-workspace": {
-        "principalId": EXISTING_GRAFANA_PRINCIPAL, "principalType": "ServicePrincipal", "scope": WORKSPACE_ID,
-        "roleDefinitionId": role_definition_id(MONITORING_DATA_READER_ROLE)}}
+def test_ids_assign_no_role(ids_run: ProgramRun) -> None:
+    # Linking the workspace to an existing Grafana grants its reader role; a second identical
+    # assignment by the stack would be refused (RoleAssignmentExists), so its owners do both.
+    assert roles(ids_run) == {}
 
 
 def test_ids_exports(ids_run: ProgramRun) -> None:
@@ -500,10 +506,10 @@ def test_existing_scrape_objects_are_azure_monitors(existing_run: ProgramRun) ->
     assert existing_run.secret_exports == {"kubeconfig"}
 
 
-def test_existing_with_an_existing_grafana_creates_only_the_reader_role(dev_stack: dict[str, Any]) -> None:
+def test_existing_with_an_existing_grafana_creates_nothing_in_azure(dev_stack: dict[str, Any]) -> None:
     run = run_program(existing_map(dev_stack, grafanaId=GRAFANA_ID))
-    assert azure_registrations(run) == [ROLE_ASSIGNMENT]
-    assert roles(run)["monitoring-grafana-reads-workspace"]["principalId"] == EXISTING_GRAFANA_PRINCIPAL
+    assert azure_registrations(run) == []
+    assert run.exports["grafanaName"] == "graf1" and run.exports["grafanaUrl"] == EXISTING_GRAFANA_URL
 
 
 @pytest.mark.parametrize("profile", [{"metrics": {"enabled": False}}, None], ids=["metrics-off", "no-profile"])
@@ -697,6 +703,7 @@ def test_prometheus_name_and_its_limits() -> None:
     assert (ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT) == (44, 64)
     assert (len(endpoint), len(rule)) == (44, 64)
     assert full.startswith(endpoint) and full.startswith(rule)
+    assert prometheus_name("West Europe", "kueue-dev") == prometheus_name("westeurope", "kueue-dev")
     # Short names are not padded.
     assert prometheus_name("eastus2", "kueue-dev", ENDPOINT_NAME_LIMIT) == "MSProm-eastus2-kueue-dev"
 
@@ -746,14 +753,6 @@ def test_azure_monitor_profile_follows_enabled(aks_config: StackConfig, dev_stac
     assert azure_monitor_profile(aks_config) == {"metrics": {"enabled": True, "kube_state_metrics": {
         "metric_labels_allowlist": "", "metric_annotations_allow_list": ""}}}
     assert azure_monitor_profile(load_stack(with_cluster(dev_stack, dev_stack["kueue-aks:cluster"]))) is None
-
-
-def test_existing_grafana_principal() -> None:
-    assert existing_grafana_principal(GRAFANA_ID, SimpleNamespace(principal_id="p-1")) == "p-1"
-    for identity in (None, SimpleNamespace(principal_id=None), SimpleNamespace(principal_id="")):
-        with pytest.raises(pulumi.RunError) as err:
-            existing_grafana_principal(GRAFANA_ID, identity)
-        assert "kueue-aks:monitoring.grafanaId" in str(err.value) and GRAFANA_ID in str(err.value)
 
 
 # --- components.cluster.check_prometheus_addon -------------------------------------------------------
