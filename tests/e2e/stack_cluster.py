@@ -30,7 +30,7 @@ from components.queues import references
 from components.scrape import scrape_objects, service_monitor
 
 from .binaries import Binaries
-from .cluster import E2EError, Helm, KwokCluster, is_true, wait_for
+from .cluster import E2EError, Helm, KwokCluster, conditions, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
 from .nodes import fake_nodes
@@ -120,7 +120,7 @@ class StackCluster:
 
     def _queues_active(self) -> tuple[bool, Any]:
         queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
-        inactive = {q["metadata"]["name"]: q.get("status", {}).get("conditions") for q in queues if not is_true(q, "Active")}
+        inactive = {q["metadata"]["name"]: conditions(q) for q in queues if not is_true(q, "Active")}
         expected = sum(1 for o in self.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
         return len(queues) == expected and not inactive, {"queues": len(queues), "inactive": inactive}
 

@@ -39,8 +39,8 @@ def gpu_pool_size(cluster: StackCluster) -> Iterator[int]:
 
 
 def _borrowed_gpus(cluster: StackCluster, team: str, expected: int) -> tuple[bool, Any]:
-    status = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team).get("status", {})
-    borrowed = [int(r["borrowed"]) for f in status.get("flavorsReservation", []) if f["name"] == "gpu"
+    status = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team).get("status") or {}
+    borrowed = [int(r["borrowed"]) for f in status.get("flavorsReservation") or [] if f["name"] == "gpu"
                 for r in f["resources"] if r["name"] == "nvidia.com/gpu"]
     return borrowed == [expected], status.get("flavorsReservation")
 
