@@ -122,7 +122,6 @@ def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[
 SUBSCRIPTION = "00000000-0000-0000-0000-00000000000a"
 DEPLOYER_OBJECT_ID = "00000000-0000-0000-0000-00000000000d"
 GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-00000000000f"
-EXISTING_GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-0000000000e0"
 
 
 class ProgramMocks(pulumi.runtime.Mocks):
@@ -187,9 +186,8 @@ class ProgramMocks(pulumi.runtime.Mocks):
             return {"id": "/subscriptions/.../accounts/" + args.args["azureMonitorWorkspaceName"], "location": "westeurope",
                     "metrics": {"prometheusQueryEndpoint": "https://existing.westeurope.prometheus.monitor.azure.com"}}
         if args.token == "azure-native:dashboard:getGrafana":
-            return {"name": args.args["workspaceName"], "location": "westeurope", "identity": {
-                "type": "SystemAssigned", "principalId": EXISTING_GRAFANA_PRINCIPAL},
-                "properties": {"endpoint": "https://existing-grafana.example.invalid"}}
+            return {"name": args.args["workspaceName"], "location": "westeurope",
+                    "properties": {"endpoint": "https://existing-grafana.example.invalid"}}
         if args.token.endswith(":listManagedClusterAdminCredentials"):
             return {"kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(ADMIN_KUBECONFIG.encode()).decode()}]}
         if args.token.endswith(":listManagedClusterUserCredentials"):

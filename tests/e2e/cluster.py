@@ -232,9 +232,14 @@ class Helm:
                  f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
 
 
+def status(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object's status; a just-created object may have it still null."""
+    return obj.get("status") or {}
+
+
 def conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """An object's status conditions; a new object may have `status` or `conditions` still null."""
-    return (obj.get("status") or {}).get("conditions") or []
+    """An object's status conditions, empty while they are still null."""
+    return status(obj).get("conditions") or []
 
 
 def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from components.config import POOL_LABEL
 
-from .cluster import conditions, is_true, wait_for
+from .cluster import conditions, is_true, status, wait_for
 from .stack_cluster import StackCluster
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -55,7 +55,7 @@ def _summary(wl: Mapping[str, Any] | None) -> Any:
     if wl is None:
         return "no Workload yet"
     return {"conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in conditions(wl)],
-            "admission": (wl.get("status") or {}).get("admission")}
+            "admission": status(wl).get("admission")}
 
 
 def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = 30, kind: str = "Job") -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 
 from components.config import POOL_LABEL
 
-from .cluster import wait_for
+from .cluster import status, wait_for
 from .conftest import on_stacks
 from .jobs import delete_jobs, flavors, job, wait_admitted, wait_condition, workload_of
 from .stack_cluster import StackCluster
@@ -39,10 +39,10 @@ def gpu_pool_size(cluster: StackCluster) -> Iterator[int]:
 
 
 def _borrowed_gpus(cluster: StackCluster, team: str, expected: int) -> tuple[bool, Any]:
-    status = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team).get("status") or {}
-    borrowed = [int(r["borrowed"]) for f in status.get("flavorsReservation") or [] if f["name"] == "gpu"
+    reservations = status(cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team)).get("flavorsReservation") or []
+    borrowed = [int(r["borrowed"]) for f in reservations if f["name"] == "gpu"
                 for r in f["resources"] if r["name"] == "nvidia.com/gpu"]
-    return borrowed == [expected], status.get("flavorsReservation")
+    return borrowed == [expected], reservations
 
 
 def _gpu_job(team: str, name: str, gpus: int, priority: str = "normal") -> dict[str, Any]:
