@@ -8,6 +8,7 @@ from components.governance import PoolGuard
 from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
 from components.monitoring import Monitoring
+from components.operators.component import JobOperators
 from components.queues import KueueQueues, validated_objects
 
 # Both steps raise one pulumi.RunError listing every problem, before any resource is registered.
@@ -22,7 +23,9 @@ device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_g
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)
               if config.monitoring.enabled else None)
-queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry, opts=k8s_opts)
+operators = JobOperators("operators", config, opts=k8s_opts)
+queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry,
+                     namespaces_after=operators.ready, opts=k8s_opts)
 
 # Outputs that exist only in some cluster modes, or with monitoring, are left out otherwise, not exported empty.
 optional = {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
@@ -36,5 +39,6 @@ for key, value in optional.items():
 pulumi.export("nodePools", cluster.node_pool_names)
 pulumi.export("kueueNamespace", kueue.namespace.metadata.name)
 pulumi.export("kueueVersion", config.kueue.version)
+pulumi.export("operatorVersions", operators.versions)
 pulumi.export("localQueues", queues.local_queues)
 pulumi.export("quotaTable", queues.quota_table)

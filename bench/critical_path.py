@@ -29,6 +29,12 @@ Two graphs over the same resources:
   With monitoring: the data collection rule needs its endpoint and the workspace, the rule's
   association needs the rule and the cluster, Grafana needs the workspace it links, a role
   assignment needs Grafana and the workspace; a service-account token Secret needs its account.
+  A job operator's controller (its Helm release, or the Deployment of a manifest install) needs
+  the CRDs of the API groups it serves and of the operators it builds on (Trainer: JobSet); a
+  Deployment needs the objects of its own install (its namespace's ServiceAccount, Secret and
+  Service, the cluster roles and bindings for that account, the webhook configuration calling its
+  Service); an object of an operator's group needs its CRD and that operator's controller (its
+  webhook); and a team namespace needs every operator controller, for the same reason as Kueue's.
 
 ratio = actual longest path / ideal longest path; 1.00 means nothing waits on what it does not need.
 """
@@ -41,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from components.config import TEAM_LABEL
+from components.operators.catalog import OPERATORS
 
 SECOND = 1.0
 MINUTE = 60.0
@@ -214,6 +221,38 @@ def _kueue_references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     return refs
 
 
+def _operator_groups(key: str) -> set[str]:
+    """The API groups whose CRDs an operator's controller needs: its frameworks' and its needs'."""
+    operator = OPERATORS[key]
+    return {f.split("/")[0] for k in (key, *operator.needs) for f in OPERATORS[k].frameworks}
+
+
+def _own_group(namespace: str) -> str | None:
+    """The one API group an operator's own objects (a Trainer runtime) belong to, when it has one."""
+    groups = {f.split("/")[0] for o in OPERATORS.values() if o.namespace == namespace for f in o.frameworks}
+    return groups.pop() if len(groups) == 1 else None
+
+
+def _install_objects(custom: Sequence[Registered], namespace: str) -> set[str]:
+    """What an operator's Deployment needs of its manifest install: namespaced objects there, and
+    the cluster roles, bindings and webhook configurations that name that namespace."""
+    needs: set[str] = set()
+    bound_roles: set[str] = set()
+    for r in custom:
+        kind = r.type.rsplit(":", 1)[1]
+        meta = r.inputs.get("metadata") or {}
+        if kind in ("ServiceAccount", "Secret", "Service") and meta.get("namespace") == namespace:
+            needs.add(r.urn)
+        if kind == "ClusterRoleBinding" and any(s.get("namespace") == namespace for s in r.inputs.get("subjects") or []):
+            needs.add(r.urn)
+            bound_roles.add(str((r.inputs.get("roleRef") or {}).get("name")))
+        if kind == "ValidatingWebhookConfiguration" and any(
+                ((w.get("clientConfig") or {}).get("service") or {}).get("namespace") == namespace for w in r.inputs.get("webhooks") or []):
+            needs.add(r.urn)
+    needs |= {r.urn for r in custom if r.type.endswith(":ClusterRole") and (r.inputs.get("metadata") or {}).get("name") in bound_roles}
+    return needs
+
+
 def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
     """The same resources, each waiting only for what it needs (see the module docstring)."""
     custom = [r for r in registrations if r.custom]
@@ -234,9 +273,30 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
     policies = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", [])}
     bindings = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", [])}
 
+    operator_groups = {o.namespace: _operator_groups(o.key) for o in OPERATORS.values() if o.managed}
+    crds = {r.urn: str((r.inputs.get("spec") or {}).get("group"))
+            for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])}
+    controllers: dict[str, set[str]] = {}  # operator namespace -> its release or Deployment
+    for r in releases + by_type.get("kubernetes:apps/v1:Deployment", []):
+        namespace = r.inputs.get("namespace") if r.type.startswith("kubernetes:helm.sh/") else (r.inputs.get("metadata") or {}).get("namespace")
+        if namespace in operator_groups:
+            controllers.setdefault(str(namespace), set()).add(r.urn)
+
     graph: dict[str, Node] = {}
     for r in custom:
         needs: set[str] = set()
+        meta = r.inputs.get("metadata") or {}
+        for namespace, urns in controllers.items():
+            if r.urn in urns:
+                needs |= {urn for urn, group in crds.items() if group in operator_groups[namespace]}
+                if r.type == "kubernetes:apps/v1:Deployment":
+                    needs |= _install_objects(custom, namespace)
+        group = r.type.split(":")[1].rsplit("/", 1)[0]
+        for namespace, served in operator_groups.items():
+            if r.urn not in crds and group in served and group == _own_group(namespace):
+                needs |= controllers.get(namespace, set()) | {u for u, g in crds.items() if g == group}
+        if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in (meta.get("labels") or {}):
+            needs |= {u for urns in controllers.values() for u in urns}
         if r.urn in kueue_releases:
             needs |= policies | bindings
         if r.urn in bindings:

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from . import capacity, kueue_versions
+from .operators import catalog as operator_catalog
 from .charts import chart_source_problem, image_repository_problem
 from .capacity import NodeResources, VmSize
 from .k8s_names import (
@@ -256,6 +257,16 @@ class Monitoring:
 
 
 @dataclass(frozen=True)
+class OperatorSettings:
+    """An operator the enabled frameworks need (components/operators/catalog.py)."""
+
+    key: str  # kuberay | jobset | trainer | mpiOperator | trainingOperator | leaderWorkerSet | ...
+    install: str = "managed"  # managed: the stack installs it | external: the cluster already has it
+    chart: str | None = None  # a mirror of the operator's chart (Helm operators only)
+    image_repository: str | None = None  # a mirror of the controller image; tag = the pinned version
+
+
+@dataclass(frozen=True)
 class StackConfig:
     stack: str
     location: str
@@ -268,6 +279,7 @@ class StackConfig:
     governance: Governance = Governance()
     device_plugin: DevicePluginSettings = DevicePluginSettings()
     monitoring: Monitoring = Monitoring()
+    operators: tuple[OperatorSettings, ...] = ()  # every operator the frameworks need, in catalog order
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -801,6 +813,55 @@ def _parse_device_plugin(problems: _Problems, raw: Any) -> DevicePluginSettings:
     )
 
 
+OPERATOR_INSTALLS = ("managed", "external")
+
+
+def _parse_operators(problems: _Problems, raw: Any, kueue: KueueSettings) -> tuple[OperatorSettings, ...]:
+    """`kueue-aks:operators`: one entry per operator, all optional. The frameworks decide which
+    operators are needed; an entry may only say how (managed or external) and from where."""
+    c = _checker(problems)
+    path = f"{NAMESPACE}:operators"
+    catalog = operator_catalog.OPERATORS
+    r = _Reader(problems, path, raw, list(catalog))
+    needed = {o.key: o for o in operator_catalog.needed_operators(kueue.frameworks)}
+    out: list[OperatorSettings] = []
+    for key, operator in catalog.items():
+        op = f"{path}.{key}"
+        allowed = ["install", "imageRepository"] + (["chart"] if operator.chart else [])
+        entry = _Reader(problems, op, r.value.get(key), allowed if operator.managed else ["install"])
+        if key not in needed:
+            if key in r.value:
+                problems.add(op, f"has no effect: none of its frameworks ({', '.join(operator.frameworks)}) is in "
+                             "kueue-aks:kueue.frameworks; enable one there or remove this key")
+            continue
+        default = "managed" if operator.managed else None
+        install = entry.get("install", default, lambda p, v: c.enum(p, v, OPERATOR_INSTALLS))
+        if install is None:
+            problems.add(entry.at("install"), f"is required: the stack does not install the {operator.title} controller "
+                         f"that {', '.join(f for f in operator.frameworks if f in kueue.frameworks)} needs; install it "
+                         "yourself and set install: external, or remove the framework from kueue-aks:kueue.frameworks")
+            continue
+        if install == "managed" and not operator.managed:
+            problems.add(entry.at("install"), f"managed is not possible: the stack does not ship the {operator.title} "
+                         "controller; install it yourself and set install: external")
+            continue
+        if install == "external":
+            for extra in ("chart", "imageRepository"):
+                if extra in entry.value:
+                    problems.add(entry.at(extra), "has no effect with install: external (the stack installs nothing); remove it")
+            out.append(OperatorSettings(key=key, install=install))
+            continue
+        version = operator_catalog.OPERATOR_PINS.get(kueue.version, {}).get(key)
+        if install == "managed" and version is None:
+            problems.add(entry.at("install"), f"the stack has no pinned {operator.title} version for Kueue {kueue.version} "
+                         "(components/operators/catalog.py OPERATOR_PINS); set install: external")
+            continue
+        chart = entry.get("chart", None, _checked(problems, lambda v: chart_source_problem(v, version.version, PROJECT_ROOT)))
+        image = entry.get("imageRepository", None, _checked(problems, image_repository_problem))
+        out.append(OperatorSettings(key=key, install=install, chart=chart, image_repository=image))
+    return tuple(out)
+
+
 def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], pools_ok: bool) -> tuple[Team, ...]:
     c = _checker(problems)
     path = f"{NAMESPACE}:teams"
@@ -1004,7 +1065,7 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
 # --- entry points --------------------------------------------------------------------------
 
 KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin",
-        "monitoring")
+        "monitoring", "operators")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -1032,6 +1093,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     governance = _parse_governance(problems, raw.get("governance"), teams)
     device_plugin = _parse_device_plugin(problems, raw.get("devicePlugin"))
     monitoring = _parse_monitoring(problems, raw.get("monitoring"), cluster, kueue)
+    operators = _parse_operators(problems, raw.get("operators"), kueue)
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -1039,9 +1101,15 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
     if problems.items:
         raise ConfigError(problems.items)
-    return StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
-                       teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
-                       device_plugin=device_plugin, monitoring=monitoring)
+    config = StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
+                         teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
+                         device_plugin=device_plugin, monitoring=monitoring, operators=operators)
+    from .operators.sizing import system_pool_problems  # it reads the whole parsed model
+
+    sizing = system_pool_problems(config)
+    if sizing:
+        raise ConfigError(sizing)
+    return config
 
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -24,6 +24,7 @@ def namespaced_release(
     chart: ChartRef,
     values: dict[str, Any],
     depends_on: list[pulumi.Resource] | None = None,
+    skip_crds: bool = False,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
     """The chart's Namespace and Release, both children of `parent`.
 
@@ -54,6 +55,8 @@ def namespaced_release(
         atomic=True,
         cleanup_on_fail=True,
         max_history=RELEASE_MAX_HISTORY,
+        # True where the program manages the chart's CRDs itself (components/operators/installs.py).
+        skip_crds=skip_crds,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on or []),
     )
     return ns, release

@@ -46,8 +46,9 @@ KUEUE_WEBHOOK_HOST = f"{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc"
 ErrorHookCallback = Callable[[pulumi.ErrorHookArgs], Awaitable[bool]]
 
 
-def is_webhook_not_ready_error(message: str) -> bool:
-    """True when the API server got no answer from Kueue's webhook (a transient start-up error).
+def is_webhook_not_ready_error(message: str, hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
+    """True when the API server got no answer from Kueue's webhook, or from another of `hosts`
+    (an operator's webhook Service host, `<service>.<namespace>.svc`): a transient start-up error.
 
     The API server says `failed calling webhook "<name>": failed to call webhook: Post
     "https://kueue-webhook-service.kueue-system.svc:443/...": <cause>` for an admission webhook
@@ -59,11 +60,12 @@ def is_webhook_not_ready_error(message: str) -> bool:
     if "denied the request" in message:
         return False
     reached_for = "failed calling webhook" in message or "conversion webhook for" in message
-    return reached_for and f"https://{KUEUE_WEBHOOK_HOST}:" in message
+    return reached_for and any(f"https://{host}:" in message for host in hosts)
 
 
 def should_retry_webhook_error(errors: Sequence[str], failed_operation: str,
-                               max_attempts: int = WEBHOOK_RETRY_ATTEMPTS) -> bool:
+                               max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
+                               hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
     """Retry a failed create/update whose newest error is the webhook race, up to max_attempts tries.
 
     `errors` is newest first and holds one entry per failed try (pulumi ErrorHookArgs.errors).
@@ -71,7 +73,7 @@ def should_retry_webhook_error(errors: Sequence[str], failed_operation: str,
     return (
         failed_operation in RETRIED_OPERATIONS
         and 0 < len(errors) < max_attempts
-        and is_webhook_not_ready_error(errors[0])
+        and is_webhook_not_ready_error(errors[0], hosts)
     )
 
 
@@ -79,15 +81,16 @@ def webhook_retry_callback(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     delay_seconds: float = WEBHOOK_RETRY_DELAY_SECONDS,
     max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
+    hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,),
 ) -> ErrorHookCallback:
     """The on_error hook body. Async, so waiting does not block the program's event loop,
     which also serves the hooks of other Kueue objects failing at the same time."""
 
     async def retry(args: pulumi.ErrorHookArgs) -> bool:
-        if not should_retry_webhook_error(args.errors, args.failed_operation, max_attempts):
+        if not should_retry_webhook_error(args.errors, args.failed_operation, max_attempts, hosts):
             return False
         pulumi.log.info(
-            f"Kueue's webhook is not serving yet; retrying {args.failed_operation} of {args.name} "
+            f"A webhook ({', '.join(hosts)}) is not serving yet; retrying {args.failed_operation} of {args.name} "
             f"in {delay_seconds:g} s (attempt {len(args.errors) + 1} of {max_attempts})"
         )
         await sleep(delay_seconds)

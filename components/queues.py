@@ -13,33 +13,11 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_kubernetes.apiextensions import CustomResource
-from pulumi_kubernetes.apiextensions.CustomResource import CustomResourceArgs
 
 from .config import StackConfig
+from .manifest import ObjectResource
 from .kueue_objects import QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .validate import KueueValidationError, check_objects, crds_from_env
-
-
-class KueueResource(CustomResource):
-    """A Kueue object sent exactly as the builder made it.
-
-    The typed CustomResource only takes `metadata` and `spec`; a WorkloadPriorityClass keeps
-    `value` and `description` at the top level, so those fields are added to the same arguments.
-    """
-
-    def __init__(self, resource_name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions | None = None) -> None:
-        self._top_level = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "spec")}
-        super().__init__(resource_name, api_version=obj["apiVersion"], kind=obj["kind"],
-                         metadata=obj["metadata"], spec=obj.get("spec"), opts=opts)
-
-    def _internal_init(self, resource_name: str, api_version: str, kind: str,  # type: ignore[override]
-                       opts: pulumi.ResourceOptions | None = None, metadata: Any = None, spec: Any = None,
-                       __props__: Any = None) -> None:
-        props = CustomResourceArgs.__new__(CustomResourceArgs)
-        props.__dict__.update(api_version=api_version, kind=kind, metadata=metadata, spec=spec, **self._top_level)
-        # An input-type args object, as the generated SDK passes it, not the plain Mapping the stub names.
-        pulumi.CustomResource.__init__(self, f"kubernetes:{api_version}:{kind}", resource_name, props, opts)  # type: ignore[arg-type]
 
 
 def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
@@ -107,6 +85,7 @@ class KueueQueues(pulumi.ComponentResource):
         *,
         ready: Sequence[pulumi.Resource],
         hooks: pulumi.ResourceHookBinding | None = None,
+        namespaces_after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kueue-aks:queues:KueueQueues", name, None, opts)
@@ -118,12 +97,14 @@ class KueueQueues(pulumi.ComponentResource):
                 # A plain namespace, outside the Kueue release: replacing Kueue never deletes a
                 # namespace with running jobs in it. It depends on the release so that `pulumi
                 # destroy` deletes it, with its jobs and their Workloads, while Kueue still runs
-                # to clear their finalizers; otherwise it could stay Terminating for ever.
+                # to clear their finalizers; otherwise it could stay Terminating for ever. The
+                # same holds for the job operators (`namespaces_after`) and their kinds.
                 resource: pulumi.Resource = k8s.core.v1.Namespace(
-                    f"{name}-ns-{meta['name']}", metadata=meta, opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready]))
+                    f"{name}-ns-{meta['name']}", metadata=meta,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after]))
             else:
                 label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
-                resource = KueueResource(
+                resource = ObjectResource(
                     f"{name}-{kind.lower()}-{label}",
                     obj,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *depends_on], hooks=hooks),

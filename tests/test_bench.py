@@ -32,7 +32,9 @@ from bench.stacks import (
     write_stack,
 )
 from components.capacity import CATALOG
+from components.operators.installs import installs, trainer_runtimes
 from components.plan import load_stack
+from components.policies import rayservice_guard
 from tests.conftest import load_stack as parse_map
 from tests.harness import run_program
 
@@ -232,8 +234,12 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # adds an AgentPool and a ResourceFlavor.
     assert (fit["per_team"], fit["per_pool"]) == (5, 2)
     # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/policies.py)
-    # and the PoolGuard component with its policy and binding (governance is on by default).
-    assert fit["fixed"] == 21
+    # and the PoolGuard component with its policy and binding (governance is on by default); and
+    # the job operators: their component, each one's CRDs and release (with its namespace) or
+    # manifest objects, the torch runtime, and the RayService guard (policy and binding).
+    config = parse_map(generated_config(2, 2))
+    operator_resources = 1 + sum(len(i.crds) + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
+    assert fit["fixed"] == 21 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
 
 
 def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:

@@ -1,11 +1,10 @@
 """Sample workloads in examples/: valid Kubernetes, and admissible by the dev stack's queues.
 
 Validity: built-in kinds (batch/v1 Job) are validated against the Kubernetes JSON schemas that
-kubernetes-validate ships, in strict mode. RayJob, JobSet and PyTorchJob are CRDs that
-kubernetes-validate has no schema for, so a small hand-written check covers them instead:
-apiVersion/kind are ones Kueue integrates, the queue label is set, every container states
-resource requests, and each embedded pod template is validated strictly as a core/v1
-PodTemplate. A few Kueue rules for RayJobs and the training operator's container name are
+kubernetes-validate ships, in strict mode. The operators' kinds (RayJob, JobSet, TrainJob, MPIJob,
+PyTorchJob...) are validated against the CRDs the stack installs for them, read from the
+operators' pinned modules (components/operators), and each embedded pod template strictly as a
+core/v1 PodTemplate; the queue label is set and every container states resource requests. A few Kueue rules for RayJobs and the training operator's container name are
 checked too.
 
 Admissibility uses the project's own builders, not names typed here: the dev stack is parsed
@@ -22,15 +21,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
 
 from components.capacity import RESOURCE_CPU, RESOURCE_MEMORY
-from components.config import StackConfig
+from components.config import StackConfig, parse_config, raw_from_stack_file
+from components.operators.installs import installs, trainer_runtimes
 from components.k8s_names import is_dns1123_label
 from components.kueue_objects import build_objects
 from components.quantity import cpu_millicores, memory_mib, parse_quantity
@@ -47,9 +49,20 @@ TOPOLOGY_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.
 BUILTIN = {("batch/v1", "Job"): "batch/job"}
 CRDS = {
     ("ray.io/v1", "RayJob"): "ray.io/rayjob",
+    ("ray.io/v1", "RayCluster"): "ray.io/raycluster",
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset.x-k8s.io/jobset",
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "trainer.kubeflow.org/trainjob",
+    ("kubeflow.org/v2beta1", "MPIJob"): "kubeflow.org/mpijob",
     ("kubeflow.org/v1", "PyTorchJob"): "kubeflow.org/pytorchjob",
+    ("kubeflow.org/v1", "TFJob"): "kubeflow.org/tfjob",
+    ("kubeflow.org/v1", "XGBoostJob"): "kubeflow.org/xgboostjob",
+    ("kubeflow.org/v1", "PaddleJob"): "kubeflow.org/paddlejob",
+    ("kubeflow.org/v1", "JAXJob"): "kubeflow.org/jaxjob",
 }
+# The Training Operator's replica-spec key and the container name it runs, per v1 kind.
+TRAINING_V1 = {"PyTorchJob": ("pytorchReplicaSpecs", "pytorch"), "TFJob": ("tfReplicaSpecs", "tensorflow"),
+               "XGBoostJob": ("xgbReplicaSpecs", "xgboost"), "PaddleJob": ("paddleReplicaSpecs", "paddle"),
+               "JAXJob": ("jaxReplicaSpecs", "jax")}
 
 
 @dataclass(frozen=True)
@@ -99,9 +112,20 @@ def pod_sets(doc: dict[str, Any]) -> list[PodSet]:
         case "JobSet":
             return [PodSet(rj["name"], rj.get("replicas", 1) * job_count(rj["template"]["spec"]),
                            rj["template"]["spec"]["template"]) for rj in spec["replicatedJobs"]]
-        case "PyTorchJob":
+        case kind if kind in TRAINING_V1:
             return [PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
-                    for role, rs in spec["pytorchReplicaSpecs"].items()]
+                    for role, rs in spec[TRAINING_V1[kind][0]].items()]
+        case "MPIJob":
+            return [PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
+                    for role, rs in spec["mpiReplicaSpecs"].items()]
+        case "TrainJob":
+            # The runtime's one replicated job, numNodes pods asking resourcesPerNode each.
+            trainer = spec["trainer"]
+            container = {"name": "node", "image": "runtime", "resources": trainer["resourcesPerNode"]}
+            return [PodSet("node", trainer.get("numNodes", 1), {"spec": {"containers": [container]}})]
+        case "RayCluster":
+            return [PodSet("head", 1, spec["headGroupSpec"]["template"])] + [
+                PodSet(g["groupName"], g.get("replicas", 1), g["template"]) for g in spec.get("workerGroupSpecs", [])]
         case "RayJob":
             cluster = spec["rayClusterSpec"]
             sets = [PodSet("head", 1, cluster["headGroupSpec"]["template"])]
@@ -121,6 +145,46 @@ def k8s_schema_errors(doc: dict[str, Any]) -> list[str]:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     except kubernetes_validate.ValidationError as err:
         return [f"{'/'.join(map(str, err.absolute_path))}: {err.message}"]
+    return []
+
+
+@cache
+def _installed_crds() -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> the openAPIV3Schema of every CRD the dev stack's operators install."""
+    raw, location = raw_from_stack_file(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text()))
+    schemas = {}
+    for install in installs(parse_config(raw, stack="dev", location=location)):
+        for crd in install.crds:
+            for version in crd["spec"]["versions"]:
+                key = (f"{crd['spec']['group']}/{version['name']}", crd["spec"]["names"]["kind"])
+                schemas[key] = version["schema"]["openAPIV3Schema"]
+    return schemas
+
+
+def crd_schema_errors(doc: dict[str, Any]) -> list[str]:
+    """The doc against its CRD's structural schema (jsonschema ignores the x-kubernetes-* keys)."""
+    schema = _installed_crds().get((doc["apiVersion"], doc["kind"]))
+    assert schema is not None, f"no CRD installed for {doc['apiVersion']} {doc['kind']}"
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in jsonschema.Draft7Validator(schema).iter_errors(doc)]
+    return errors + [f"{path}: unknown field (the API server would drop it)" for path in unknown_fields(doc, schema)]
+
+
+def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
+    """Fields the structural schema does not declare, as `kubectl apply --validate=strict` reports them."""
+    if isinstance(value, dict) and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        props, extra = schema.get("properties"), schema.get("additionalProperties")
+        found = []
+        for key, item in value.items():
+            if props is not None and key in props:
+                found += unknown_fields(item, props[key], f"{path}/{key}")
+            elif isinstance(extra, dict):
+                found += unknown_fields(item, extra, f"{path}/{key}")
+            elif props is not None and key not in ("apiVersion", "kind", "metadata"):
+                found.append(f"{path}/{key}")
+        return found
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [p for i, item in enumerate(value) for p in unknown_fields(item, schema["items"], f"{path}[{i}]")]
     return []
 
 
@@ -185,10 +249,10 @@ def dev_objects(dev_config: StackConfig) -> list[dict[str, Any]]:
 # --- the set of samples -------------------------------------------------------------------
 
 
-def test_the_samples_cover_every_kind_the_readme_promises() -> None:
+def test_there_is_a_sample_for_every_framework_the_dev_stack_enables(dev_config: StackConfig) -> None:
     docs = [load_sample(p) for p in SAMPLE_FILES]
-    kinds = {d["kind"] for d in docs}
-    assert {"Job", "RayJob", "JobSet", "PyTorchJob"} <= kinds
+    covered = {{**BUILTIN, **CRDS}[(d["apiVersion"], d["kind"])] for d in docs}
+    assert set(dev_config.kueue.frameworks) - covered == set()
     jobs = [ps for d in docs if d["kind"] == "Job" for ps in pod_sets(d)]
     assert any(ps.pod_requests.get("nvidia.com/gpu") == 1 for ps in jobs), "no Job asks for one GPU"
     assert any(ps.topology_level for ps in jobs), "no topology-aware Job"
@@ -207,7 +271,9 @@ def test_sample_is_valid_kubernetes(path: Path) -> None:
     if key in BUILTIN:
         assert k8s_schema_errors(doc) == []
     else:
-        # The CRD itself has no schema here: check each pod template as a core/v1 PodTemplate.
+        # Against the CRD the stack installs for the kind (from the operator's pinned module)...
+        assert crd_schema_errors(doc) == []
+        # ...whose pod templates are only `type: object` there: check each as a core/v1 PodTemplate.
         for ps in pod_sets(doc):
             wrapper = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": ps.name},
                        "template": ps.template}
@@ -234,9 +300,12 @@ def test_sample_follows_its_frameworks_kueue_rules(path: Path) -> None:
         assert spec.get("shutdownAfterJobFinishes") is True
         assert "clusterSelector" not in spec
         assert not spec["rayClusterSpec"].get("enableInTreeAutoscaling", False)
-    if doc["kind"] == "PyTorchJob":
+    if doc["kind"] in TRAINING_V1:
         for ps in pod_sets(doc):
-            assert "pytorch" in [c["name"] for c in ps.template["spec"]["containers"]], ps.name
+            assert TRAINING_V1[doc["kind"]][1] in [c["name"] for c in ps.template["spec"]["containers"]], ps.name
+    if doc["kind"] == "TrainJob":
+        # The runtime the stack creates (components/operators/installs.py).
+        assert spec["runtimeRef"]["name"] in [r["metadata"]["name"] for r in trainer_runtimes()]
     if doc["kind"] == "Job":
         assert spec["template"]["spec"]["restartPolicy"] in ("Never", "OnFailure")
 

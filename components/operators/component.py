@@ -1,0 +1,77 @@
+"""JobOperators: every operator the enabled frameworks need, pinned, on the system pool.
+
+Order on `pulumi up`: each operator's CRDs, then its release (or its manifests' objects), which is
+awaited until the controller is Ready; Trainer after JobSet's CRD (its controller watches JobSets
+from the start); the torch runtime after Trainer, retried while Trainer's webhook is still starting.
+`pulumi destroy` runs the other way: team namespaces depend on `ready` (components/queues.py), so
+every job in them is deleted while its operator still runs to clear finalizers; then the
+operators; their CRDs last, when no object of theirs is left.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..config import StackConfig
+from ..governance import admission_policy
+from ..helm import namespaced_release
+from ..kueue import webhook_retry_callback
+from ..manifest import ObjectResource
+from ..policies import rayservice_guard
+from .installs import TRAINER_WEBHOOK_HOST, Install, installs, trainer_runtimes
+
+
+def _label(obj: dict[str, object]) -> str:
+    meta = obj["metadata"]
+    assert isinstance(meta, dict)
+    return f"{str(obj['kind']).lower()}-{meta['name']}"
+
+
+class JobOperators(pulumi.ComponentResource):
+    """The managed operators of `config.operators`; `ready` is what must outlive team namespaces."""
+
+    releases: dict[str, pulumi.Resource]
+    ready: list[pulumi.Resource]
+    versions: dict[str, str]
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:operators:JobOperators", name, None, opts)
+        self.releases, self.crds, self.versions = {}, {}, {}
+        for install in installs(config):
+            key = install.operator.key
+            # What it cannot start without is the other operator's CRDs (Trainer watches JobSets), not its controller.
+            needs = [crd for k in install.operator.needs for crd in self.crds.get(k, [])]
+            self.crds[key] = [ObjectResource(f"{name}-{key}-{_label(crd)}", crd, opts=pulumi.ResourceOptions(parent=self))
+                              for crd in install.crds]
+            self.releases[key] = self._install(f"{name}-{key}", install, [*self.crds[key], *needs])
+            self.versions[key] = install.pin.version
+        self.ready = list(self.releases.values())
+        guard = rayservice_guard(config)
+        self.guards = admission_policy(self, f"{name}-rayservice-guard", *guard) if guard else []
+
+        self.runtimes: list[pulumi.Resource] = []
+        if "trainer" in self.releases:
+            retry = pulumi.ResourceHookBinding(on_error=[pulumi.ErrorHook(
+                f"{name}-trainer-webhook-retry", webhook_retry_callback(hosts=(TRAINER_WEBHOOK_HOST,)))])
+            self.runtimes = [ObjectResource(f"{name}-trainer-{_label(obj)}", obj, opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.releases["trainer"]], hooks=retry)) for obj in trainer_runtimes()]
+        self.register_outputs({"versions": self.versions})
+
+    def _install(self, name: str, install: Install, depends_on: list[pulumi.Resource]) -> pulumi.Resource:
+        """The operator's release, or for a manifest install its Deployment (awaited until Ready)."""
+        if install.chart is not None:
+            _, release = namespaced_release(self, name, namespace=install.namespace,
+                                            release_name=install.operator.release_name, chart=install.chart,
+                                            values=install.values, depends_on=depends_on, skip_crds=True)
+            return release
+        ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": install.namespace},
+                                   opts=pulumi.ResourceOptions(parent=self))
+        # RBAC, Service, webhook configuration, Secret: each needs only its namespace (if it has one).
+        created = {_label(obj): ObjectResource(f"{name}-{_label(obj)}", obj, opts=pulumi.ResourceOptions(
+            parent=self, depends_on=[ns] if "namespace" in obj["metadata"] else []))
+            for obj in install.objects if obj["kind"] != "Deployment"}
+        (deployment,) = [obj for obj in install.objects if obj["kind"] == "Deployment"]
+        needed = [created[_label(obj)] for obj in install.controller_needs()]
+        return ObjectResource(f"{name}-{_label(deployment)}", deployment,
+                              opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, *depends_on, *needed]))
