@@ -22,7 +22,9 @@ from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
 from .device_plugin_values import device_plugin_values
 from .kueue_objects import COHORT_NAME, QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
 from .kueue_values import kueue_helm_values
-from .policies import aggregated_role_guard, pool_guard
+from .operators.catalog import OPERATOR_PINS, OPERATORS
+from .operators.installs import installs, operator_objects
+from .policies import aggregated_role_guard, pool_guard, rayservice_guard
 from .scrape import scrape_objects
 from .validate import KueueValidationError, check_objects, crds_from_env
 
@@ -68,6 +70,25 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def operators_markdown(config: StackConfig) -> str:
+    """The operators the stack installs (or expects) for its frameworks; read from the catalog
+    alone, so the plan stays offline-fast (the modules are read only for --manifests)."""
+    if not config.operators:
+        return ""
+    lines = ["", "| operator | version | runs (enabled frameworks) | installed | from |", "|---|---|---|---|---|"]
+    for settings in config.operators:
+        operator = OPERATORS[settings.key]
+        enabled = [f for f in operator.frameworks if f in config.kueue.frameworks] or ["(needed by another operator)"]
+        if settings.install == "external":
+            lines.append(f"| {operator.title} | yours | {', '.join(enabled)} | external | – |")
+            continue
+        pin = OPERATOR_PINS[config.kueue.version][settings.key]
+        source = f"chart `{settings.chart or operator.chart}`" if operator.chart else f"manifests of `{pin.module}`"
+        lines.append(f"| {operator.title} | {pin.version} | {', '.join(enabled)} | `{operator.namespace}`, "
+                     f"system pool | {source} |")
+    return "\n".join(lines) + "\n"
+
+
 def _share(config: StackConfig, team: str) -> str:
     share = next(t.share for t in config.teams if t.name == team)
     return f"{share.normalize():f}"
@@ -92,6 +113,7 @@ def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out:
     values = {"kueue-values.yaml": kueue_helm_values(config)}
     if config.has_gpu:
         values["nvidia-device-plugin-values.yaml"] = device_plugin_values(config)
+    values |= {f"{i.operator.release_name}-values.yaml": i.values for i in installs(config) if i.chart}
     for filename, doc in values.items():
         (helm / filename).write_text(yaml.safe_dump(doc, sort_keys=False))
         written.append(helm / filename)
@@ -120,14 +142,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KueueValidationError as err:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
-    print(quota_markdown(config, quota_table(config)))
+    print(quota_markdown(config, quota_table(config)) + operators_markdown(config))
     if crds is None:
         print("_CRD schema and CEL rules not checked: set KUEUE_CRDS_DIR to the Kueue CRDs of this version._")
     if args.manifests:
         # The admission policies first: the role guard must exist before Kueue's chart is
         # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
+        # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
         written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects,
-                                           *scrape_objects(config)], args.manifests)
+                                           *scrape_objects(config), *rayservice_guard(config),
+                                           *operator_objects(config)], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")
     return 0
 

@@ -33,11 +33,14 @@ BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
 # Files of ../shared that are not a fetched file: the provenance note, and the derived tree.
 # The published charts as files (for the e2e tier): packaged from the tag's sources, not
 # downloaded as single files, so the tool does not recreate them (README, Reference data).
+# Likewise Pulumi's Python language host as source (its own SOURCE.md says where from), which the
+# module proxy does not serve; it is for building the Pulumi engine, not fetched by the tool.
+LANGUAGE_HOST = {f"language-python/{n}" for n in ("SOURCE.md", "go.mod", "go.sum", "main.go", "pulumi-language-python-exec")}
 PACKAGED_CHARTS = {"kueue": {"chart/kueue-0.19.2.tgz"}, "nvidia-device-plugin": {"chart/nvidia-device-plugin-0.20.0.tgz"},
-                   "pulumi": set()}
+                   "pulumi": LANGUAGE_HOST}
 EXTRA_FILES = {"kueue": {"SOURCE.md", fr.CONFIG_FIELDS} | PACKAGED_CHARTS["kueue"],
                "nvidia-device-plugin": {"SOURCE.md"} | PACKAGED_CHARTS["nvidia-device-plugin"],
-               "pulumi": {"SOURCE.md"}}
+               "pulumi": {"SOURCE.md"} | LANGUAGE_HOST}
 
 GO_FIXTURE = '''package v1
 

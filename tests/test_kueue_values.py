@@ -37,6 +37,7 @@ from components.kueue_values import (
     manager_config,
 )
 from components.kueue_versions import POD_BASED_FRAMEWORKS, RELEASES
+from components.operators.catalog import needed_operators
 from tests.conftest import load_stack
 from tests.harness import SHARED, stack_file_config
 from tests.test_kueue_versions import upstream_gates, upstream_removed
@@ -134,6 +135,11 @@ def variant(dev_map: Mapping[str, Any], **changes: Any) -> StackConfig:
     for key, value in changes.items():
         config_map[f"kueue-aks:{key}"] = value
     return load_stack(config_map)
+
+
+def external_operators(frameworks: list[str]) -> dict[str, Any]:
+    """`kueue-aks:operators` declaring the controllers the stack does not ship as the cluster's own."""
+    return {o.key: {"install": "external"} for o in needed_operators(frameworks) if not o.managed}
 
 
 def team_namespace_labels(team: str) -> dict[str, str]:
@@ -257,7 +263,7 @@ def test_governance_adds_the_pod_integration(dev_config_map: dict[str, Any], fra
 
 @pytest.mark.parametrize("frameworks", [["batch/job"], ["batch/job", *sorted(POD_BASED_FRAMEWORKS)], ["pod"]])
 def test_namespace_selector_selects_only_team_namespaces(dev_config_map: dict[str, Any], frameworks: list[str]) -> None:
-    config = variant(dev_config_map, kueue={"frameworks": frameworks})
+    config = variant(dev_config_map, kueue={"frameworks": frameworks}, operators=external_operators(frameworks))
     selector = manager_config(config)["managedJobsNamespaceSelector"]
     assert selector == {"matchLabels": {MANAGED_LABEL: "true"}}
     for team in config.teams:
@@ -363,8 +369,11 @@ _FREE_GATES = sorted(n for n, g in _RELEASE.gates.items()
 )
 def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gates: dict[str, bool],
                                                      replicas: int, enforce: bool) -> None:
+    # A system pool that holds up to 10 Kueue replicas and every operator.
     config = variant(stack_file_config("dev"), kueue={"frameworks": frameworks, "featureGates": gates, "replicas": replicas},
-                     governance={"enforce": enforce}, monitoring={"enabled": gates.get("LocalQueueMetrics", True)})
+                     governance={"enforce": enforce}, monitoring={"enabled": gates.get("LocalQueueMetrics", True)},
+                     operators=external_operators(frameworks),
+                     cluster={"systemPool": {"vmSize": "Standard_D8s_v5", "count": 3}})
     values = kueue_helm_values(config)
     assert unknown_value_paths(values, KUEUE_CHART_VALUES) == []
     doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])

@@ -14,7 +14,8 @@ import yaml
 
 from components import plan
 from components.kueue_objects import build_objects, quota_table
-from components.policies import aggregated_role_guard, pool_guard
+from components.operators.installs import operator_objects
+from components.policies import rayservice_guard, aggregated_role_guard, pool_guard
 from components.scrape import scrape_objects
 from components.validate import validate_objects
 from tests.conftest import load_stack
@@ -40,7 +41,8 @@ def team_table(markdown: str) -> list[str]:
     """The rows of the plan's team table, without header and separator."""
     lines = markdown.splitlines()
     start = lines.index(TEAM_TABLE_HEADER) + 2
-    return [line for line in lines[start:] if line.startswith("|")]
+    end = lines.index("", start) if "" in lines[start:] else len(lines)
+    return lines[start:end]
 
 
 def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunner) -> None:
@@ -83,6 +85,16 @@ def test_team_table_follows_the_pools_each_team_uses() -> None:
     ]
 
 
+def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRunner) -> None:
+    code, out, _ = run_plan("--stack", "dev")
+    assert code == 0
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines()
+            if line.startswith("| ") and "system pool" in line}
+    assert set(rows) == {"KubeRay", "JobSet", "Kubeflow Trainer", "MPI Operator", "Kubeflow Training Operator (v1)"}
+    assert "| 2.2.1 | trainer.kubeflow.org/trainjob |" in rows["Kubeflow Trainer"]
+    assert "manifests of `github.com/kubeflow/mpi-operator@v0.8.2`" in rows["MPI Operator"]
+
+
 def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunner, tmp_path: Path, crds: Any) -> None:
     code, out, _ = run_plan("--stack", "dev", "--manifests", str(tmp_path / "out"))
     assert code == 0 and "Wrote" in out
@@ -95,14 +107,16 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     assert [o["metadata"]["name"] for o in policies] == ["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
     kueue_objects, scraping = build_objects(config), scrape_objects(config)
     assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
-    assert objects == [*policies, *kueue_objects, *scraping]
+    # Then the RayService guard and the job operators' CRDs, manifest objects and Trainer's runtime.
+    assert objects == [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
     assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
     assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"
     assert files[len(policies)].name.startswith(f"{len(policies) + 1:03d}-namespace-")
     # The validator knows Kueue's kinds only.
     assert validate_objects(objects[len(policies):len(policies) + len(kueue_objects)], crds=crds) == []
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
-    assert helm == ["kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
+    assert helm == ["jobset-values.yaml", "kubeflow-trainer-values.yaml", "kuberay-operator-values.yaml",
+                    "kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
     values = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-values.yaml").read_text())
     assert "controllerManagerConfigYaml" in values["managerConfig"]
 

@@ -75,6 +75,14 @@ def installs(config: StackConfig) -> list[Install]:
     return [builders[o.key](config, o) for o in managed(config)]
 
 
+def operator_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """Every object of the managed operators but their Helm releases, in apply order: CRDs, the
+    manifest installs' objects, then the runtimes once Trainer serves."""
+    done = installs(config)
+    runtimes = trainer_runtimes() if any(i.operator.key == TRAINER.key for i in done) else []
+    return [o for i in done for o in i.crds] + [o for i in done for o in i.objects] + runtimes
+
+
 def _crds(operator: Operator, pin: Pin) -> list[dict[str, Any]]:
     return [doc for path in operator.crds for doc in module_documents(pin.module, path, mutable=False)]
 

@@ -208,6 +208,8 @@ class OperatorController:
         self._written: dict[str, str] = {}
         self._placeholder: bytes | None = None  # what we put at ROTATOR_CERT_DIR, if anything
         self.started_wall = 0.0
+        self.restarted = False  # a first start lost the certificate race and was restarted once
+        self._started_without_cert = False
 
     # -- start -------------------------------------------------------------------------------
 
@@ -259,6 +261,13 @@ class OperatorController:
             self.forwarder.listen(ip, SERVICE_PORT, forward_to("127.0.0.1", self.webhook_port))
             self.service_ip = ip
 
+        self.restarted = False
+        self._launch()
+
+    def _launch(self) -> None:
+        spec = self.spec
+        # Started before the rotator filled the Secret: a first start can lose the race (wait_ready).
+        self._started_without_cert = bool(spec.secret) and "tls.crt" not in self._written
         env = {**os.environ, "TMPDIR": str(self.tmpdir), "KUBECONFIG": str(self.kubectl.kubeconfig), **spec.env}
         self.started_wall = time.time()
         with self.log.open("ab") as log:
@@ -309,8 +318,20 @@ class OperatorController:
     def _check_alive(self) -> None:
         if self.process is None:
             raise E2EError(f"{self.name} was not started")
-        if self.process.poll() is not None:
-            raise E2EError(f"{self.name} exited with {self.process.returncode}; its log:\n{self.log_tail()}")
+        if self.process.poll() is None:
+            return
+        if self._started_without_cert and not self.restarted:
+            # The race a kubelet meets too: when some tls.crt is already at the rotator's hard-coded
+            # folder (Kueue's, or another operator's), its check passes the moment it has filled the
+            # Secret, and the webhook server can start before the copy above reaches the process's
+            # own folder ("Starting webhook server", then the manager stops). Restart it once, as the
+            # kubelet would, now with the Secret's certificate in place before it starts.
+            self._copy_secret()
+            if "tls.crt" in self._written:
+                self.restarted = True
+                self._launch()
+                return
+        raise E2EError(f"{self.name} exited with {self.process.returncode}; its log:\n{self.log_tail()}")
 
     def _webhook_answers(self) -> tuple[bool, str]:
         self._check_alive()
