@@ -223,13 +223,13 @@ class Helm:
         return done
 
     def install(self, release: str, chart: ChartRef, *, namespace: str, values: Mapping[str, Any], workdir: Path,
-                wait_seconds: int) -> None:
+                wait_seconds: int, extra: Iterable[str] = ()) -> None:
         """Install as the program's Release does: the same chart, version and repository."""
         values_file = workdir / f"{release}-values.yaml"
         values_file.write_text(yaml.safe_dump(dict(values), sort_keys=False))
         repository = [f"--repo={chart.repository}"] if chart.repository else []
         self.run("install", release, chart.chart, f"--version={chart.version}", *repository, f"--namespace={namespace}",
-                 f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", timeout=wait_seconds + 60)
+                 f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", *extra, timeout=wait_seconds + 60)
 
 
 def status(obj: Mapping[str, Any]) -> Mapping[str, Any]:

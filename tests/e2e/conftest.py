@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from .binaries import Binaries, BuildError, ensure_binaries
+from .binaries import Binaries, BuildError, ensure_binaries, ensure_operator_binaries
 from .cluster import E2EError
 from .forward import Forwarder
 from .stack_cluster import StackCluster
-from .stacks import load
+from .stacks import OPERATOR_STACKS, load
 
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
 CLUSTER_UP_BUDGET_SECONDS = 60.0
@@ -83,7 +83,8 @@ class ControlPlanes:
             return self.current
         self.stop_current()
         config = load(stack)  # a ConfigError here names a missing chart file in ../shared
-        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder)
+        operators = self.operator_binaries() if stack in OPERATOR_STACKS else {}
+        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators)
         started = time.monotonic()
         try:
             sc.up()
@@ -93,11 +94,19 @@ class ControlPlanes:
                 traceback.format_exception(err))
             self.failed[stack] = f"stack {stack}: the control plane did not come up: {detail}\n{sc.describe()}"
             pytest.fail(self.failed[stack], pytrace=False)
-        sc.up_seconds = time.monotonic() - started
+        # The budget is for the queues; the operators come after them (stack_cluster.py) and are reported.
+        sc.up_seconds = sc.timings["queues active"]
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
-               f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s); seconds since start: {sc.timings}")
+               f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s), everything up in {time.monotonic() - started:.1f} s; "
+               f"seconds since start: {sc.timings}")
         self.current = sc
         return sc
+
+    def operator_binaries(self) -> dict[str, Path]:
+        try:
+            return ensure_operator_binaries()
+        except BuildError as err:
+            pytest.fail(str(err), pytrace=False)
 
     def stop_current(self) -> None:
         if self.current is not None:

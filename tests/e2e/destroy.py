@@ -22,7 +22,8 @@ from components.config import KUEUE_NAMESPACE
 from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from components.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue_values import KUEUE_RELEASE_NAME
-from components.policies import aggregated_role_guard, pool_guard
+from components.operators.installs import trainer_runtimes
+from components.policies import aggregated_role_guard, pool_guard, rayservice_guard
 from components.queues import references
 from components.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
@@ -102,10 +103,63 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
                                                                 delete_object(namespace(DEVICE_PLUGIN_NAMESPACE)))
         steps[plugin] = Step(plugin, uninstall(DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_NAMESPACE))
         depends[plugin] = [_key(namespace(DEVICE_PLUGIN_NAMESPACE))]
+    _operator_steps(cluster, steps, depends, delete_object, uninstall, namespace)
     for key, names in depends.items():
         for name in names:
             steps[name].needs_gone_first.add(key)
     return steps
+
+
+def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict[str, list[str]],
+                    delete_object: Callable[[dict[str, Any]], Callable[[], tuple[bool, str]]],
+                    uninstall: Callable[..., Callable[[], tuple[bool, str]]],
+                    namespace: Callable[[str], dict[str, Any]]) -> None:
+    """The job operators (components/operators/component.py): a controller (release or Deployment)
+    depends on its CRDs and its namespace, and on the CRDs of the operators it needs; Trainer's
+    runtime on Trainer's release; team namespaces on every controller. A controller's process
+    stops when its release or Deployment starts to go, as its pods would."""
+    operators = cluster.operators
+    controllers: list[str] = []
+    crds_of: dict[str, list[str]] = {}
+    for install in operators.installs:
+        key = install.operator.key
+        ns = _key(namespace(install.namespace))
+        steps[ns] = Step(ns, delete_object(namespace(install.namespace)))
+        crds_of[key] = [_key(c) for c in install.crds]
+        for crd in install.crds:
+            steps[_key(crd)] = Step(_key(crd), delete_object(crd))
+        stop = lambda key=key: operators.stop(key)  # noqa: E731 (bound per operator)
+        if install.chart is not None:
+            controller = f"Release/{install.operator.release_name}"
+            steps[controller] = Step(controller, uninstall(install.operator.release_name, install.namespace, stop))
+        else:
+            (deployment,) = [o for o in install.objects if o["kind"] == "Deployment"]
+            controller = _key(deployment)
+
+            def delete_deployment(obj: dict[str, Any] = deployment, stop: Callable[[], None] = stop) -> tuple[bool, str]:
+                stop()
+                return delete_object(obj)()
+            steps[controller] = Step(controller, delete_deployment)
+            for obj in install.objects:
+                if obj is not deployment:
+                    steps[_key(obj)] = Step(_key(obj), delete_object(obj))
+                    depends[_key(obj)] = [ns] if "namespace" in obj["metadata"] else []
+            depends[controller] = [_key(o) for o in install.controller_needs()]
+        depends.setdefault(controller, [])
+        depends[controller] += [ns, *crds_of[key], *(c for k in install.operator.needs for c in crds_of.get(k, []))]
+        controllers.append(controller)
+        if key == "trainer":
+            for runtime in trainer_runtimes():
+                steps[_key(runtime)] = Step(_key(runtime), delete_object(runtime))
+                depends[_key(runtime)] = [controller]
+    guard = rayservice_guard(cluster.config) if operators.installs else []
+    for obj in guard:
+        steps[_key(obj)] = Step(_key(obj), delete_object(obj))
+    if guard:
+        depends[_key(guard[1])] = [_key(guard[0])]  # the binding goes before its policy
+    for obj in cluster.objects:
+        if obj["kind"] == "Namespace":
+            depends[_key(obj)] += controllers
 
 
 @dataclass

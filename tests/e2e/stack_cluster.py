@@ -34,6 +34,7 @@ from .cluster import E2EError, Helm, KwokCluster, conditions, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
 from .nodes import fake_nodes
+from .operators import Operators
 from .scraping import install_crd, service_monitor_crd_for
 
 KUEUE_KINDS = ("Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
@@ -47,6 +48,8 @@ class StackCluster:
     binaries: Binaries
     workdir: Path
     forwarder: Forwarder
+    # The job operators' controllers by name (binaries.ensure_operator_binaries); empty: no operators.
+    operator_binaries: dict[str, Path] = field(default_factory=dict)
     objects: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     up_seconds: float = 0.0
@@ -56,6 +59,7 @@ class StackCluster:
         self.kubectl = self.cluster.kubectl
         self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
+        self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
         self.objects = build_objects(self.config)
         self.nodes = fake_nodes(self.config)
 
@@ -93,6 +97,9 @@ class StackCluster:
             self.apply_scrape_objects()
         wait_for("every ClusterQueue and LocalQueue to be Active", self._queues_active, 60)
         self._timed("queues active", start)
+        if self.operator_binaries:
+            # After the queues: the program creates them in parallel, and Kueue needs no operator.
+            self.operators.install(self.config, lambda step: self._timed(step, start))
 
     def apply_scrape_objects(self) -> None:
         """Monitoring's objects (components/monitoring.py), after the ServiceMonitor CRD that the
@@ -126,8 +133,10 @@ class StackCluster:
 
     def down(self) -> None:
         """Stop every process this cluster started; safe to call twice and after a failed up()."""
+        self.operators.stop()
         self.kueue.stop()
         self.cluster.delete()
 
     def describe(self) -> Mapping[str, Any]:
-        return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20)}
+        return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20),
+                "operator log tails": self.operators.describe()}

@@ -55,6 +55,9 @@ _GENERATED: dict[str, dict[str, Any]] = {
 }
 
 STACKS = ("dev", "design", *_GENERATED)
+# Stacks whose job operators the tier installs and runs (tests/e2e/operators.py): the dev stack,
+# whose samples are the promise, and one with several GPU pools.
+OPERATOR_STACKS = ("dev", "multi-gpu")
 # The dev stack with governance off: shows the bypass the governance tests guard against.
 UNGOVERNED = "dev-ungoverned"
 

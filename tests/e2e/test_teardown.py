@@ -17,6 +17,7 @@ from .cluster import is_true
 from .conftest import on_stacks, report
 from .destroy import destroy, object_ref
 from .jobs import RUN_FOR_ANNOTATION, job, wait_admitted
+from .kinds import KINDS, keep_running, prepared
 from .stack_cluster import StackCluster
 
 # What `pulumi destroy` of the dev stack may take here, jobs running: measured about 20 s.
@@ -36,7 +37,14 @@ def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
     cluster.kubectl.apply(jobs)
     for obj in jobs:
         wait_admitted(cluster, obj["metadata"]["namespace"], obj["metadata"]["name"])
-    return [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in jobs]
+    running = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in jobs]
+    if cluster.operators.installs:  # and one job of every operator's kind, admitted and running
+        for kind, spec in KINDS.items():
+            doc = prepared(cluster, kind, spec.load(), keep_running)
+            cluster.kubectl.apply([doc])
+            wait_admitted(cluster, doc["metadata"]["namespace"], doc["metadata"]["name"], timeout=60, kind=kind)
+            running.append((doc["metadata"]["namespace"], doc["metadata"]["name"]))
+    return running
 
 
 @on_stacks("dev")
@@ -68,4 +76,14 @@ def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackClu
     scraping = [" ".join(object_ref(o)) for o in scrape_objects(cluster.config)
                 if kubectl.run("get", *object_ref(o), check=False).returncode == 0]
     assert not scraping, f"monitoring's objects left behind: {scraping}"
+    operators = cluster.operators.installs
+    left_operator_namespaces = {n["metadata"]["name"] for n in namespaces} & {i.namespace for i in operators}
+    assert not left_operator_namespaces, left_operator_namespaces
+    operator_crds = {c["metadata"]["name"] for i in operators for c in i.crds}
+    left_crds = [c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if c.split("/", 1)[1] in operator_crds]
+    assert not left_crds, f"operator CRDs left behind: {left_crds}"
+    operator_hooks = [w for w in kubectl.run("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+                                             "-o", "name").stdout.split()
+                      if any(word in w for word in ("jobset", "trainer", "training-operator", "ray"))]
+    assert not operator_hooks, operator_hooks
     assert all(is_true(n, "Ready") for n in kubectl.items("nodes"))

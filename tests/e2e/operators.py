@@ -1,0 +1,127 @@
+"""The job operators of a stack on the local control plane, installed as the program installs them.
+
+`install_operators` does inside the cluster what components/operators/component.py registers, from
+the same `Install` data (components/operators/installs.py): each operator's namespace and CRDs,
+then its chart with the program's values (CRDs skipped, as the program's release skips them) or
+its manifest objects, then its real controller as a local process (operator_controllers.py);
+Trainer's runtime once Trainer's webhook serves; the RayService guard.
+
+Charts: no registry is reachable here, so a chart comes from the operator's own pinned module,
+the same module the program reads its CRDs from (JobSet's `charts/jobset`, Trainer's
+`charts/kubeflow-trainer`). The published charts are packaged from those folders (operators.md §1);
+the difference is the image, which nothing pulls on kwok. Trainer's chart declares the JobSet and
+LWS charts as dependencies, which Helm requires present even when disabled: JobSet's own chart
+and an empty chart named lws stand in for them, and both stay disabled (`jobset.install: false`,
+no data cache). KubeRay's chart is in no module (it lives in ray-project/kuberay-helm), so the
+tier installs KubeRay's CRDs and runs its controller, and the chart's values are checked only
+under mocks; KubeRay's chart has no webhooks, so nothing the controller serves is missing.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.charts import ChartRef
+from components.operators.installs import Install, installs, trainer_runtimes
+from components.operators.sources import Module, module_zip
+from components.policies import rayservice_guard
+
+from .cluster import E2EError, Helm, Kubectl
+from .forward import Forwarder
+from .operator_controllers import OperatorController
+
+# The program's catalog keys → the controller runner's names.
+CONTROLLERS = {"kuberay": "kuberay", "jobset": "jobset", "trainer": "trainer", "mpiOperator": "mpi-operator",
+               "trainingOperator": "training-operator"}
+HELM_WAIT_SECONDS = 180
+
+
+def _extract(module: Module, folder: str, into: Path) -> Path:
+    """One folder of the module's (checked) zip, written under `into`."""
+    prefix = f"{module}/{folder}/"
+    target = into / Path(folder).name
+    shutil.rmtree(target, ignore_errors=True)
+    with zipfile.ZipFile(io.BytesIO(module_zip(module))) as zf:
+        for name in zf.namelist():
+            if name.startswith(prefix) and not name.endswith("/"):
+                path = target / name[len(prefix):]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(zf.read(name))
+    if not (target / "Chart.yaml").is_file():
+        raise E2EError(f"{module} has no chart at {folder}/")
+    return target
+
+
+def local_chart(install: Install, jobset: Install | None, workdir: Path) -> ChartRef | None:
+    """The chart folder the tier installs for `install`, or None where no module has it (KubeRay)."""
+    key, module = install.operator.key, install.pin.module
+    charts = workdir / "charts"
+    if key == "jobset":
+        return ChartRef(str(_extract(module, "charts/jobset", charts)), install.pin.version)
+    if key == "trainer":
+        chart = _extract(module, "charts/kubeflow-trainer", charts)
+        deps = chart / "charts"
+        deps.mkdir(exist_ok=True)
+        if jobset is None:
+            raise E2EError("Trainer's chart needs JobSet's chart as its (disabled) dependency")
+        _extract(jobset.pin.module, "charts/jobset", deps)
+        declared = {d["name"]: d for d in yaml.safe_load((chart / "Chart.yaml").read_text())["dependencies"]}
+        (deps / "lws").mkdir(exist_ok=True)
+        (deps / "lws" / "Chart.yaml").write_text(yaml.safe_dump(
+            {"apiVersion": "v2", "name": "lws", "version": declared["lws"]["version"], "type": "application"}))
+        return ChartRef(str(chart), install.pin.version)
+    return None
+
+
+@dataclass
+class Operators:
+    kubectl: Kubectl
+    helm: Helm
+    workdir: Path
+    forwarder: Forwarder
+    binaries: dict[str, Path]
+    installs: list[Install] = field(default_factory=list)
+    controllers: dict[str, OperatorController] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def install(self, config: Any, timed: Any) -> None:
+        self.installs = installs(config)
+        by_key = {i.operator.key: i for i in self.installs}
+        for install in self.installs:  # catalog order: JobSet before Trainer, whose controller watches JobSets
+            key = install.operator.key
+            self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
+            self.kubectl.apply(install.crds)
+            chart = local_chart(install, by_key.get("jobset"), self.workdir) if install.chart else None
+            if chart is not None:
+                self.helm.install(install.operator.release_name, chart, namespace=install.namespace,
+                                  values=install.values, workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS,
+                                  extra=["--skip-crds"])
+            if install.objects:
+                self.kubectl.apply(install.objects)
+            controller = OperatorController(CONTROLLERS[key], self.binaries[CONTROLLERS[key]], self.kubectl,
+                                            self.workdir / "operators" / key, self.forwarder)
+            self.controllers[key] = controller
+            controller.start()
+            controller.wait_ready()
+            timed(f"{key} ready")
+        if "trainer" in by_key:
+            self.kubectl.apply(trainer_runtimes())
+        guard = rayservice_guard(config)
+        if guard:
+            self.kubectl.apply(guard)
+
+    def stop(self, key: str | None = None) -> None:
+        """Stop one controller (as its pods go when its release is uninstalled), or all."""
+        for name, controller in self.controllers.items():
+            if key is None or name == key:
+                controller.stop()
+
+    def describe(self) -> dict[str, str]:
+        return {key: c.log_tail(15) for key, c in self.controllers.items()}
