@@ -192,7 +192,7 @@ def ensure_binaries(kueue_version: str) -> Binaries:
 
 
 @dataclass(frozen=True)
-class Operator:
+class OperatorBuild:
     """A job operator's controller, built from its Go module at the version Kueue pins."""
 
     module: str
@@ -203,20 +203,22 @@ class Operator:
 
 # Kueue v0.19.2's own go.mod pins (../shared/reference/operators.md §0). To bump one: change it here
 # and in tools/<key>/go.mod (`go get -tool <package>@<version>`, then `go mod tidy` there).
-OPERATORS: dict[str, Operator] = {
-    "jobset": Operator("sigs.k8s.io/jobset", "v0.12.0", "sigs.k8s.io/jobset", "jobset"),
-    "kuberay": Operator("github.com/ray-project/kuberay/ray-operator", "v1.6.2",
-                        "github.com/ray-project/kuberay/ray-operator", "ray-operator"),
-    "trainer": Operator("github.com/kubeflow/trainer/v2", "v2.2.1",
-                        "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager", "trainer-controller-manager"),
-    "training-operator": Operator("github.com/kubeflow/training-operator", "v1.9.3",
-                                  "github.com/kubeflow/training-operator/cmd/training-operator.v1", "training-operator"),
-    "mpi-operator": Operator("github.com/kubeflow/mpi-operator", "v0.8.2",
-                             "github.com/kubeflow/mpi-operator/cmd/mpi-operator", "mpi-operator"),
+OPERATOR_BUILDS: dict[str, OperatorBuild] = {
+    "jobset": OperatorBuild("sigs.k8s.io/jobset", "v0.12.0", "sigs.k8s.io/jobset", "jobset"),
+    "kuberay": OperatorBuild("github.com/ray-project/kuberay/ray-operator", "v1.6.2",
+                             "github.com/ray-project/kuberay/ray-operator", "ray-operator"),
+    "trainer": OperatorBuild("github.com/kubeflow/trainer/v2", "v2.2.1",
+                             "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+                             "trainer-controller-manager"),
+    "training-operator": OperatorBuild("github.com/kubeflow/training-operator", "v1.9.3",
+                                       "github.com/kubeflow/training-operator/cmd/training-operator.v1",
+                                       "training-operator"),
+    "mpi-operator": OperatorBuild("github.com/kubeflow/mpi-operator", "v0.8.2",
+                                  "github.com/kubeflow/mpi-operator/cmd/mpi-operator", "mpi-operator"),
 }
 
 
-def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATORS)) -> dict[str, Path]:
+def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATOR_BUILDS)) -> dict[str, Path]:
     """Build (once, one after another: each is a big build) and return the job operators'
     controllers, keyed by operator name. Each goes through its wrapper module in tools/<name>/,
     because `go install pkg@version` needs the proxy's @v/list, which some proxies refuse.
@@ -225,7 +227,7 @@ def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATORS)) -> dict[st
     goversion = _go_version(go)
     built = {}
     for name in names:
-        op = OPERATORS[name]
+        op = OPERATOR_BUILDS[name]
         wrapper = TOOLS_DIR / name
         folder = _build(
             name, op.version, _key(goversion, op.module, op.version, files=[wrapper / "go.mod", wrapper / "go.sum"]),

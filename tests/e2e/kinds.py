@@ -136,7 +136,7 @@ def pods_of(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> list[dict[
     value = meta["name"]
     if kind == "RayJob":  # its pods carry the name of the RayCluster it made
         job = cluster.kubectl.get(KINDS[kind].resource, value, "-n", meta["namespace"])
-        value = (job.get("status") or {}).get("rayClusterName") or "-"
+        value = (job.get("status") or {}).get("rayClusterName") or "none-yet"
     return cluster.kubectl.items("pods", "-n", meta["namespace"], "-l", f"{KINDS[kind].pods_label}={value}")
 
 

@@ -15,7 +15,9 @@ The rotators also wait for `tls.crt` at the hard-coded /tmp/k8s-webhook-server/s
 (cert-controller's ensureCertsMounted only stats it; operators.md §4.3). When nothing is there, a
 copy of the process's own certificate is put there, created exclusively so that a Kueue certificate
 in that folder is never replaced (Kueue overwrites it when it starts; stop() removes it if unchanged).
-Start operators after Kueue is ready, so the two never write that folder at the same moment.
+Start operators after Kueue is ready, so the two never write that folder at the same moment. When
+a tls.crt is already there, a first start can lose the race to the copy and exit; wait_ready then
+restarts it once, as a kubelet would (see _check_alive).
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ def assert_admitted_whole_on_its_pool(cluster: StackCluster, kind: str, doc: dic
     meta = doc["metadata"]
     wl = wait_admitted(cluster, meta["namespace"], meta["name"], timeout=60, kind=kind)
     chosen = flavors(wl)
-    assert len(chosen) == 1 and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
+    assert chosen and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
     placed = wait_pods(cluster, kind, doc, _pod_count(kind, doc))
     pools = pools_of(cluster, placed)
-    assert pools == chosen and SYSTEM_POOL_NAME not in pools, {p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed}
+    assert pools <= chosen and SYSTEM_POOL_NAME not in pools, {p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed}
     return wl
 
 
@@ -105,7 +105,9 @@ def _borrows_then_is_preempted(cluster: StackCluster, kind: str) -> None:
                  requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"})
     try:
         wl = assert_admitted_whole_on_its_pool(cluster, kind, doc)
-        assert flavors(wl) == {gpu.name}
+        # Every pod set that asks for GPUs is on the GPU pool (a RayJob's submitter asks for none).
+        gpu_sets = [a for a in wl["status"]["admission"]["podSetAssignments"] if "nvidia.com/gpu" in a["flavors"]]
+        assert len(gpu_sets) >= 2 and {a["flavors"]["nvidia.com/gpu"] for a in gpu_sets} == {gpu.name}, gpu_sets
         cluster.kubectl.apply([lender])
         wait_for(f"{kind} to be evicted by the lender's reclaim",
                  lambda: ((w := workload(cluster, kind, doc)) is not None and is_true(w, "Evicted"), w), 60)
@@ -174,3 +176,21 @@ def test_rayservice_in_a_team_namespace_is_refused_with_the_reason(cluster: Stac
     cluster.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "serving"}}])
     allowed = {**service, "metadata": {"name": "serve", "namespace": "serving"}}
     assert cluster.kubectl.apply([allowed], dry_run=True, check=False).returncode == 0
+
+
+@on_stacks("dev")
+@pytest.mark.xfail(strict=True, reason=(
+    "found here, not fixed: the MPI Operator v0.8.2 copies the MPIJob's queue-name label onto its launcher Job, and "
+    "Kueue v0.19.2 then admits that Job as a Workload of its own, so the launcher's requests count twice against "
+    "the team's quota (README 'Known limits')"))
+def test_mpijob_launcher_is_charged_once(cluster: StackCluster) -> None:
+    doc = prepared(cluster, "MPIJob", KINDS["MPIJob"].load(), keep_running)
+    cluster.kubectl.apply([doc])
+    try:
+        assert_admitted_whole_on_its_pool(cluster, "MPIJob", doc)
+        namespace = doc["metadata"]["namespace"]
+        owners = [o["kind"] for w in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", namespace)
+                  for o in w["metadata"].get("ownerReferences", [])]
+        assert owners == ["MPIJob"], owners
+    finally:
+        delete(cluster, "MPIJob", doc)
