@@ -322,3 +322,14 @@ def test_the_pinned_checksums_match_the_modules(dev: StackConfig) -> None:
 def test_the_catalog_names_only_kueue_frameworks(dev: StackConfig) -> None:
     for operator in OPERATORS.values():
         assert set(operator.frameworks) <= dev.kueue.release.frameworks, operator.key
+
+
+def test_the_e2e_tier_builds_the_pinned_controllers() -> None:
+    """The tier's wrapper modules build exactly the versions the program installs."""
+    from tests.e2e.binaries import OPERATOR_BUILDS, TOOLS_DIR
+    from tests.e2e.operators import CONTROLLERS
+
+    for key, name in CONTROLLERS.items():
+        pin, build = OPERATOR_PINS["0.19.2"][key], OPERATOR_BUILDS[name]
+        assert (build.module, build.version) == (pin.module.path, pin.module.version), key
+        assert f"{pin.module.path} {pin.module.version}" in (TOOLS_DIR / name / "go.mod").read_text(), key

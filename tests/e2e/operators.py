@@ -98,6 +98,9 @@ class Operators:
             key = install.operator.key
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
             self.kubectl.apply(install.crds)
+            # As Pulumi awaits a CRD: until the API server serves it (the MPI Operator exits otherwise).
+            self.kubectl.run("wait", "--for=condition=Established", "--timeout=60s",
+                             *(f"crd/{c['metadata']['name']}" for c in install.crds), timeout=90)
             chart = local_chart(install, by_key.get("jobset"), self.workdir) if install.chart else None
             if chart is not None:
                 self.helm.install(install.operator.release_name, chart, namespace=install.namespace,
