@@ -59,6 +59,21 @@ def _show(seen: Any) -> str:
         return repr(seen)[:6000]
 
 
+def stop_process(process: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, then SIGKILL after 15 s, as a kubelet stops a container; safe on an ended process."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def log_tail(log: Path, lines: int = 60) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else "(no log)"
+
+
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -129,9 +129,12 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
         for crd in install.crds:
             steps[_key(crd)] = Step(_key(crd), delete_object(crd))
         stop = lambda key=key: operators.stop(key)  # noqa: E731 (bound per operator)
-        if install.chart is not None:
+        if key in operators.released:
             controller = f"Release/{install.operator.release_name}"
             steps[controller] = Step(controller, uninstall(install.operator.release_name, install.namespace, stop))
+        elif install.chart is not None:  # no local chart (KubeRay): only its controller to stop
+            controller = f"Release/{install.operator.release_name}"
+            steps[controller] = Step(controller, lambda stop=stop: (stop(), (True, ""))[1])
         else:
             (deployment,) = [o for o in install.objects if o["kind"] == "Deployment"]
             controller = _key(deployment)

@@ -28,7 +28,7 @@ import yaml
 from components.config import KUEUE_NAMESPACE
 from components.kueue_values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 
-from .cluster import E2EError, Kubectl, api_create, port_is_free, wait_for
+from .cluster import E2EError, Kubectl, api_create, log_tail, port_is_free, stop_process, wait_for
 from .forward import Forwarder, forward_to
 
 CERT_DIR = Path(tempfile.gettempdir()) / "k8s-webhook-server" / "serving-certs"
@@ -140,17 +140,11 @@ class KueueController:
         self.ready_after = time.monotonic() - self.started
 
     def log_tail(self, lines: int = 60) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:]) if self.log.exists() else "(no log)"
+        return log_tail(self.log, lines)
 
     def stop(self) -> None:
         self._stop.set()
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        stop_process(self.process)
         if self._cert_thread is not None:
             self._cert_thread.join(timeout=5)
         for ip in self.service_ips.values():

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from .cluster import E2EError, Kubectl, api_create, port_is_free, wait_for
+from .cluster import E2EError, Kubectl, api_create, log_tail, port_is_free, stop_process, wait_for
 from .forward import Forwarder, forward_to
 
 SERVICE_PORT = 443
@@ -369,17 +369,11 @@ class OperatorController:
     # -- stop --------------------------------------------------------------------------------
 
     def log_tail(self, lines: int = 60) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:]) if self.log.exists() else "(no log)"
+        return log_tail(self.log, lines)
 
     def stop(self) -> None:
         self._stop.set()
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
+        stop_process(self.process)
         if self._cert_thread is not None:
             self._cert_thread.join(timeout=5)
             self._cert_thread = None

@@ -33,7 +33,7 @@ from components.operators.installs import Install, installs, trainer_runtimes
 from components.operators.sources import Module, module_zip
 from components.policies import rayservice_guard
 
-from .cluster import E2EError, Helm, Kubectl
+from .cluster import E2EError, Helm, Kubectl, is_true, wait_for
 from .forward import Forwarder
 from .operator_controllers import OperatorController
 
@@ -89,6 +89,7 @@ class Operators:
     binaries: dict[str, Path]
     installs: list[Install] = field(default_factory=list)
     controllers: dict[str, OperatorController] = field(default_factory=dict)
+    released: set[str] = field(default_factory=set)  # the operators installed by a local chart
     timings: dict[str, float] = field(default_factory=dict)
 
     def install(self, config: Any, timed: Any) -> None:
@@ -99,13 +100,14 @@ class Operators:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
             self.kubectl.apply(install.crds)
             # As Pulumi awaits a CRD: until the API server serves it (the MPI Operator exits otherwise).
-            self.kubectl.run("wait", "--for=condition=Established", "--timeout=60s",
-                             *(f"crd/{c['metadata']['name']}" for c in install.crds), timeout=90)
+            names = [c["metadata"]["name"] for c in install.crds]
+            wait_for(f"{key}'s CRDs to be Established", lambda names=names: self._established(names), 60)
             chart = local_chart(install, by_key.get("jobset"), self.workdir) if install.chart else None
             if chart is not None:
                 self.helm.install(install.operator.release_name, chart, namespace=install.namespace,
                                   values=install.values, workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS,
                                   extra=["--skip-crds"])
+                self.released.add(key)
             if install.objects:
                 self.kubectl.apply(install.objects)
             controller = OperatorController(CONTROLLERS[key], self.binaries[CONTROLLERS[key]], self.kubectl,
@@ -119,6 +121,12 @@ class Operators:
         guard = rayservice_guard(config)
         if guard:
             self.kubectl.apply(guard)
+
+    def _established(self, names: list[str]) -> tuple[bool, Any]:
+        got = self.kubectl.get("crd", *names)  # only these: the Training Operator's are 0.6 MB each
+        crds = got["items"] if got.get("kind") == "List" else [got]
+        established = {c["metadata"]["name"] for c in crds if is_true(c, "Established")}
+        return set(names) <= established, sorted(set(names) - established)
 
     def stop(self, key: str | None = None) -> None:
         """Stop one controller (as its pods go when its release is uninstalled), or all."""

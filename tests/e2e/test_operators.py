@@ -179,10 +179,10 @@ def test_rayservice_in_a_team_namespace_is_refused_with_the_reason(cluster: Stac
 
 
 @on_stacks("dev")
-@pytest.mark.xfail(strict=True, reason=(
-    "found here, not fixed: the MPI Operator v0.8.2 copies the MPIJob's queue-name label onto its launcher Job, and "
-    "Kueue v0.19.2 then admits that Job as a Workload of its own, so the launcher's requests count twice against "
-    "the team's quota (README 'Known limits')"))
+@pytest.mark.xfail(strict=False, reason=(
+    "found here, not fixed, and not every time (seen in one of two runs): the MPI Operator v0.8.2 copies the "
+    "MPIJob's queue-name label onto its launcher Job, and Kueue v0.19.2 then can admit that Job as a Workload of "
+    "its own, so the launcher's requests count twice against the team's quota (README 'Known limits')"))
 def test_mpijob_launcher_is_charged_once(cluster: StackCluster) -> None:
     doc = prepared(cluster, "MPIJob", KINDS["MPIJob"].load(), keep_running)
     cluster.kubectl.apply([doc])
