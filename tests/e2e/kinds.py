@@ -167,6 +167,4 @@ def delete(cluster: StackCluster, kind: str, *docs: dict[str, Any]) -> None:
     for doc in docs:
         cluster.kubectl.run("delete", KINDS[kind].resource, doc["metadata"]["name"], "-n", doc["metadata"]["namespace"],
                             "--ignore-not-found", "--wait=true", "--timeout=60s", timeout=90)
-    if kind == "TrainJob":  # the test's runtime too, while Trainer runs to clear its finalizer
-        cluster.kubectl.run("delete", "clustertrainingruntimes.trainer.kubeflow.org", E2E_RUNTIME, "--ignore-not-found",
-                            "--wait=true", "--timeout=60s", timeout=90)
+

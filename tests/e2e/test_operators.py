@@ -156,7 +156,10 @@ def test_kubeflow_v1_job_sample_is_admitted_whole_on_its_pool(cluster: StackClus
 
 
 @on_stacks("dev")
-@pytest.mark.parametrize("kind", list(KINDS))
+# Not TrainJob: its pods come from a runtime, and a runtime of the test's own (to keep its pods
+# running on kwok) is not deleted in time after its TrainJobs (Trainer 2.2.1 keeps its finalizer
+# over a minute; README "Known limits"), which then holds up the teardown.
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "TrainJob"])
 def test_second_copy_of_each_kind_waits_for_the_first(cluster: StackCluster, kind: str) -> None:
     _second_copy_waits(cluster, kind)
 
