@@ -12,14 +12,12 @@ from typing import Any
 import yaml
 
 from components.config import POOL_LABEL
-from components.operators.installs import trainer_runtimes
 from tests.harness import ROOT
 
 from .cluster import wait_for
 from .jobs import RUN_FOR_ANNOTATION, workload_of
 from .stack_cluster import StackCluster
 
-E2E_RUNTIME = "torch-distributed-e2e"
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 TRAINING_LABEL = "training.kubeflow.org/job-name"  # the Training Operator's and the MPI Operator's
 RAY_CLUSTER_LABEL = "ray.io/cluster"
@@ -99,15 +97,6 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
-def trainjob_runtime(cluster: StackCluster, *changes: Callable[[dict[str, Any]], None]) -> None:
-    """The stack's torch runtime under another name, its pods changed (a TrainJob's pods are its runtime's)."""
-    (runtime,) = trainer_runtimes()
-    runtime["metadata"]["name"] = E2E_RUNTIME
-    for change in changes:
-        runtime = each_pod(runtime, change)
-    cluster.kubectl.apply([runtime])
-
-
 def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Callable[[dict[str, Any]], None],
               cpu: str | None = None, gpu: int | None = None) -> dict[str, Any]:
     """The sample with `changes` on every pod, its requests set to `cpu`/`gpu` per pod."""
@@ -118,13 +107,9 @@ def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Ca
         doc = renamed(doc, doc["metadata"]["name"])
         doc["metadata"]["namespace"] = teams[0]
     if kind == "TrainJob":
-        doc = renamed(doc, doc["metadata"]["name"])
-        if changes:  # the stack's own runtime, unless the pods must change
-            trainjob_runtime(cluster, *changes)
-            doc["spec"]["runtimeRef"]["name"] = E2E_RUNTIME
-        per_node = doc["spec"]["trainer"]["resourcesPerNode"]
-        if cpu is not None:
-            per_node["requests"]["cpu"] = cpu
+        # Its pods are its runtime's (the stack's torch-distributed); only the requests are its own.
+        if changes:
+            raise ValueError("a TrainJob's pod templates are its runtime's; change the runtime instead")
         return doc
     for change in changes:
         doc = each_pod(doc, change)

@@ -12,7 +12,6 @@ Runs on the dev stack and on multi-gpu (several GPU pools), whose operators the 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ from tests.test_samples import pod_sets
 
 from .cluster import is_true, wait_for
 from .conftest import on_stacks
-from .jobs import delete_jobs, flavors, job, pools_of, wait_admitted, wait_condition
+from .jobs import delete_jobs, flavors, job, pools_of, wait_admitted
 from .kinds import KINDS, delete, keep_running, pinned, pods_of, prepared, renamed, requests, wait_no_pods, wait_pods, workload
 from .stack_cluster import StackCluster
 from .stacks import OPERATOR_STACKS
@@ -61,9 +60,7 @@ def _second_copy_waits(cluster: StackCluster, kind: str) -> None:
     """Each copy asks for a little more than half the first CPU pool, so only one fits at a time."""
     pool = next(p for p in cluster.config.node_pools if not p.is_gpu and not p.topology)
     base = KINDS[kind].load()
-    if kind == "TrainJob":
-        base["spec"]["trainer"]["numNodes"] = 3
-    elif kind in ("PaddleJob", "JAXJob"):
+    if kind in ("PaddleJob", "JAXJob"):
         (specs,) = [v for k, v in base["spec"].items() if k.endswith("ReplicaSpecs")]
         specs["Worker"]["replicas"] = 3
     elif kind == "RayCluster":
