@@ -9,6 +9,7 @@ upstream source of each fact.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import yaml
@@ -27,6 +28,9 @@ MANAGER_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 
 # AKS labels every system-pool node with it (kueue.md §11; the system pool is not tainted).
 SYSTEM_POOL_SELECTOR = {"kubernetes.azure.com/mode": "system"}
+# The system pool has no taint; this only keeps a controller schedulable if AKS's
+# CriticalAddonsOnly taint is ever put on it (only_critical_addons_enabled).
+SYSTEM_POOL_TOLERATIONS = [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
 # The controller pods' labels (chart templates/_helpers.tpl "kueue.selectorLabels").
 CONTROLLER_POD_LABELS = {
     "app.kubernetes.io/name": "kueue",
@@ -143,9 +147,7 @@ def kueue_helm_values(config: StackConfig) -> dict[str, Any]:
         # upgrades), so it is enabled only when another replica can keep serving.
         "podDisruptionBudget": {"enabled": replicas > 1, "minAvailable": 1},
         "nodeSelector": dict(SYSTEM_POOL_SELECTOR),
-        # The system pool has no taint; this only keeps Kueue schedulable if AKS's
-        # CriticalAddonsOnly taint is ever put on it (only_critical_addons_enabled).
-        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        "tolerations": copy.deepcopy(SYSTEM_POOL_TOLERATIONS),
         "manager": manager,
     }
     if replicas > 1:

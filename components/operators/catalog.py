@@ -103,8 +103,6 @@ EXTERNAL_ONLY = (
 OPERATORS: Mapping[str, Operator] = {
     o.key: o for o in (KUBERAY, JOBSET, TRAINER, MPI_OPERATOR, TRAINING_OPERATOR, *EXTERNAL_ONLY)
 }
-# Kinds Kueue runs with Kubernetes' own controllers.
-BUILT_IN_FRAMEWORKS = frozenset({"batch/job", "pod", "deployment", "statefulset"})
 
 OPERATOR_PINS: Mapping[str, Mapping[str, Pin]] = {
     # kubernetes-sigs/kueue@v0.19.2 go.mod: jobset v0.12.0, ray-operator v1.6.2, trainer/v2 v2.2.1

@@ -21,11 +21,10 @@ from typing import Any
 
 from ..charts import ChartRef, chart_ref
 from ..config import OperatorSettings, StackConfig
-from ..kueue_values import SYSTEM_POOL_SELECTOR
+from ..kueue_values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from .catalog import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
 from .sources import module_documents
 
-SYSTEM_POOL_TOLERATIONS = [{"key": "CriticalAddonsOnly", "operator": "Exists"}]
 # Kueue's pytorchjob…jaxjob frameworks → the Training Operator's --enable-scheme names.
 TRAINING_SCHEMES = {f: f.split("/")[1] for f in TRAINING_OPERATOR.frameworks}
 MPIJOB_CRD = "mpijobs.kubeflow.org"

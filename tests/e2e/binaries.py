@@ -22,6 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
+from components.operators.catalog import OPERATOR_PINS
+
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
 
 # To bump Kubernetes: change KUBERNETES_VERSION and the replace lines in
@@ -193,28 +196,32 @@ def ensure_binaries(kueue_version: str) -> Binaries:
 
 @dataclass(frozen=True)
 class OperatorBuild:
-    """A job operator's controller, built from its Go module at the version Kueue pins."""
+    """A job operator's controller, built from the Go module the program pins for it."""
 
-    module: str
-    version: str
-    package: str  # the main package, a `tool` of tools/<key>/go.mod
+    key: str  # its key in components/operators/catalog.py
+    package: str  # the main package, a `tool` of tools/<name>/go.mod
     command: str  # the binary's name
 
+    @property
+    def module(self) -> str:
+        return OPERATOR_PINS[KUEUE_DEFAULT_VERSION][self.key].module.path
 
-# Kueue v0.19.2's own go.mod pins (../shared/reference/operators.md §0). To bump one: change it here
-# and in tools/<key>/go.mod (`go get -tool <package>@<version>`, then `go mod tidy` there).
+    @property
+    def version(self) -> str:
+        return OPERATOR_PINS[KUEUE_DEFAULT_VERSION][self.key].module.version
+
+
+# Module and version are the program's pins (OPERATOR_PINS). To bump one: change the pin and
+# tools/<name>/go.mod (`go get -tool <package>@<version>`, then `go mod tidy` there); a unit test
+# checks that the two agree.
 OPERATOR_BUILDS: dict[str, OperatorBuild] = {
-    "jobset": OperatorBuild("sigs.k8s.io/jobset", "v0.12.0", "sigs.k8s.io/jobset", "jobset"),
-    "kuberay": OperatorBuild("github.com/ray-project/kuberay/ray-operator", "v1.6.2",
-                             "github.com/ray-project/kuberay/ray-operator", "ray-operator"),
-    "trainer": OperatorBuild("github.com/kubeflow/trainer/v2", "v2.2.1",
-                             "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    "jobset": OperatorBuild("jobset", "sigs.k8s.io/jobset", "jobset"),
+    "kuberay": OperatorBuild("kuberay", "github.com/ray-project/kuberay/ray-operator", "ray-operator"),
+    "trainer": OperatorBuild("trainer", "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
                              "trainer-controller-manager"),
-    "training-operator": OperatorBuild("github.com/kubeflow/training-operator", "v1.9.3",
-                                       "github.com/kubeflow/training-operator/cmd/training-operator.v1",
+    "training-operator": OperatorBuild("trainingOperator", "github.com/kubeflow/training-operator/cmd/training-operator.v1",
                                        "training-operator"),
-    "mpi-operator": OperatorBuild("github.com/kubeflow/mpi-operator", "v0.8.2",
-                                  "github.com/kubeflow/mpi-operator/cmd/mpi-operator", "mpi-operator"),
+    "mpi-operator": OperatorBuild("mpiOperator", "github.com/kubeflow/mpi-operator/cmd/mpi-operator", "mpi-operator"),
 }
 
 

@@ -33,13 +33,13 @@ from components.operators.installs import Install, installs, trainer_runtimes
 from components.operators.sources import Module, module_zip
 from components.policies import rayservice_guard
 
+from .binaries import OPERATOR_BUILDS
 from .cluster import E2EError, Helm, Kubectl, is_true, wait_for
 from .forward import Forwarder
 from .operator_controllers import OperatorController
 
-# The program's catalog keys → the controller runner's names.
-CONTROLLERS = {"kuberay": "kuberay", "jobset": "jobset", "trainer": "trainer", "mpiOperator": "mpi-operator",
-               "trainingOperator": "training-operator"}
+# The program's catalog keys → the controller runner's (and its build's) names.
+CONTROLLERS = {build.key: name for name, build in OPERATOR_BUILDS.items()}
 HELM_WAIT_SECONDS = 180
 
 
