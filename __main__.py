@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
 from components.cluster import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config import load_stack_config
 from components.governance import PoolGuard
@@ -18,7 +19,9 @@ kueue_objects = validated_objects(config)
 Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
 cluster = Cluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
-kueue = KueueInstallation("kueue", config, opts=k8s_opts)
+provisioning = (ProvisioningRequestApi("autoscaling", config, pools=cluster.node_pools, opts=k8s_opts)
+                if uses_provisioning(config) else None)
+kueue = KueueInstallation("kueue", config, after=provisioning.ready if provisioning else (), opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)

@@ -18,13 +18,16 @@ Two graphs over the same resources:
   Kubernetes provider needs the cluster's credentials; every Kubernetes object needs the provider
   and its namespace; a Helm release needs its namespace; a Kueue object needs the Kueue release
   (webhook serving) and the objects it names (LocalQueue -> ClusterQueue -> Cohort/ResourceFlavor
-  -> Topology). The Kueue release also needs the aggregated-role guard (a ValidatingAdmissionPolicy
+  -> Topology; ClusterQueue -> AdmissionCheck -> ProvisioningRequestConfig). The Kueue release also needs the aggregated-role guard (a ValidatingAdmissionPolicy
   and its binding, which must outlive the release for its uninstall to finish), and a team
   namespace needs the Kueue release (so destroy deletes its jobs while Kueue still clears their
   finalizers). The NVIDIA device plugin release needs only the cluster and its namespace: it is a
   DaemonSet, ready with zero pods, and its pods start on GPU nodes whenever they appear. No
   Kubernetes object needs a user node pool (Kueue runs on the system pool, created with the
-  cluster). So the ideal is: resource group, cluster, then the longest of (each pool),
+  cluster), except the ProvisioningRequest API: when the stack reads that CRD (pools with
+  ProvisioningRequest), the read needs the autoscaled pools, whose creation brings AKS's
+  autoscaler and its CRD, and the Kueue release needs the read (Kueue looks for the API only when
+  it starts). Without such pools the ideal is: resource group, cluster, then the longest of (each pool),
   (Kueue namespace, release, then its longest object chain) and (device plugin namespace, release).
   With monitoring: the data collection rule needs its endpoint and the workspace, the rule's
   association needs the rule and the cluster, Grafana needs the workspace it links, a role
@@ -46,6 +49,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from components.autoscaling.component import PROVISIONING_REQUEST_CRD
 from components.config import TEAM_LABEL
 from components.operators.catalog import OPERATORS
 
@@ -101,6 +105,8 @@ class Registered(Protocol):
     def custom(self) -> bool: ...
     @property
     def inputs(self) -> dict[str, Any]: ...
+    @property
+    def read_id(self) -> str: ...  # set when the program reads an existing object (`.get`)
     @property
     def dependencies(self) -> list[str]: ...
     @property
@@ -218,6 +224,10 @@ def _kueue_references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
                 refs.append(("Cohort", spec[key]))
     if kind == "ResourceFlavor" and spec.get("topologyName"):
         refs.append(("Topology", spec["topologyName"]))
+    if kind == "ClusterQueue":
+        refs += [("AdmissionCheck", c["name"]) for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])]
+    if kind == "AdmissionCheck" and spec.get("parameters"):
+        refs.append((spec["parameters"]["kind"], spec["parameters"]["name"]))
     return refs
 
 
@@ -275,7 +285,11 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
 
     operator_groups = {o.namespace: _operator_groups(o.key) for o in OPERATORS.values() if o.managed}
     crds = {r.urn: str((r.inputs.get("spec") or {}).get("group"))
-            for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])}
+            for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", []) if not r.read_id}
+    provisioning_api = {r.urn for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])
+                        if r.read_id == PROVISIONING_REQUEST_CRD}
+    autoscaled_pools = {r.urn for r in by_type.get("azure-native:containerservice:AgentPool", [])
+                        if r.inputs.get("enableAutoScaling")}
     controllers: dict[str, set[str]] = {}  # operator namespace -> its release or Deployment
     for r in releases + by_type.get("kubernetes:apps/v1:Deployment", []):
         namespace = r.inputs.get("namespace") if r.type.startswith("kubernetes:helm.sh/") else (r.inputs.get("metadata") or {}).get("namespace")
@@ -298,7 +312,9 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in (meta.get("labels") or {}):
             needs |= {u for urns in controllers.values() for u in urns}
         if r.urn in kueue_releases:
-            needs |= policies | bindings
+            needs |= policies | bindings | provisioning_api
+        if r.urn in provisioning_api:
+            needs |= autoscaled_pools
         if r.urn in bindings:
             needs |= policies
         if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in ((r.inputs.get("metadata") or {}).get("labels") or {}):

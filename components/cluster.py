@@ -6,7 +6,7 @@
   each configured pool is checked against Azure at preview, since the quotas assume it;
 - KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
 
-Each has `provider` and `node_pool_names`; attributes that exist only in some modes (the
+Each has `provider`, `node_pool_names` and `node_pools` (the AgentPools it created, by pool name); attributes that exist only in some modes (the
 cluster's name, ID and resource group...) are None in the others, and __main__.py
 exports only what is set.
 """
@@ -47,8 +47,8 @@ def system_pool_profile(settings: ClusterSettings) -> containerservice.ManagedCl
 
 
 def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]:
-    """AgentPool inputs for one user pool (autoscaled, or fixed-size when topology-aware; spot and
-    GPU specifics included)."""
+    """AgentPool inputs for one user pool (autoscaled, or fixed-size when topology-aware without
+    ProvisioningRequest; spot and GPU specifics included)."""
     args: dict[str, Any] = {
         "agent_pool_name": pool.name,
         "mode": "User",
@@ -63,9 +63,10 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
         "availability_zones": list(settings.zones) or None,
         "orchestrator_version": settings.kubernetes_version,
     }
-    if pool.topology:
-        # Fixed size: topology-aware scheduling places jobs only on nodes that exist, and the
-        # autoscaler never adds nodes for jobs Kueue has not admitted (config enforces min == max).
+    if pool.topology and not pool.autoscaled:
+        # Fixed size: a topology-aware pool without ProvisioningRequest (TAS places pods only on
+        # nodes that exist; config enforces min == max). Other pools keep the autoscaler on, even
+        # with min == max, as they always had.
         args.update(enable_auto_scaling=False, count=pool.max_count)
     else:
         # AKS still requires a count for autoscaled pools (azure-native issue 2943); the live
@@ -150,7 +151,7 @@ def pool_mismatches(pool: NodePool, actual: Mapping[str, Any]) -> list[str]:
     got: dict[str, Any] = {"vmSize": vm_size,
                            "spot": actual.get("scale_set_priority") == "Spot",
                            "taints": sorted(actual.get("node_taints") or [])}
-    if pool.topology:
+    if pool.topology and not pool.autoscaled:
         expected |= {"autoscaling": False, "count": pool.max_count}
         got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "count": actual.get("count")}
     else:
@@ -245,7 +246,7 @@ class AksCluster(pulumi.ComponentResource):
                 resource_name_=self.cluster.name,
                 resource_group_name=self.resource_group.name,
                 **agent_pool_args(pool, settings),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pool.topology else ["count"]),
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pool.topology and not pool.autoscaled else ["count"]),
             )
             for pool in config.node_pools
         }
@@ -305,6 +306,7 @@ class ExistingAksCluster(pulumi.ComponentResource):
         self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
             lambda p: p.issuer_url if p else None)
         self.node_pool_names = pulumi.Output.all(*checked)
+        self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
         self.register_outputs({"clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
                                "oidcIssuerUrl": self.oidc_issuer_url, "nodePoolNames": self.node_pool_names,
                                "kubeconfig": self.kubeconfig})
@@ -325,4 +327,5 @@ class KubeconfigCluster(pulumi.ComponentResource):
         self.verified = None
         self.kubeconfig = None  # the stack's own secret config; not exported again
         self.node_pool_names = [p.name for p in config.node_pools]
+        self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
         self.register_outputs({"nodePoolNames": self.node_pool_names})

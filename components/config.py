@@ -103,6 +103,10 @@ _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 INT32_MAX = 2**31 - 1
 # ValidatingAdmissionPolicy, which components/policies.py installs, is GA from 1.30.
 MIN_KUBERNETES_VERSION = (1, 30)
+# AKS's managed cluster autoscaler handles ProvisioningRequests from Kubernetes 1.33 (MicrosoftDocs
+# azure-aks-docs articles/aks/cluster-autoscaler.md, "Use ProvisioningRequest with the cluster
+# autoscaler"; ../shared/reference/autoscaling.md §5).
+MIN_PROVISIONING_REQUEST_VERSION = (1, 33)
 
 
 # --- the model -----------------------------------------------------------------------------
@@ -167,6 +171,13 @@ class NodePool:
     labels: Mapping[str, str] = field(default_factory=dict)
     topology: bool = False
     governed: bool = False  # carries QUEUED_TAINT (kueue-aks:governance.enforce)
+    # Kueue admits a workload on this pool's flavor only after the autoscaler provisioned nodes
+    # for all of its pods (ProvisioningRequest, best-effort-atomic-scale-up: all or nothing).
+    provisioning_request: bool = False
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.min_count < self.max_count
 
     @property
     def is_gpu(self) -> bool:
@@ -634,7 +645,7 @@ def _apply_override(vm: VmSize | None, vm_size: str, override: Mapping[str, Any]
 def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
     c = _checker(problems)
     r = _Reader(problems, path, raw, ["name", "vmSize", "minCount", "maxCount", "spot", "taints",
-                                      "labels", "topology", "capacity"])
+                                      "labels", "topology", "provisioningRequest", "capacity"])
     if not r.value:
         if raw is None or isinstance(raw, Mapping):
             problems.add(path, "must be an object with at least name, vmSize and maxCount")
@@ -663,15 +674,13 @@ def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
         max_count = None
     spot = r.get("spot", False, c.boolean)
     topology = r.get("topology", False, c.boolean)
+    provisioning = r.get("provisioningRequest", None, c.boolean)
     min_count_valid = "minCount" not in r.value or min_count == r.value["minCount"]
-    if topology and max_count is not None and min_count_valid and min_count != max_count:
-        problems.add(
-            r.at("minCount"),
-            f"{min_count} must equal maxCount ({max_count}) when topology is true: topology-aware scheduling "
-            "places jobs only on nodes that exist, and the cluster autoscaler never adds nodes for jobs Kueue "
-            "has not admitted, so nodes above minCount would never be used; make the pool fixed-size "
-            "(minCount == maxCount >= 1)",
-        )
+    fixed_size = max_count is not None and min_count_valid and min_count == max_count
+    if provisioning and fixed_size:
+        problems.add(r.at("provisioningRequest"), f"is true, but the pool is fixed-size (minCount == maxCount == "
+                     f"{max_count}): there are no nodes to provision; remove it or let the pool autoscale "
+                     "(minCount < maxCount)")
 
     def taints(p: str, v: Any) -> Any:
         items = c.items(p, v, 'taints "key=value:Effect"')
@@ -711,8 +720,22 @@ def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
         return None
     if configured_taints is None:
         configured_taints = (_parse_taint(DEFAULT_GPU_TAINT),) if node.is_gpu else ()
+    if provisioning is None:
+        # A partial start is what hurts on GPU pools (pods holding GPUs while the rest wait);
+        # CPU pools start pod by pod, as jobs there usually can.
+        provisioning = node.is_gpu and min_count < max_count
+    if topology and max_count is not None and min_count_valid and not fixed_size and not provisioning:
+        problems.add(
+            r.at("minCount"),
+            f"{min_count} is below maxCount ({max_count}) on a topology-aware pool without provisioningRequest: "
+            "topology-aware scheduling places pods only on nodes that exist, so an autoscaled topology pool needs "
+            "provisioningRequest: true (the autoscaler adds all of a job's nodes before Kueue assigns the "
+            "topology); add it, or make the pool fixed-size (minCount == maxCount >= 1)",
+        )
+        return None
     return NodePool(name=name, vm_size=vm_size, node=node, min_count=min_count, max_count=max_count,
-                    spot=spot, taints=configured_taints, labels=pool_labels, topology=topology)
+                    spot=spot, taints=configured_taints, labels=pool_labels, topology=topology,
+                    provisioning_request=provisioning)
 
 
 def _parse_pools(problems: _Problems, raw: Any) -> tuple[NodePool, ...]:
@@ -1099,6 +1122,8 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
         problems.add(f"{NAMESPACE}:kueue.featureGates.TopologyAwareScheduling",
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
+    if pools_ok:
+        _check_provisioning(problems, cluster, pools)
     if problems.items:
         raise ConfigError(problems.items)
     config = StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
@@ -1110,6 +1135,20 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     if sizing:
         raise ConfigError(sizing)
     return config
+
+
+def _check_provisioning(problems: _Problems, cluster: ClusterSettings, pools: Sequence[NodePool]) -> None:
+    version = cluster.kubernetes_version
+    if not version or tuple(int(n) for n in version.split(".")[:2]) >= MIN_PROVISIONING_REQUEST_VERSION:
+        return  # AKS's default version is newer; other modes are checked when Kueue starts
+    need = ".".join(map(str, MIN_PROVISIONING_REQUEST_VERSION))
+    for i, pool in enumerate(pools):
+        if pool.provisioning_request:
+            problems.add(f"{NAMESPACE}:nodePools[{i}].provisioningRequest",
+                         f"needs Kubernetes {need} or newer (AKS's autoscaler handles ProvisioningRequests from "
+                         f"{need}), but {NAMESPACE}:cluster.kubernetesVersion is {version!r}; raise the version, "
+                         "or set provisioningRequest: false"
+                         + (" and make the topology pool fixed-size" if pool.topology else ""))
 
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

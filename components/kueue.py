@@ -112,7 +112,10 @@ class KueueInstallation(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
     webhook_retry: pulumi.ResourceHookBinding | None
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, config: StackConfig, *, after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`after`: what must exist when Kueue starts (the ProvisioningRequest API, which Kueue
+        looks for only at start-up)."""
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
         self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
         self.namespace, self.release = namespaced_release(
@@ -123,7 +126,7 @@ class KueueInstallation(pulumi.ComponentResource):
             chart=kueue_chart(config),
             values=kueue_helm_values(config),
             # Created before the release and deleted after it: uninstall needs the guard.
-            depends_on=self.guard,
+            depends_on=[*self.guard, *after],
         )
         self.ready = [self.release]
         self.webhook_retry = pulumi.ResourceHookBinding(

@@ -32,6 +32,20 @@ LOCAL_QUEUE_NAME = "default"
 # The LocalQueue for topology-aware pools, in namespaces of teams that use any.
 TOPOLOGY_LOCAL_QUEUE_NAME = "topology"
 TOPOLOGY_NAME = "default"
+# ProvisioningRequest (../shared/reference/autoscaling.md §3-4): the autoscaler adds every node a
+# workload's pods need, or none, before Kueue admits it. CA's all-or-nothing scale-up must fit all
+# of a request's pods into one node group, so a request must hold only the pods of one pool.
+# Kueue picks a request's pods by resource, not by flavor: on GPU pools the check asks only for the
+# pods that use GPUs (a Ray head or MPI launcher on a CPU pool starts as usual); elsewhere it asks
+# for every pod, which in a `<team>-topology` queue are all on topology-aware flavors.
+ATOMIC_SCALE_UP_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+ATOMIC_SCALE_UP = "atomic-scale-up"  # AdmissionCheck and ProvisioningRequestConfig, every pod
+ATOMIC_SCALE_UP_GPU = "atomic-scale-up-gpu"  # the same for the pods that use GPUs
+# Kueue's defaults, written out for reviewers: a request the autoscaler marks Failed (pods it
+# cannot create, or unprovisioned for 7 days) is retried 3 times, 1, 2 and 4 min apart; then
+# the workload is deactivated.
+PROVISIONING_RETRY = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
 COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
 
 # Display units: CPU in millicores, memory in MiB, GPUs whole (capacity.NodeResources.as_dict()).
@@ -200,8 +214,41 @@ def local_queue_targets(config: StackConfig, team: Team) -> dict[str, TeamQueue]
     return targets
 
 
+def provisioning_check(pool: NodePool) -> str | None:
+    """The AdmissionCheck a pool's flavor needs before admission, or None."""
+    if not pool.provisioning_request:
+        return None
+    return ATOMIC_SCALE_UP_GPU if pool.is_gpu else ATOMIC_SCALE_UP
+
+
+def provisioning_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """A ProvisioningRequestConfig and its AdmissionCheck for each kind of check the pools use."""
+    checks = sorted({c for p in config.node_pools if (c := provisioning_check(p))})
+    objects: list[dict[str, Any]] = []
+    for check in checks:
+        spec: dict[str, Any] = {"provisioningClassName": ATOMIC_SCALE_UP_CLASS,
+                                "managedResources": [RESOURCE_GPU] if check == ATOMIC_SCALE_UP_GPU else [],
+                                "retryStrategy": dict(PROVISIONING_RETRY)}
+        objects.append({"apiVersion": API_VERSION, "kind": "ProvisioningRequestConfig", "metadata": _meta(check),
+                        "spec": spec})
+        objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": _meta(check), "spec": {
+            "controllerName": PROVISIONING_CONTROLLER,
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": check}}})
+    return objects
+
+
+def _admission_checks(config: StackConfig, queue: TeamQueue) -> list[dict[str, Any]]:
+    on_flavors: dict[str, list[str]] = {}
+    for name in queue.pools:
+        if check := provisioning_check(config.pool(name)):
+            on_flavors.setdefault(check, []).append(name)
+    return [{"name": check, "onFlavors": flavors} for check, flavors in sorted(on_flavors.items())]
+
+
 def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
     team = queue.team
+    checks = _admission_checks(config, queue)
+    strategy = {"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
@@ -225,6 +272,7 @@ def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -
             "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
             # Under fair sharing, borrowed capacity is divided in proportion to the shares.
             "fairSharing": {"weight": str(team.share / 100)},
+            **strategy,
         },
     }
 
@@ -255,6 +303,7 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
         objects.append(topology(config))
     objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
     objects.append(cohort(config, rows))
+    objects += provisioning_objects(config)
     objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
     objects += [local_queue(name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
     objects += priority_classes(config)

@@ -45,7 +45,11 @@ def references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [("Namespace", obj["metadata"]["namespace"]), ("ClusterQueue", spec["clusterQueue"])]
     if kind == "ClusterQueue":
         flavors = [f["name"] for g in spec.get("resourceGroups", []) for f in g["flavors"]]
-        return [("ResourceFlavor", f) for f in flavors] + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
+        checks = [c["name"] for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])]
+        return ([("ResourceFlavor", f) for f in flavors] + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
+                + [("AdmissionCheck", c) for c in checks])
+    if kind == "AdmissionCheck" and spec.get("parameters"):
+        return [(spec["parameters"]["kind"], spec["parameters"]["name"])]
     if kind == "Cohort":
         return [("ResourceFlavor", f["name"]) for g in spec.get("resourceGroups", []) for f in g["flavors"]]
     if kind == "ResourceFlavor" and spec.get("topologyName"):

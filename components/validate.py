@@ -279,6 +279,15 @@ def _compile_node(
     )
 
 
+def _python_pattern(pattern: str) -> str:
+    """The API server's Go (RE2) pattern as Python `re` reads it: RE2 allows a flag group such as
+    `(?i)` after `^` (AdmissionCheck's parameter names), Python only at the very start."""
+    for flags in ("(?i)", "(?s)", "(?m)"):
+        if pattern.startswith("^" + flags):
+            return flags + "^" + pattern[len(flags) + 1:]
+    return pattern
+
+
 def _json_schema(schema: Any) -> Any:
     """openAPIV3Schema -> JSON Schema (Draft 7).
 
@@ -298,6 +307,8 @@ def _json_schema(schema: Any) -> Any:
             out[key] = _json_schema(value)
         elif key in ("anyOf", "allOf", "oneOf"):
             out[key] = [_json_schema(sub) for sub in value]
+        elif key == "pattern":
+            out[key] = _python_pattern(value)
         else:
             out[key] = value
     if schema.get("format") in _INT_FORMATS:

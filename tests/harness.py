@@ -66,6 +66,7 @@ class Registration:
     ignore_changes: list[str]
     provider: str
     deleted_with: str
+    read_id: str = ""  # set for a `.get()`: the ID of the existing object read, never created
 
 
 @dataclass
@@ -98,7 +99,7 @@ def agent_pool_result(pool: NodePool) -> dict[str, Any]:
         "nodeTaints": [str(t) for t in pool.node_taints],
         "nodeLabels": dict(pool.labels),
     }
-    if pool.topology:
+    if pool.topology and pool.min_count == pool.max_count:  # fixed-size: TAS without ProvisioningRequest
         result |= {"enableAutoScaling": False, "count": pool.max_count}
     else:  # the autoscaler has moved the count; only the bounds are configured
         result |= {"enableAutoScaling": True, "minCount": pool.min_count, "maxCount": pool.max_count,
@@ -220,6 +221,15 @@ class RecordingMonitor(MockMonitor):
                     deleted_with=request.deletedWith,
                 )
             )
+        return response
+
+    def ReadResource(self, request: Any) -> Any:
+        response = super().ReadResource(request)
+        self.registrations.append(Registration(
+            type=request.type, name=request.name, urn=response.urn, parent=request.parent, custom=True,
+            inputs=rpc.deserialize_properties(request.properties), dependencies=list(request.dependencies),
+            property_dependencies={}, ignore_changes=[], provider=request.provider, deleted_with="",
+            read_id=request.id))
         return response
 
 

@@ -32,6 +32,7 @@ from bench.stacks import (
     write_stack,
 )
 from components.capacity import CATALOG
+from components.kueue_objects import provisioning_objects
 from components.operators.installs import installs, trainer_runtimes
 from components.plan import load_stack
 from components.policies import rayservice_guard
@@ -236,10 +237,14 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/policies.py)
     # and the PoolGuard component with its policy and binding (governance is on by default); and
     # the job operators: their component, each one's CRDs and release (with its namespace) or
-    # manifest objects, the torch runtime, and the RayService guard (policy and binding).
+    # manifest objects, the torch runtime, and the RayService guard (policy and binding); the
+    # autoscaled GPU pools' ProvisioningRequestConfig and AdmissionCheck, and the component that
+    # reads the ProvisioningRequest CRD (with that read).
     config = parse_map(generated_config(2, 2))
     operator_resources = 1 + sum(len(i.crds) + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
-    assert fit["fixed"] == 21 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
+    provisioning = 2 + len(provisioning_objects(config))
+    assert fit["fixed"] == (21 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
+                            + provisioning)
 
 
 def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:
@@ -247,10 +252,13 @@ def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) 
     analysis = cp.analyse(run.registrations)
     assert analysis.ratio == 1.0 and analysis.unneeded == ()
     assert analysis.actual.chain[:2] == ("kueue-rg", "kueue-aks")
-    last = next(r for r in run.registrations if r.name == analysis.actual.chain[-1])
-    assert last.type == POOL  # the Kueue branch is never the longest: nothing in it waits for a pool
-    # cpu and gpu scale to zero; the fixed-size topology-aware tas pool keeps its one node.
-    assert idle_nodes(run.registrations) == {"system": 1, "user": {"cpu": 0, "gpu": 0, "tas": 1}, "total": 2}
+    # The Kueue branch waits for the pools that use ProvisioningRequest (Kueue must find that API
+    # when it starts), and for nothing else of Azure's.
+    chain = analysis.actual.chain
+    assert chain[:3] == ("kueue-rg", "kueue-aks", "kueue-gpu") or chain[:3] == ("kueue-rg", "kueue-aks", "kueue-tas")
+    assert chain[3:5] == ("autoscaling-provisioningrequest-crd", "kueue-release"), chain
+    # Every user pool scales to zero, the topology-aware tas pool too (with ProvisioningRequest).
+    assert idle_nodes(run.registrations) == {"system": 1, "user": {"cpu": 0, "gpu": 0, "tas": 0}, "total": 1}
 
 
 def fake_results(**overrides: float) -> dict[str, Any]:

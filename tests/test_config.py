@@ -59,9 +59,9 @@ def test_dev_stack_parses(dev_config: Any) -> None:
     assert gpu.is_gpu and gpu.node.gpus == 1
     assert [str(t) for t in gpu.taints] == ["nvidia.com/gpu=present:NoSchedule"]
     assert dev_config.pool("cpu").taints == ()
-    # cpu and gpu scale from zero; only the fixed-size tas pool is topology-aware.
+    # All three scale from zero; only tas is topology-aware (autoscaled with ProvisioningRequest).
     assert [(p.name, p.min_count, p.max_count, p.topology) for p in dev_config.node_pools] == [
-        ("cpu", 0, 4, False), ("gpu", 0, 3, False), ("tas", 1, 1, True)]
+        ("cpu", 0, 4, False), ("gpu", 0, 3, False), ("tas", 0, 1, True)]
     assert dev_config.uses_topology
     assert [(t.name, t.share, t.pools) for t in dev_config.teams] == [
         ("research", Decimal(60), ("cpu", "gpu", "tas")),
@@ -175,9 +175,9 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
         (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "labels": {"tier": True}}]), "x",
          "kueue-aks:nodePools[0].labels.tier: value True must be a string label value"),
         (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "topology": True}]), "x",
-         "kueue-aks:nodePools[0].minCount: 0 must equal maxCount (2) when topology is true"),
+         "kueue-aks:nodePools[0].minCount: 0 is below maxCount (2) on a topology-aware pool without provisioningRequest"),
         (with_changes(nodePools=[{"name": "cpu", "vmSize": "Standard_D16s_v5", "minCount": 1, "maxCount": 3, "topology": True}]), "x",
-         "kueue-aks:nodePools[0].minCount: 1 must equal maxCount (3) when topology is true"),
+         "kueue-aks:nodePools[0].minCount: 1 is below maxCount (3) on a topology-aware pool without provisioningRequest"),
         (with_changes(nodePools=[{"name": "x", "vmSize": "Standard_X9", "maxCount": 2, "capacity": {"cpu": "8"}}]), "x",
          "kueue-aks:nodePools[0].capacity: Standard_X9 is not in the catalog, so capacity needs both cpu and memory"),
         (with_changes(nodePools=[{"name": "x", "vmSize": "Standard_D16s_v5", "maxCount": 2, "capacity": {"gpus": 1}}]), "x",
@@ -239,18 +239,72 @@ def test_bad_config_names_the_key_and_what_is_allowed(raw: dict[str, Any], locat
 
 
 @pytest.mark.parametrize(("min_count", "max_count"), [(0, 2), (1, 3), (4, 5)])
-def test_topology_aware_pool_must_be_fixed_size(min_count: int, max_count: int) -> None:
+def test_autoscaled_topology_pool_needs_provisioning_request(min_count: int, max_count: int) -> None:
     raw = with_changes(nodePools=[{**TAS_POOL, "minCount": min_count, "maxCount": max_count}])
     with pytest.raises(ConfigError) as err:
         parse(raw)
     (problem,) = err.value.problems
     assert problem.path == "kueue-aks:nodePools[0].minCount"
     assert problem.message.startswith(
-        f"{min_count} must equal maxCount ({max_count}) when topology is true: topology-aware scheduling "
-        "places jobs only on nodes that exist, ")
-    # It says why (nothing scales a topology-aware pool up) and what to write instead.
-    assert "autoscaler never adds nodes" in problem.message
+        f"{min_count} is below maxCount ({max_count}) on a topology-aware pool without provisioningRequest: "
+        "topology-aware scheduling places pods only on nodes that exist, ")
+    # It says what to add, and the other way out.
+    assert "needs provisioningRequest: true" in problem.message
     assert "minCount == maxCount" in problem.message
+    # Saying it explicitly false is the same mistake.
+    with pytest.raises(ConfigError) as err:
+        parse(with_changes(nodePools=[{**TAS_POOL, "minCount": min_count, "maxCount": max_count,
+                                       "provisioningRequest": False}]))
+    assert [p.path for p in err.value.problems] == ["kueue-aks:nodePools[0].minCount"]
+
+
+@pytest.mark.parametrize(("min_count", "max_count"), [(0, 2), (1, 3)])
+def test_autoscaled_topology_pool_with_provisioning_request_is_accepted(min_count: int, max_count: int) -> None:
+    pool = parse(with_changes(nodePools=[{**TAS_POOL, "minCount": min_count, "maxCount": max_count,
+                                          "provisioningRequest": True}])).pool("tas")
+    assert (pool.min_count, pool.max_count, pool.topology, pool.provisioning_request) == (min_count, max_count, True, True)
+
+
+def test_provisioning_request_default_is_autoscaled_gpu_pools_only() -> None:
+    pools = [
+        {"name": "cpu", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 4},
+        {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 3},
+        {"name": "gpufixed", "vmSize": "Standard_NC4as_T4_v3", "minCount": 2, "maxCount": 2},
+        {"name": "gputas", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2, "topology": True},
+        {"name": "gpuoff", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2, "provisioningRequest": False},
+        {"name": "cpuon", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 2, "provisioningRequest": True},
+    ]
+    config = parse(with_changes(nodePools=pools))
+    assert {p.name: p.provisioning_request for p in config.node_pools} == {
+        "cpu": False, "gpu": True, "gpufixed": False, "gputas": True, "gpuoff": False, "cpuon": True}
+
+
+def test_provisioning_request_on_a_fixed_size_pool_is_an_error() -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(with_changes(nodePools=[{"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "minCount": 2, "maxCount": 2,
+                                       "provisioningRequest": True}]))
+    (problem,) = err.value.problems
+    assert problem.path == "kueue-aks:nodePools[0].provisioningRequest"
+    assert "fixed-size" in problem.message and "minCount < maxCount" in problem.message
+
+
+@pytest.mark.parametrize(("version", "ok"), [("1.32", False), ("1.30.4", False), ("1.33", True), ("1.34.1", True)])
+def test_provisioning_request_needs_kubernetes_1_33(version: str, ok: bool) -> None:
+    raw = with_changes(cluster={"kubernetesVersion": version},
+                       nodePools=[{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                                  {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3}])
+    if ok:
+        assert parse(raw).pool("gpu").provisioning_request
+        return
+    with pytest.raises(ConfigError) as err:
+        parse(raw)
+    (problem,) = err.value.problems
+    assert problem.path == "kueue-aks:nodePools[1].provisioningRequest"
+    assert "Kubernetes 1.33" in problem.message and "kueue-aks:cluster.kubernetesVersion" in problem.message
+    assert "provisioningRequest: false" in problem.message
+    # With it off, the same version is fine.
+    raw["nodePools"][1]["provisioningRequest"] = False
+    assert not parse(raw).pool("gpu").provisioning_request
 
 
 @pytest.mark.parametrize("count", [1, 2, 40])

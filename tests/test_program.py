@@ -58,7 +58,7 @@ def test_cluster_identity_network_and_upgrades(dev_run: ProgramRun) -> None:
 def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
     pools = {r.inputs["agentPoolName"]: r for r in dev_run.of_type(POOL)}
     assert set(pools) == {"cpu", "gpu", "tas"}
-    for name in ("cpu", "gpu"):  # tas is topology-aware, hence fixed-size (the next test)
+    for name in ("cpu", "gpu", "tas"):  # tas too: topology-aware, autoscaled with ProvisioningRequest
         reg = pools[name]
         i = reg.inputs
         assert (i["mode"], i["enableAutoScaling"], i["count"], i["maxPods"]) == ("User", True, i["minCount"], 110)
@@ -74,11 +74,15 @@ def test_user_pools_are_autoscaled_agent_pools(dev_run: ProgramRun) -> None:
     assert "scaleSetPriority" not in gpu
 
 
-def test_topology_aware_pool_is_a_fixed_size_agent_pool(dev_run: ProgramRun) -> None:
-    tas = dev_run.one(POOL, "kueue-tas")
+def test_fixed_size_topology_aware_pool_is_not_autoscaled(dev_config_map: dict[str, Any]) -> None:
+    config = copy.deepcopy(dev_config_map)
+    tas_pool = next(p for p in config["kueue-aks:nodePools"] if p["name"] == "tas")
+    tas_pool.update(minCount=1, maxCount=1)
+    del tas_pool["provisioningRequest"]
+    tas = run_program(config).one(POOL, "kueue-tas")
     i = tas.inputs
     assert (i["agentPoolName"], i["mode"], i["vmSize"], i["maxPods"]) == ("tas", "User", "Standard_D8s_v5", 110)
-    # Not autoscaled: TAS places jobs only on nodes that exist, so all maxCount nodes are there.
+    # Not autoscaled: without ProvisioningRequest TAS places jobs only on nodes that exist.
     assert (i["enableAutoScaling"], i["count"]) == (False, 1)
     assert "minCount" not in i and "maxCount" not in i
     # Nothing scales it, so a changed count is a real change to apply, not drift to ignore.

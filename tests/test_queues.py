@@ -37,7 +37,8 @@ def named(run: ProgramRun, kind: str, name: str, namespace: str | None = None) -
 def test_every_object_is_created_with_its_explicit_name_through_the_cluster_provider(dev_run: ProgramRun) -> None:
     objects = kueue_objects(dev_run)
     assert {r.type.removeprefix(KUEUE) for r in objects} == {
-        "Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
+        "Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass",
+        "ProvisioningRequestConfig", "AdmissionCheck"}
     provider = dev_run.one("pulumi:providers:kubernetes")
     for r in objects:
         assert r.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"

@@ -33,6 +33,16 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"  # pinned in tools/etcd/go.mod; Debian's 3.4 is too old for 1.36
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v3.22.0"
+# cluster-autoscaler has no module tags: tools/cluster-autoscaler/go.mod pins the pseudo-version of
+# tag cluster-autoscaler-1.33.0, the newest the module proxy here serves. It is older than the API
+# server (upstream pairs CA 1.36 with Kubernetes 1.36): docs/autoscaling.md "Version skew".
+AUTOSCALER_VERSION = "v1.33.0"
+AUTOSCALER_PACKAGE = "k8s.io/autoscaler/cluster-autoscaler"
+# The apis module replaced in tools/cluster-autoscaler/go.mod (Kueue v0.19.2 requires the same
+# version); its config/crd/ holds the CRD the autoscaler serves.
+AUTOSCALER_APIS_MODULE = "k8s.io/autoscaler/cluster-autoscaler/apis"
+AUTOSCALER_APIS_VERSION = "v0.0.0-20240830133931-adfbe7e45277"
+PROVISIONING_REQUEST_CRD = "config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
 
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 # The Prometheus Operator's ServiceMonitor CRD, read from its Go module (which ships the CRDs under
@@ -120,20 +130,31 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
     return folder
 
 
-def service_monitor_crd() -> Path:
-    """The pinned Prometheus Operator's ServiceMonitor CRD, from the Go module cache (downloaded once)."""
-    module = f"{PROMETHEUS_OPERATOR_MODULE}@{PROMETHEUS_OPERATOR_VERSION}"
+def module_file(module: str, version: str, path: str) -> Path:
+    """A file of a pinned Go module, from the module cache (downloaded once)."""
+    pinned = f"{module}@{version}"
     with tempfile.TemporaryDirectory() as outside_any_module:
-        done = subprocess.run([_go(), "mod", "download", "-json", module], cwd=outside_any_module, capture_output=True,
+        done = subprocess.run([_go(), "mod", "download", "-json", pinned], cwd=outside_any_module, capture_output=True,
                               text=True, env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})
     try:
-        crd = Path(json.loads(done.stdout)["Dir"]) / SERVICE_MONITOR_CRD
+        found = Path(json.loads(done.stdout)["Dir"]) / path
     except (ValueError, KeyError) as err:
-        raise BuildError(f"downloading {module} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
+        raise BuildError(f"downloading {pinned} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
                          "Check that the Go module proxy is reachable.") from err
-    if not crd.is_file():
-        raise BuildError(f"{module} has no {SERVICE_MONITOR_CRD}")
-    return crd
+    if not found.is_file():
+        raise BuildError(f"{pinned} has no {path}")
+    return found
+
+
+def service_monitor_crd() -> Path:
+    """The pinned Prometheus Operator's ServiceMonitor CRD."""
+    return module_file(PROMETHEUS_OPERATOR_MODULE, PROMETHEUS_OPERATOR_VERSION, SERVICE_MONITOR_CRD)
+
+
+def provisioning_request_crd() -> Path:
+    """The ProvisioningRequest CRD that the autoscaler's platform installs (AKS: its managed
+    autoscaler), from the autoscaler's apis module at the version the tier's CA build uses."""
+    return module_file(AUTOSCALER_APIS_MODULE, AUTOSCALER_APIS_VERSION, PROVISIONING_REQUEST_CRD)
 
 
 def _version_ldflags(version: str) -> str:
@@ -243,6 +264,21 @@ def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATOR_BUILDS)) -> d
         )
         built[name] = folder / op.command
     return built
+
+
+def ensure_autoscaler() -> Path:
+    """Build (once) and return cluster-autoscaler with only its kwok cloud provider (-tags kwok,
+    whose default --cloud-provider is kwok). Cold, on 2 cores: about 9 min; seconds when cached."""
+    go = _go()
+    wrapper = TOOLS_DIR / "cluster-autoscaler"
+    folder = _build(
+        "cluster-autoscaler", AUTOSCALER_VERSION,
+        _key(_go_version(go), AUTOSCALER_VERSION, "kwok", files=[wrapper / "go.mod", wrapper / "go.sum"]),
+        ("cluster-autoscaler",),
+        [["go", "build", "-tags", "kwok", "-ldflags", "-s -w", "-o", "{out}/cluster-autoscaler", AUTOSCALER_PACKAGE]],
+        cwd=wrapper, go=go,
+    )
+    return folder / "cluster-autoscaler"
 
 
 if __name__ == "__main__":

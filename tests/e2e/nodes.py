@@ -1,7 +1,8 @@
 """Fake nodes shaped like the nodes AKS makes for a stack's pools, from the program's own model.
 
-One Node per node each pool can have (maxCount), plus the system pool, with the labels and
-taints AKS puts on them and allocatable from components.capacity: the same NodePool objects the
+The nodes a pool has when the stack comes up, plus the system pool: a fixed-size pool's count, an
+autoscaled pool's minCount (the cluster autoscaler, autoscaler.py, adds the rest from a template
+of the same shape, as AKS does), with the labels and taints AKS puts on them and allocatable from components.capacity: the same NodePool objects the
 flavors' nodeLabels and tolerations come from, so a mismatch between the two shows up as a job
 that lands nowhere.
 
@@ -53,23 +54,40 @@ def _node(config: StackConfig, name: str, labels: dict[str, str], taints: list[d
     }
 
 
+# The kwok provider's marks on the nodes it created (cloudprovider/kwok, prepareNode): the harness
+# makes an autoscaled pool's first minCount nodes with them, so the autoscaler counts them in its
+# node group and may remove them down to minCount, as AKS would.
+KWOK_PROVIDER_ID = "kwok:"
+NODE_GROUP_ANNOTATION = "cluster-autoscaler.kwok.nodegroup/name"
+
+
+def pool_node(config: StackConfig, pool: NodePool, name: str, index: int = 0) -> dict[str, Any]:
+    """One node of `pool`, as AKS labels and taints it."""
+    labels = {
+        **pool.labels,
+        POOL_LABEL: pool.name,
+        MODE_LABEL: "user",
+        ZONE_LABEL: _zone(config, index),
+        INSTANCE_TYPE_LABEL: pool.vm_size,
+    }
+    if pool.spot:
+        labels[SPOT_LABEL] = "spot"
+    if pool.is_gpu:
+        labels[ACCELERATOR_LABEL] = "nvidia"
+    taints = [{"key": t.key, "value": t.value, "effect": t.effect} if t.value else {"key": t.key, "effect": t.effect}
+              for t in pool.node_taints]
+    return _node(config, name, labels, taints, pool.allocatable)
+
+
 def pool_nodes(config: StackConfig, pool: NodePool) -> list[dict[str, Any]]:
+    """The pool's nodes at start: minCount for an autoscaled pool, marked as the autoscaler's."""
     nodes = []
-    for i in range(pool.max_count):
-        labels = {
-            **pool.labels,
-            POOL_LABEL: pool.name,
-            MODE_LABEL: "user",
-            ZONE_LABEL: _zone(config, i),
-            INSTANCE_TYPE_LABEL: pool.vm_size,
-        }
-        if pool.spot:
-            labels[SPOT_LABEL] = "spot"
-        if pool.is_gpu:
-            labels[ACCELERATOR_LABEL] = "nvidia"
-        taints = [{"key": t.key, "value": t.value, "effect": t.effect} if t.value else {"key": t.key, "effect": t.effect}
-                  for t in pool.node_taints]
-        nodes.append(_node(config, node_name(pool.name, i), labels, taints, pool.allocatable))
+    for i in range(pool.min_count):
+        node = pool_node(config, pool, node_name(pool.name, i), i)
+        if pool.autoscaled:
+            node["metadata"]["annotations"][NODE_GROUP_ANNOTATION] = pool.name
+            node["spec"]["providerID"] = KWOK_PROVIDER_ID + node["metadata"]["name"]
+        nodes.append(node)
     return nodes
 
 
@@ -85,5 +103,5 @@ def system_nodes(config: StackConfig) -> list[dict[str, Any]]:
 
 
 def fake_nodes(config: StackConfig) -> list[dict[str, Any]]:
-    """Every node the stack's cluster can have at full scale, system pool first."""
+    """Every node the stack's cluster has before anything scales, system pool first."""
     return system_nodes(config) + [n for pool in config.node_pools for n in pool_nodes(config, pool)]
