@@ -20,7 +20,8 @@ import yaml
 
 from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
 from .device_plugin_values import device_plugin_values
-from .kueue_objects import COHORT_NAME, QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
+from .kueue_objects import (COHORT_NAME, QuotaRow, build_objects, flavor_capacity, flavor_order, local_queue_targets,
+                           provisioning_check, quota_table)
 from .kueue_values import kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
@@ -67,6 +68,22 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
     lines += [f"| {t.name} | `{t.name}/{name}` | `{q.name}` | {', '.join(q.pools)} | "
               f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
               for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    return "\n".join(lines) + "\n" + pools_markdown(config)
+
+
+def pools_markdown(config: StackConfig) -> str:
+    """How each pool gets its nodes: fixed, pod by pod, or all of a job's nodes before admission."""
+    lines = ["", "| pool | nodes | a job starts | admission check (ClusterQueues, per flavor) |", "|---|---|---|---|"]
+    for pool in flavor_order(config.node_pools):
+        check = provisioning_check(pool)
+        nodes = f"{pool.min_count}–{pool.max_count}, autoscaled" if pool.autoscaled else f"{pool.max_count}, fixed"
+        if check:
+            starts = "when the autoscaler has added all its nodes (ProvisioningRequest, all or nothing)"
+        elif pool.autoscaled:
+            starts = "at once; nodes follow its pending pods"
+        else:
+            starts = "at once, on the nodes there"
+        lines.append(f"| {pool.name} | {nodes} | {starts} | {f'`{check}`' if check else '–'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -138,11 +138,13 @@ def test_children_use_the_cluster_provider(dev_run: ProgramRun) -> None:
         assert reg.provider.rsplit("::", 1)[0] == provider.urn
 
 
-def test_release_waits_for_the_cluster_but_no_node_pool(dev_run: ProgramRun) -> None:
+def test_release_waits_for_the_cluster_and_only_the_provisioning_pools(dev_run: ProgramRun) -> None:
     waits_for = upstream(dev_run, kueue_release(dev_run))
-    pools = {r.urn for r in dev_run.of_type(POOL)}
-    assert len(pools) == 3  # cpu and gpu (autoscaled) and the fixed-size topology-aware tas
-    assert not waits_for & pools
+    pools = {r.name: r.urn for r in dev_run.of_type(POOL)}
+    assert len(pools) == 3  # cpu, gpu and the topology-aware tas, all autoscaled
+    # Kueue must find the ProvisioningRequest API when it starts, and AKS's autoscaler brings it
+    # with the pools that use it (components/autoscaling/component.py); never the plain cpu pool.
+    assert waits_for & set(pools.values()) == {pools["kueue-gpu"], pools["kueue-tas"]}
     # Positive control: the cluster is reached only through the provider's kubeconfig, so the
     # walk does follow provider edges transitively.
     assert dev_run.one("azure-native:containerservice:ManagedCluster").urn in waits_for

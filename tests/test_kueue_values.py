@@ -319,7 +319,7 @@ def test_controller_memory_is_raised_only_for_topology_aware_pools(dev_config: S
     tas_pool = next(p for p in pools if p["name"] == "tas")
     tas_pool.update(topology=False)
     assert "resources" not in kueue_helm_values(variant(dev_config_map, nodePools=pools))["controllerManager"]["manager"]
-    tas_pool.update(topology=True, minCount=40, maxCount=40)  # topology-aware pools are fixed-size
+    tas_pool.update(topology=True, minCount=40, maxCount=40, provisioningRequest=False)  # a fixed-size one
     tas = variant(dev_config_map, nodePools=pools)
     assert tas.uses_topology
     resources = kueue_helm_values(tas)["controllerManager"]["manager"]["resources"]

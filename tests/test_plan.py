@@ -85,6 +85,16 @@ def test_team_table_follows_the_pools_each_team_uses() -> None:
     ]
 
 
+def test_the_plan_says_how_each_pool_gets_its_nodes(run_plan: PlanRunner) -> None:
+    code, out, _ = run_plan("--stack", "dev")
+    assert code == 0
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines() if "autoscaled |" in line}
+    assert set(rows) == {"cpu", "tas", "gpu"}
+    assert "| cpu | 0–4, autoscaled | at once; nodes follow its pending pods | – |" == rows["cpu"]
+    assert rows["gpu"].endswith("all or nothing) | `atomic-scale-up-gpu` |") and "| 0–3," in rows["gpu"]
+    assert rows["tas"].endswith("| `atomic-scale-up` |")
+
+
 def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev")
     assert code == 0

@@ -252,7 +252,7 @@ def test_preview_runs_the_same_program(dev_config_map: dict[str, Any]) -> None:
     run = run_program(dev_config_map, preview=True)
     assert len(run.of_type(POOL)) == 3
     tas = run.one(POOL, "kueue-tas")
-    assert (tas.inputs["enableAutoScaling"], tas.inputs["count"], tas.ignore_changes) == (False, 1, [])
+    assert (tas.inputs["enableAutoScaling"], tas.inputs["count"], tas.ignore_changes) == (True, 0, ["count"])
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,7 @@ class Binaries:
     kwokctl: Path
     helm: Path
     kueue: Path
+    cluster_autoscaler: Path
 
 
 def cache_root() -> Path:
@@ -212,6 +213,7 @@ def ensure_binaries(kueue_version: str) -> Binaries:
         kwokctl=kwok / "kwokctl",
         helm=helm / "helm",
         kueue=kueue / "kueue",
+        cluster_autoscaler=ensure_autoscaler(),
     )
 
 

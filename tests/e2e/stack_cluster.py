@@ -1,5 +1,9 @@
 """One stack's whole in-cluster setup on a local control plane, built with the program's builders.
 
+The cluster is AKS-shaped before the program runs: every pool at its starting size (nodes.py) and,
+when a pool autoscales, the real cluster autoscaler with the ProvisioningRequest API it serves
+(autoscaler.py), as AKS's managed autoscaler brings it.
+
 `StackCluster.up()` does what `pulumi up` does inside the cluster, in the program's order, with
 the program's own functions and names: Kueue's namespace and chart (release name, namespace and
 values from components.kueue_values), the device plugin's when the stack has GPUs
@@ -16,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from components.config import KUEUE_NAMESPACE, StackConfig
 from components.device_plugin_values import (
     DEVICE_PLUGIN_NAMESPACE,
@@ -29,7 +35,8 @@ from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
 from components.scrape import scrape_objects, service_monitor
 
-from .binaries import Binaries
+from .autoscaler import Autoscaler, autoscaled_pools
+from .binaries import Binaries, provisioning_request_crd
 from .cluster import E2EError, Helm, KwokCluster, conditions, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
@@ -61,7 +68,13 @@ class StackCluster:
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
         self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
         self.objects = build_objects(self.config)
-        self.nodes = fake_nodes(self.config)
+        self.initial_nodes = fake_nodes(self.config)
+        self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
+
+    @property
+    def nodes(self) -> list[dict[str, Any]]:
+        """The nodes now: the autoscaler adds and removes them."""
+        return self.kubectl.items("nodes")
 
     def _timed(self, step: str, started: float) -> None:
         self.timings[step] = round(time.monotonic() - started, 1)
@@ -70,9 +83,14 @@ class StackCluster:
         start = time.monotonic()
         self.cluster.create()
         self._timed("control plane", start)
-        self.kubectl.apply(self.nodes)
+        self.kubectl.apply(self.initial_nodes)
         wait_for("every fake node to be Ready", self._nodes_ready, 60)
         self._timed("nodes ready", start)
+        if autoscaled_pools(self.config):
+            # The platform's: AKS's autoscaler serves the API (components/autoscaling/component.py).
+            install_crd(self.kubectl, yaml.safe_load(provisioning_request_crd().read_text()))
+            self.autoscaler.start(self.config)
+            self._timed("cluster autoscaler", start)
 
         self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
         self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
@@ -123,7 +141,7 @@ class StackCluster:
     def _nodes_ready(self) -> tuple[bool, Any]:
         nodes = self.kubectl.items("nodes")
         not_ready = [n["metadata"]["name"] for n in nodes if not is_true(n, "Ready")]
-        return len(nodes) == len(self.nodes) and not not_ready, {"nodes": len(nodes), "not ready": not_ready}
+        return len(nodes) == len(self.initial_nodes) and not not_ready, {"nodes": len(nodes), "not ready": not_ready}
 
     def _queues_active(self) -> tuple[bool, Any]:
         queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
@@ -135,8 +153,9 @@ class StackCluster:
         """Stop every process this cluster started; safe to call twice and after a failed up()."""
         self.operators.stop()
         self.kueue.stop()
+        self.autoscaler.stop()
         self.cluster.delete()
 
     def describe(self) -> Mapping[str, Any]:
         return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20),
-                "operator log tails": self.operators.describe()}
+                "autoscaler log tail": self.autoscaler.log_tail(20), "operator log tails": self.operators.describe()}

@@ -1,7 +1,7 @@
 """The stacks the e2e tier runs: the dev stack, the DESIGN.md example and generated shapes.
 
 The generated ones cover what the two real stacks do not: a spot GPU pool (AKS's spot taint and
-label), several GPU sizes side by side (flavor order between GPU pools) with a topology-aware
+label) beside an autoscaled topology-aware pool (both with ProvisioningRequest), several GPU sizes side by side (flavor order between GPU pools) with a topology-aware
 GPU pool, and several teams that each use a subset of the pools (quotas only where a team may
 go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`).
 """
@@ -23,6 +23,8 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "cpu", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 3},
             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2},
             {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2, "spot": True},
+            {"name": "packed", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 2, "topology": True,
+             "provisioningRequest": True},
         ],
         "kueue-aks:teams": [{"name": "vision", "share": 50}, {"name": "speech", "share": 50}],
     },

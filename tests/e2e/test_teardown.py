@@ -89,3 +89,8 @@ def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackClu
                       if any(word in w for word in ("jobset", "trainer", "training-operator", "ray"))]
     assert not operator_hooks, operator_hooks
     assert all(is_true(n, "Ready") for n in kubectl.items("nodes"))
+    # The autoscaler ran throughout: Kueue's ProvisioningRequests and their PodTemplates went with
+    # the team namespaces, and the API itself, the platform's, stays.
+    requests = kubectl.run("get", "provisioningrequests.autoscaling.x-k8s.io,podtemplates", "-A", "-o", "name").stdout.split()
+    assert not requests, f"left behind: {requests}"
+    assert kubectl.run("get", "crd", "provisioningrequests.autoscaling.x-k8s.io", check=False).returncode == 0
