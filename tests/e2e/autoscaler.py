@@ -44,6 +44,11 @@ STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 SCAN_INTERVAL = "3s"
 SCALE_DOWN_UNNEEDED = "30s"
 SCALE_DOWN_DELAY_AFTER_ADD = "20s"
+# How long a wait that may include a scale-up can take: Azure takes minutes, kwok's nodes are Ready
+# in about a second; this covers a few autoscaler loops, its wait for new pods and a loaded 2-core
+# machine. Every wait for admission or for pods on nodes allows it, since pools start at minCount.
+SCALE_UP_SECONDS = 90
+SCALE_DOWN_SECONDS = 150  # 30 s unneeded + 20 s after a scale-up, plus loops
 
 
 def autoscaled_pools(config: StackConfig) -> list[NodePool]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from components.config import POOL_LABEL
 
+from .autoscaler import SCALE_UP_SECONDS
 from .cluster import conditions, is_true, status, wait_for
 from .stack_cluster import StackCluster
 
@@ -58,7 +59,8 @@ def _summary(wl: Mapping[str, Any] | None) -> Any:
             "admission": status(wl).get("admission")}
 
 
-def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = 30, kind: str = "Job") -> dict[str, Any]:
+def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = SCALE_UP_SECONDS,
+                  kind: str = "Job") -> dict[str, Any]:
     def probe() -> tuple[bool, Any]:
         wl = workload_of(cluster, namespace, name, kind)
         return wl is not None and is_true(wl, "Admitted"), wl if wl is not None and is_true(wl, "Admitted") else _summary(wl)
@@ -80,7 +82,8 @@ def flavors(workload: Mapping[str, Any]) -> set[str]:
     return {f for ps in workload["status"]["admission"]["podSetAssignments"] for f in ps.get("flavors", {}).values()}
 
 
-def wait_pods_placed(cluster: StackCluster, namespace: str, job_name: str, count: int, timeout: float = 30) -> list[dict[str, Any]]:
+def wait_pods_placed(cluster: StackCluster, namespace: str, job_name: str, count: int,
+                     timeout: float = SCALE_UP_SECONDS) -> list[dict[str, Any]]:
     def probe() -> tuple[bool, Any]:
         pods = cluster.kubectl.items("pods", "-n", namespace, "-l", f"batch.kubernetes.io/job-name={job_name}")
         placed = [p for p in pods if p["spec"].get("nodeName")]

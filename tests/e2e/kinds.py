@@ -14,6 +14,7 @@ import yaml
 from components.config import POOL_LABEL
 from tests.harness import ROOT
 
+from .autoscaler import SCALE_UP_SECONDS
 from .cluster import wait_for
 from .jobs import RUN_FOR_ANNOTATION, workload_of
 from .stack_cluster import StackCluster
@@ -125,7 +126,8 @@ def pods_of(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> list[dict[
     return cluster.kubectl.items("pods", "-n", meta["namespace"], "-l", f"{KINDS[kind].pods_label}={value}")
 
 
-def wait_pods(cluster: StackCluster, kind: str, doc: dict[str, Any], count: int, timeout: float = 60) -> list[dict[str, Any]]:
+def wait_pods(cluster: StackCluster, kind: str, doc: dict[str, Any], count: int,
+              timeout: float = SCALE_UP_SECONDS) -> list[dict[str, Any]]:
     """At least `count` of the job's pods bound to nodes."""
     def probe() -> tuple[bool, Any]:
         pods = pods_of(cluster, kind, doc)

@@ -18,7 +18,7 @@ from components.config import POOL_LABEL
 from components.kueue_objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_GPU, provisioning_check
 from tests.harness import ROOT
 
-from .autoscaler import wait_pool_size
+from .autoscaler import SCALE_DOWN_SECONDS, SCALE_UP_SECONDS, wait_pool_size
 from .cluster import conditions, is_true, status, wait_for
 from .conftest import on_stacks
 from .jobs import delete_jobs, job, pools_of, wait_admitted, wait_pods_placed, workload_of
@@ -26,10 +26,6 @@ from .nodes import HOSTNAME_LABEL
 from .stack_cluster import StackCluster
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
-# Azure takes minutes; kwok's nodes are Ready in about a second. These cover one autoscaler loop
-# (3 s), its wait for new pods, and a loaded 2-core machine.
-SCALE_UP_SECONDS = 90
-SCALE_DOWN_SECONDS = 150  # 30 s unneeded + 20 s after a scale-up, plus loops
 
 
 def _pool_nodes(cluster: StackCluster, pool: str) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ def _pod_count(kind: str, doc: dict[str, Any]) -> int:
 
 def assert_admitted_whole_on_its_pool(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
     meta = doc["metadata"]
-    wl = wait_admitted(cluster, meta["namespace"], meta["name"], timeout=60, kind=kind)
+    wl = wait_admitted(cluster, meta["namespace"], meta["name"], kind=kind)
     chosen = flavors(wl)
     assert chosen and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
     placed = wait_pods(cluster, kind, doc, _pod_count(kind, doc))

@@ -63,12 +63,12 @@ def _topology_cases() -> list[Any]:
     return cases
 
 
-def assert_on_pool(cluster: StackCluster, namespace: str, name: str, pool_name: str, pods: int = 1,
-                   timeout: float = 30) -> dict[str, Any]:
+def assert_on_pool(cluster: StackCluster, namespace: str, name: str, pool_name: str, pods: int = 1) -> dict[str, Any]:
     """The Job's Workload is admitted on `pool_name`'s flavor and its pods run on that pool's nodes,
     tolerating every taint those nodes carry; a topology-aware pool's admission carries Kueue's
-    topology assignment. Returns the Workload."""
-    workload = wait_admitted(cluster, namespace, name, timeout)
+    topology assignment. Pools start at minCount, so admission (ProvisioningRequest) or the pods
+    (pod by pod) may wait for the autoscaler. Returns the Workload."""
+    workload = wait_admitted(cluster, namespace, name)
     assert flavors(workload) == {pool_name}, workload["status"]["admission"]
     placed = wait_pods_placed(cluster, namespace, name, pods)
     assert pools_of(cluster, placed) == {pool_name}
@@ -90,7 +90,7 @@ def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(cluster: StackCluster, t
     name = f"pinned-{pool}"
     cluster.kubectl.apply([job(team, name, queue=queue, node_selector={POOL_LABEL: pool}, requests=requests)])
     try:
-        assert_on_pool(cluster, team, name, pool, timeout=20)
+        assert_on_pool(cluster, team, name, pool)
     finally:
         delete_jobs(cluster, team, name)
 
@@ -99,7 +99,7 @@ def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(cluster: StackCluster, t
 def test_cpu_job_lands_on_a_cpu_pool(cluster: StackCluster, team: str, pool: str) -> None:
     cluster.kubectl.apply([job(team, "cpu-only")])
     try:
-        assert_on_pool(cluster, team, "cpu-only", pool, timeout=20)
+        assert_on_pool(cluster, team, "cpu-only", pool)
     finally:
         delete_jobs(cluster, team, "cpu-only")
 
@@ -121,7 +121,7 @@ def test_job_without_topology_request_in_topology_queue_gets_implicit_tas(cluste
     topology annotation by topology there (implicit TAS)."""
     cluster.kubectl.apply([job(team, "plain-packed", queue=TOPOLOGY_LOCAL_QUEUE_NAME)])
     try:
-        assert_on_pool(cluster, team, "plain-packed", pool, timeout=20)
+        assert_on_pool(cluster, team, "plain-packed", pool)
     finally:
         delete_jobs(cluster, team, "plain-packed")
 
@@ -137,6 +137,6 @@ def test_sample_lands_where_the_readme_says(cluster: StackCluster, sample: str, 
     meta = obj["metadata"]
     cluster.kubectl.apply([obj])
     try:
-        assert_on_pool(cluster, meta["namespace"], meta["name"], pool, pods=obj["spec"].get("parallelism", 1), timeout=20)
+        assert_on_pool(cluster, meta["namespace"], meta["name"], pool, pods=obj["spec"].get("parallelism", 1))
     finally:
         delete_jobs(cluster, meta["namespace"], meta["name"])

@@ -44,7 +44,7 @@ def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
             # the test's would be a user's own, which `pulumi destroy` does not own (README).
             doc = prepared(cluster, kind, spec.load(), *(() if kind == "TrainJob" else (keep_running,)))
             cluster.kubectl.apply([doc])
-            wait_admitted(cluster, doc["metadata"]["namespace"], doc["metadata"]["name"], timeout=60, kind=kind)
+            wait_admitted(cluster, doc["metadata"]["namespace"], doc["metadata"]["name"], kind=kind)
             running.append((doc["metadata"]["namespace"], doc["metadata"]["name"]))
     return running
 
