@@ -21,12 +21,14 @@ cluster = Cluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
 provisioning = (ProvisioningRequestApi("autoscaling", config, pools=cluster.node_pools, opts=k8s_opts)
                 if uses_provisioning(config) else None)
-kueue = KueueInstallation("kueue", config, after=provisioning.ready if provisioning else (), opts=k8s_opts)
+operators = JobOperators("operators", config, opts=k8s_opts)
+# Kueue looks for the ProvisioningRequest API and the job kinds' APIs when it starts.
+kueue = KueueInstallation("kueue", config, after=[*(provisioning.ready if provisioning else ()), *operators.apis],
+                          opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)
               if config.monitoring.enabled else None)
-operators = JobOperators("operators", config, opts=k8s_opts)
 queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry,
                      namespaces_after=operators.ready, opts=k8s_opts)
 

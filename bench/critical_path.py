@@ -27,7 +27,8 @@ Two graphs over the same resources:
   cluster), except the ProvisioningRequest API: when the stack reads that CRD (pools with
   ProvisioningRequest), the read needs the autoscaled pools, whose creation brings AKS's
   autoscaler and its CRD, and the Kueue release needs the read (Kueue looks for the API only when
-  it starts). Without such pools the ideal is: resource group, cluster, then the longest of (each pool),
+  it starts). The Kueue release also needs the job operators' CRDs, for the same reason (it sets
+  up a framework's controller late, after a backoff of up to 2 min, when its kind is not served). Without such pools the ideal is: resource group, cluster, then the longest of (each pool),
   (Kueue namespace, release, then its longest object chain) and (device plugin namespace, release).
   With monitoring: the data collection rule needs its endpoint and the workspace, the rule's
   association needs the rule and the cluster, Grafana needs the workspace it links, a role
@@ -312,7 +313,7 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in (meta.get("labels") or {}):
             needs |= {u for urns in controllers.values() for u in urns}
         if r.urn in kueue_releases:
-            needs |= policies | bindings | provisioning_api
+            needs |= policies | bindings | provisioning_api | set(crds)
         if r.urn in provisioning_api:
             needs |= autoscaled_pools
         if r.urn in bindings:

@@ -114,8 +114,9 @@ class KueueInstallation(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, *, after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        """`after`: what must exist when Kueue starts (the ProvisioningRequest API, which Kueue
-        looks for only at start-up)."""
+        """`after`: what must exist when Kueue starts: the ProvisioningRequest API, which Kueue
+        looks for only at start-up, and the job operators' CRDs, whose controllers Kueue otherwise
+        sets up only after a backoff of up to 2 minutes."""
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
         self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
         self.namespace, self.release = namespaced_release(

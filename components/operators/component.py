@@ -33,6 +33,10 @@ class JobOperators(pulumi.ComponentResource):
 
     releases: dict[str, pulumi.Resource]
     ready: list[pulumi.Resource]
+    # Every kind's CRD. Kueue v0.19.2 sets up a framework's controller at start-up only if its kind
+    # is served; otherwise it polls with a backoff of up to 2 min (pkg/controller/jobframework/
+    # setup.go), and jobs of that kind wait unmanaged meanwhile. So the Kueue release waits for them.
+    apis: list[pulumi.Resource]
     versions: dict[str, str]
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -47,6 +51,7 @@ class JobOperators(pulumi.ComponentResource):
             self.releases[key] = self._install(f"{name}-{key}", install, [*self.crds[key], *needs])
             self.versions[key] = install.pin.version
         self.ready = list(self.releases.values())
+        self.apis = [crd for crds in self.crds.values() for crd in crds]
         guard = rayservice_guard(config)
         self.guards = admission_policy(self, f"{name}-rayservice-guard", *guard) if guard else []
 

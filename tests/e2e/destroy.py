@@ -163,6 +163,8 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
     for obj in cluster.objects:
         if obj["kind"] == "Namespace":
             depends[_key(obj)] += controllers
+    # The Kueue release waits for every operator CRD on `pulumi up`, so it goes before them.
+    depends[f"Release/{KUEUE_RELEASE_NAME}"] += [c for crds in crds_of.values() for c in crds]
 
 
 @dataclass

@@ -22,6 +22,8 @@ from .stack_cluster import StackCluster
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 TRAINING_LABEL = "training.kubeflow.org/job-name"  # the Training Operator's and the MPI Operator's
 RAY_CLUSTER_LABEL = "ray.io/cluster"
+TRAINER_STEP = "node"  # the replicated job of the stack's torch-distributed runtime
+PATCH_MANAGER = "e2e.kueue-aks.io/tests"  # owner of the tests' TrainJob runtime patches
 
 
 @dataclass(frozen=True)
@@ -101,19 +103,37 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
 def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Callable[[dict[str, Any]], None],
               cpu: str | None = None, gpu: int | None = None) -> dict[str, Any]:
     """The sample with `changes` on every pod, its requests set to `cpu`/`gpu` per pod."""
-    if cpu is not None or gpu is not None:
+    if kind != "TrainJob" and (cpu is not None or gpu is not None):
         changes = (*changes, requests(cpu, gpu))
     teams = [t.name for t in cluster.config.teams]
     if doc["metadata"]["namespace"] not in teams:  # another stack than the samples' dev stack
         doc = renamed(doc, doc["metadata"]["name"])
         doc["metadata"]["namespace"] = teams[0]
     if kind == "TrainJob":
-        # Its pods are its runtime's (the stack's torch-distributed); only the requests are its own.
-        if changes:
-            raise ValueError("a TrainJob's pod templates are its runtime's; change the runtime instead")
-        return doc
+        return _trainjob(doc, changes, cpu, gpu)
     for change in changes:
         doc = each_pod(doc, change)
+    return doc
+
+
+def _trainjob(doc: dict[str, Any], changes: tuple[Callable[[dict[str, Any]], None], ...], cpu: str | None,
+              gpu: int | None) -> dict[str, Any]:
+    """A TrainJob's pods are its runtime's (the stack's torch-distributed): the changes go into a
+    runtime patch of the runtime's `node` step, as a user would write one; requests per node are its own."""
+    doc = copy.deepcopy(doc)
+    template: dict[str, Any] = {"metadata": {}, "spec": {}}
+    for change in changes:
+        change(template)
+    template = {k: v for k, v in template.items() if v}
+    if template:
+        step = {"name": TRAINER_STEP, "template": {"spec": {"template": template}}}
+        doc["spec"]["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {
+            "template": {"spec": {"replicatedJobs": [step]}}}}]
+    resources = doc["spec"]["trainer"].setdefault("resourcesPerNode", {})
+    if cpu is not None:
+        resources.setdefault("requests", {})["cpu"] = cpu
+    if gpu is not None:
+        resources.setdefault("requests", {})["nvidia.com/gpu"] = resources.setdefault("limits", {})["nvidia.com/gpu"] = gpu
     return doc
 
 

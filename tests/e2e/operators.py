@@ -92,16 +92,21 @@ class Operators:
     released: set[str] = field(default_factory=set)  # the operators installed by a local chart
     timings: dict[str, float] = field(default_factory=dict)
 
-    def install(self, config: Any, timed: Any) -> None:
+    def install_crds(self, config: Any) -> None:
+        """Every operator's CRDs, awaited as Pulumi awaits a CRD (until served): before Kueue starts,
+        as the program orders them (components/operators/component.py `apis`)."""
         self.installs = installs(config)
+        crds = [c for install in self.installs for c in install.crds]
+        self.kubectl.apply(crds)
+        names = [c["metadata"]["name"] for c in crds]
+        wait_for("the operators' CRDs to be Established", lambda: self._established(names), 60)
+
+    def install(self, config: Any, timed: Any) -> None:
+        """Each operator's namespace, chart or objects and controller, after install_crds."""
         by_key = {i.operator.key: i for i in self.installs}
         for install in self.installs:  # catalog order: JobSet before Trainer, whose controller watches JobSets
             key = install.operator.key
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
-            self.kubectl.apply(install.crds)
-            # As Pulumi awaits a CRD: until the API server serves it (the MPI Operator exits otherwise).
-            names = [c["metadata"]["name"] for c in install.crds]
-            wait_for(f"{key}'s CRDs to be Established", lambda names=names: self._established(names), 60)
             chart = local_chart(install, by_key.get("jobset"), self.workdir) if install.chart else None
             if chart is not None:
                 self.helm.install(install.operator.release_name, chart, namespace=install.namespace,

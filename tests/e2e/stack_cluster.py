@@ -92,6 +92,10 @@ class StackCluster:
             self.autoscaler.start(self.config)
             self._timed("cluster autoscaler", start)
 
+        if self.operator_binaries:
+            # The program's Kueue release waits for them: Kueue sets up each kind's controller at start-up.
+            self.operators.install_crds(self.config)
+            self._timed("operator CRDs", start)
         self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
         self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
         if self.config.governance.enforce:
