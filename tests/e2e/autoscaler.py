@@ -44,10 +44,16 @@ STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 SCAN_INTERVAL = "3s"
 SCALE_DOWN_UNNEEDED = "30s"
 SCALE_DOWN_DELAY_AFTER_ADD = "20s"
+# A ProvisioningRequest that finds no room (the pool at maxCount with nodes that are about to be
+# removed) is retried after this backoff, doubling up to the max; CA's defaults, which AKS keeps
+# (no autoscaler-profile field), are 1 and 10 min. Shortened in proportion to the times above.
+PROVISIONING_BACKOFF = "5s"
+PROVISIONING_MAX_BACKOFF = "20s"
 # How long a wait that may include a scale-up can take: Azure takes minutes, kwok's nodes are Ready
 # in about a second; this covers a few autoscaler loops, its wait for new pods and a loaded 2-core
-# machine. Every wait for admission or for pods on nodes allows it, since pools start at minCount.
-SCALE_UP_SECONDS = 90
+# machine, and a ProvisioningRequest retried once the nodes an earlier scenario left have gone.
+# Every wait for admission or for pods on nodes allows it, since pools start at minCount.
+SCALE_UP_SECONDS = 120
 SCALE_DOWN_SECONDS = 150  # 30 s unneeded + 20 s after a scale-up, plus loops
 
 
@@ -143,6 +149,8 @@ class Autoscaler:
              f"--namespace={NAMESPACE}", "--leader-elect=false", f"--address=127.0.0.1:{_free_port()}",
              f"--scan-interval={SCAN_INTERVAL}", f"--scale-down-unneeded-time={SCALE_DOWN_UNNEEDED}",
              f"--scale-down-delay-after-add={SCALE_DOWN_DELAY_AFTER_ADD}", "--enable-provisioning-requests=true",
+             f"--provisioning-request-initial-backoff-time={PROVISIONING_BACKOFF}",
+             f"--provisioning-request-max-backoff-time={PROVISIONING_MAX_BACKOFF}",
              "--kube-api-content-type=application/json", "--v=2"],
             env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
         wait_for("the cluster autoscaler to report its node groups", self._reporting, 60)

@@ -26,8 +26,9 @@ from .stacks import OPERATOR_STACKS, load
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
 CLUSTER_UP_BUDGET_SECONDS = 60.0
 # The job operators (issue 21) took the tier from about 250 s to about 830 s: five controllers on
-# two stacks, a test per kind, each waiting on real admission and scheduling.
-TIER_BUDGET_SECONDS = 900.0
+# two stacks, a test per kind, each waiting on real admission and scheduling. Pools that start at
+# minCount (issue 22) add scale-ups and scale-downs: 1043 s measured.
+TIER_BUDGET_SECONDS = 1200.0
 
 # What the suite measured, printed at the end of the run (pytest captures prints in tests).
 REPORT: list[str] = []

@@ -56,7 +56,7 @@ def _summary(wl: Mapping[str, Any] | None) -> Any:
     if wl is None:
         return "no Workload yet"
     return {"conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in conditions(wl)],
-            "admission": status(wl).get("admission")}
+            "admission": status(wl).get("admission"), "admissionChecks": status(wl).get("admissionChecks")}
 
 
 def wait_admitted(cluster: StackCluster, namespace: str, name: str, timeout: float = SCALE_UP_SECONDS,
