@@ -28,7 +28,8 @@ Two graphs over the same resources:
   ProvisioningRequest), the read needs the autoscaled pools, whose creation brings AKS's
   autoscaler and its CRD, and the Kueue release needs the read (Kueue looks for the API only when
   it starts). The Kueue release also needs the job operators' CRDs, for the same reason (it sets
-  up a framework's controller late, after a backoff of up to 2 min, when its kind is not served). Without such pools the ideal is: resource group, cluster, then the longest of (each pool),
+  up a framework's controller late, after a backoff of up to 2 min, when its kind is not served).
+  Without such pools the ideal is: resource group, cluster, then the longest of (each pool),
   (Kueue namespace, release, then its longest object chain) and (device plugin namespace, release).
   With monitoring: the data collection rule needs its endpoint and the workspace, the rule's
   association needs the rule and the cluster, Grafana needs the workspace it links, a role

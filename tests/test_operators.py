@@ -244,13 +244,13 @@ def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers
     assert "operators-trainer-release" in {dev_run.by_urn(u).name for u in runtime.dependencies}
 
 
-
 def test_kueue_starts_after_every_operator_crd(dev_run: ProgramRun) -> None:
     """Kueue sets up a framework's controller at start-up only if its kind is served (else after a
     backoff of up to 2 minutes, seen as MPIJobs with no Workload on the local control plane)."""
     kueue = dev_run.one(RELEASE, "kueue-release")
     crds = {r.urn for r in dev_run.of_type(CRD) if not r.read_id}
     assert crds and crds <= set(kueue.dependencies)
+
 
 # --- module sources --------------------------------------------------------------------------
 

@@ -103,14 +103,14 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
 def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Callable[[dict[str, Any]], None],
               cpu: str | None = None, gpu: int | None = None) -> dict[str, Any]:
     """The sample with `changes` on every pod, its requests set to `cpu`/`gpu` per pod."""
-    if kind != "TrainJob" and (cpu is not None or gpu is not None):
-        changes = (*changes, requests(cpu, gpu))
     teams = [t.name for t in cluster.config.teams]
     if doc["metadata"]["namespace"] not in teams:  # another stack than the samples' dev stack
         doc = renamed(doc, doc["metadata"]["name"])
         doc["metadata"]["namespace"] = teams[0]
     if kind == "TrainJob":
         return _trainjob(doc, changes, cpu, gpu)
+    if cpu is not None or gpu is not None:
+        changes = (*changes, requests(cpu, gpu))
     for change in changes:
         doc = each_pod(doc, change)
     return doc
@@ -129,11 +129,9 @@ def _trainjob(doc: dict[str, Any], changes: tuple[Callable[[dict[str, Any]], Non
         step = {"name": TRAINER_STEP, "template": {"spec": {"template": template}}}
         doc["spec"]["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {
             "template": {"spec": {"replicatedJobs": [step]}}}}]
-    resources = doc["spec"]["trainer"].setdefault("resourcesPerNode", {})
-    if cpu is not None:
-        resources.setdefault("requests", {})["cpu"] = cpu
-    if gpu is not None:
-        resources.setdefault("requests", {})["nvidia.com/gpu"] = resources.setdefault("limits", {})["nvidia.com/gpu"] = gpu
+    # resourcesPerNode is the `node` container's resources: set them as on any other pod's container.
+    node = {"resources": doc["spec"]["trainer"].setdefault("resourcesPerNode", {})}
+    requests(cpu, gpu)({"spec": {"containers": [node]}})
     return doc
 
 

@@ -93,8 +93,8 @@ class Operators:
     timings: dict[str, float] = field(default_factory=dict)
 
     def install_crds(self, config: Any) -> None:
-        """Every operator's CRDs, awaited as Pulumi awaits a CRD (until served): before Kueue starts,
-        as the program orders them (components/operators/component.py `apis`)."""
+        """Every operator's CRDs, awaited as Pulumi awaits a CRD (until served; the MPI Operator exits
+        otherwise): before Kueue starts, as the program orders them (components/operators/component.py `apis`)."""
         self.installs = installs(config)
         crds = [c for install in self.installs for c in install.crds]
         self.kubectl.apply(crds)

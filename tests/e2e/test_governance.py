@@ -100,11 +100,11 @@ def _wait_bound(cluster: StackCluster, namespace: str, name: str) -> str:
     """The pool of the node the pod is bound to; a user pool may first have to scale up."""
     def probe() -> tuple[bool, Any]:
         pod = cluster.kubectl.get("pod", name, "-n", namespace)
-        return bool(pod["spec"].get("nodeName")), pod.get("status")
+        node = pod["spec"].get("nodeName")
+        return bool(node), node or pod.get("status")
 
-    wait_for(f"pod {namespace}/{name} to be bound to a node", probe, SCALE_UP_SECONDS)
-    node = cluster.kubectl.get("node", cluster.kubectl.get("pod", name, "-n", namespace)["spec"]["nodeName"])
-    return str(node["metadata"]["labels"][POOL_LABEL])
+    node = wait_for(f"pod {namespace}/{name} to be bound to a node", probe, SCALE_UP_SECONDS)
+    return str(cluster.kubectl.get("node", node)["metadata"]["labels"][POOL_LABEL])
 
 
 @on_stacks(*GOVERNED)
