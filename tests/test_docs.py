@@ -1,0 +1,238 @@
+"""The documentation: README.md is the front door, docs/ holds one page per task.
+
+Checks that the README stays short and keeps the exact test command CI runs, that every docs page
+is reachable from the README, that every relative link (and its #anchor) resolves, and that the
+configuration reference documents every key Pulumi.yaml declares and every key the program accepts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+import yaml
+
+from components import config
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+CONFIG_PAGE = DOCS / "configuration.md"
+TEST_COMMAND = "python -m pytest -q"  # .ci/run runs exactly this line
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# [text](target) and ![alt](target), with an optional "title"; not inside code spans.
+_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+\1")
+
+
+def pages() -> list[Path]:
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines outside fenced code blocks."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(line)
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: markup dropped, lower case, punctuation but '-' and '_'
+    removed, spaces to '-'."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link keeps its text
+    text = re.sub(r"<[^>]+>", "", text).replace("`", "").lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for line in prose_lines(path.read_text()):
+        m = _HEADING.match(line)
+        if not m:
+            continue
+        base = slug(m.group(2))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        found.add(base if n == 0 else f"{base}-{n}")
+    return found
+
+
+def links(path: Path) -> list[str]:
+    """Every link target in the page's prose (code blocks and code spans do not link)."""
+    targets = []
+    for line in prose_lines(path.read_text()):
+        targets += _LINK.findall(_CODE_SPAN.sub("", line))
+    return targets
+
+
+def is_relative(target: str) -> bool:
+    return not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target)  # no scheme: http:, mailto:…
+
+
+def broken_links(path: Path) -> list[str]:
+    problems = []
+    for target in links(path):
+        if not is_relative(target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / unquote(file_part)).resolve() if file_part else path
+        where = f"{path.relative_to(ROOT)}: ({target})"
+        if ROOT not in dest.parents and dest != ROOT:
+            problems.append(f"{where} leaves the repository")
+        elif not dest.exists():
+            problems.append(f"{where} names no file")
+        elif anchor:
+            if dest.suffix != ".md":
+                problems.append(f"{where} has an anchor into a file that is not Markdown")
+            elif anchor not in anchors(dest):
+                problems.append(f"{where}: no heading with anchor #{anchor} in {dest.relative_to(ROOT)}")
+    return problems
+
+
+# --- the keys ---------------------------------------------------------------------------------
+
+def declared_keys() -> dict[str, dict]:
+    """Pulumi.yaml's `config:` section: key -> its declaration."""
+    return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
+
+
+def keys_from_declarations() -> set[str]:
+    """`kueue-aks:<key>` for every declared key, and `<key>.<sub>` for every sub-key of an object
+    default (e.g. kueue.version, governance.exemptNamespaces)."""
+    keys = set()
+    for key, decl in declared_keys().items():
+        keys.add(f"{config.NAMESPACE}:{key}")
+        default = decl.get("default") if isinstance(decl, dict) else None
+        if isinstance(default, dict):
+            keys.update(f"{key}.{sub}" for sub in default)
+    return keys
+
+
+_UNKNOWN = re.compile(r"unknown key.*; allowed keys: (.*)$")
+
+
+def keys_the_program_accepts() -> set[str]:
+    """Every key path the config model accepts, read from its own "unknown key" messages: one
+    unknown key at each level, and the model lists what is allowed there. Lists are `[]`."""
+    probe = "zzzNotAKey"
+    one = {probe: 1}
+    raw = {
+        probe: 1,
+        "cluster": {**one, "systemPool": dict(one), "existing": dict(one)},
+        "nodePools": [dict(one)],
+        "teams": [dict(one)],
+        "priorityClasses": [dict(one)],
+        **{key: dict(one) for key in ("kueue", "topology", "governance", "devicePlugin", "monitoring")},
+        "operators": {probe: {}},
+    }
+    with pytest.raises(config.ConfigError) as err:
+        config.parse_config(raw, stack="docs", location="eastus2")
+    operators: list[str] = []
+    keys = set()
+    for problem in err.value.problems:
+        m = _UNKNOWN.search(problem.message)
+        if not m:
+            continue
+        parent = re.sub(r"\[\d+\]", "[]", problem.path.removeprefix(f"{config.NAMESPACE}:"))
+        parent = parent.removesuffix(probe).rstrip(".")
+        allowed = [k.strip() for k in m.group(1).split(",")]
+        for k in allowed:
+            keys.add(f"{config.NAMESPACE}:{k}" if not parent else f"{parent}.{k}")
+        if parent == "operators":
+            operators = allowed
+    # Each operator's own keys: the documentation writes them once, as operators.<op>.<key>.
+    raw = {"operators": {op: dict(one) for op in operators}}
+    with pytest.raises(config.ConfigError) as err:
+        config.parse_config(raw, stack="docs", location="eastus2")
+    for problem in err.value.problems:
+        m = _UNKNOWN.search(problem.message)
+        if m and problem.path.startswith(f"{config.NAMESPACE}:operators."):
+            keys.update(f"operators.<op>.{k.strip()}" for k in m.group(1).split(","))
+    return keys
+
+
+def undocumented(keys: set[str], text: str) -> list[str]:
+    """Keys not written as code (`key`, or the start of a code span) in the text."""
+    spans = {s.strip("`") for s in re.findall(r"`[^`\n]+`", text)}
+    return sorted(k for k in keys if not any(s == k or s.startswith(k + " ") or s.startswith(k + ":")
+                                             for s in spans))
+
+
+# --- the tests --------------------------------------------------------------------------------
+
+def test_readme_is_a_front_door() -> None:
+    n = len(README.read_text().splitlines())
+    assert n < 200, f"README.md has {n} lines; keep it under 200 and move detail into docs/"
+
+
+def test_readme_has_the_exact_test_command() -> None:
+    # As its own line in a code block, as .ci/run runs it.
+    text = README.read_text()
+    assert re.search(rf"^{re.escape(TEST_COMMAND)}$", text, re.M), (
+        f"README.md must show the test command `{TEST_COMMAND}` on a line of its own")
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {(README.parent / t.partition("#")[0]).resolve() for t in links(README) if is_relative(t)}
+    missing = [p.name for p in sorted(DOCS.glob("*.md")) if p.resolve() not in linked]
+    assert DOCS.is_dir() and list(DOCS.glob("*.md"))
+    assert not missing, f"docs pages the README does not link: {missing}"
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(page: Path) -> None:
+    assert not broken_links(page), "\n".join(broken_links(page))
+
+
+def test_every_declared_key_is_in_the_reference() -> None:
+    keys = keys_from_declarations()
+    assert f"{config.NAMESPACE}:nodePools" in keys and "kueue.version" in keys  # the parse found them
+    missing = undocumented(keys, CONFIG_PAGE.read_text())
+    assert not missing, f"keys declared in Pulumi.yaml but not in docs/configuration.md: {missing}"
+
+
+def test_every_accepted_key_is_in_the_reference() -> None:
+    keys = keys_the_program_accepts()
+    assert {"nodePools[].maxCount", "cluster.systemPool.vmSize", "operators.kuberay",
+            "operators.<op>.install"} <= keys  # the probe reached every level
+    missing = undocumented(keys, CONFIG_PAGE.read_text())
+    assert not missing, f"keys the config model accepts but docs/configuration.md does not document: {missing}"
+
+
+# --- the checks themselves --------------------------------------------------------------------
+
+def test_slugs_follow_github() -> None:
+    assert slug("Monitoring: see the queues") == "monitoring-see-the-queues"
+    assert slug("CI/CD") == "cicd"
+    assert slug("Kueue's webhook at start-up") == "kueues-webhook-at-start-up"
+    assert slug("The `kueue.chart` key") == "the-kueuechart-key"
+    assert slug("Job operators: every kind runs") == "job-operators-every-kind-runs"
+
+
+def test_a_broken_link_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "a.md"
+    (tmp_path / "docs" / "b.md").write_text("# B\n\n## Two words\n\n```\n# not a heading\n```\n")
+    page.write_text("[ok](b.md#two-words) [gone](c.md) [no anchor](b.md#not-a-heading) "
+                    "[self](#nowhere) [web](https://example.com/x.md) `[code](x.md)`\n")
+    problems = broken_links(page)
+    assert len(problems) == 3, problems
+    assert "(c.md) names no file" in problems[0]
+    assert "#not-a-heading" in problems[1] and "#nowhere" in problems[2]
+
+
+def test_an_undocumented_key_is_found() -> None:
+    assert undocumented({"kueue.version", "kueue.chart"}, "| `kueue.version` | string |") == ["kueue.chart"]
