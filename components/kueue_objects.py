@@ -23,7 +23,7 @@ from typing import Any
 
 from .capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from .config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX, NodePool, StackConfig, Team
-from .quantity import format_cpu, format_memory
+from .quantity import canonical, format_count, format_cpu, format_memory
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 COHORT_NAME = "teams"
@@ -48,11 +48,12 @@ ATOMIC_SCALE_UP_GPU = "atomic-scale-up-gpu"  # the same for the pods that use GP
 PROVISIONING_RETRY = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
 COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
 
-# Display units: CPU in millicores, memory in MiB, GPUs whole (capacity.NodeResources.as_dict()).
-_FORMAT: Mapping[str, Callable[[int], Any]] = {
+# From the display units (CPU in millicores, memory in MiB, GPUs whole: capacity.NodeResources.as_dict())
+# to quantities in the API server's canonical form, so a preview after `up` shows no change.
+_FORMAT: Mapping[str, Callable[[int], str]] = {
     RESOURCE_CPU: format_cpu,
     RESOURCE_MEMORY: format_memory,
-    RESOURCE_GPU: int,
+    RESOURCE_GPU: format_count,
 }
 
 
@@ -67,7 +68,7 @@ def flavor_order(pools: tuple[NodePool, ...]) -> list[NodePool]:
     return sorted(pools, key=lambda p: (p.is_gpu, p.spot))  # sorted() is stable: config order within a kind
 
 
-def format_quantity(resource: str, amount: int) -> Any:
+def format_quantity(resource: str, amount: int) -> str:
     return _FORMAT[resource](amount)
 
 
@@ -271,7 +272,7 @@ def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -
             # fits rather than spill onto the next (GPU) flavor.
             "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
             # Under fair sharing, borrowed capacity is divided in proportion to the shares.
-            "fairSharing": {"weight": str(team.share / 100)},
+            "fairSharing": {"weight": canonical(team.share / 100)},
             **strategy,
         },
     }

@@ -67,11 +67,51 @@ def memory_mib(value: str | int | float | Decimal) -> int:
     return int(parse_quantity(value) / MIB)
 
 
+def canonical(value: Decimal | int, *, binary: bool = False) -> str:
+    """A quantity as the API server writes it back (resource.Quantity.String() in
+    k8s.io/apimachinery pkg/api/resource/quantity.go, CanonicalizeBytes), so that what the program
+    sends equals what a later read returns and previews stay empty.
+
+    Decimal SI: the largest exponent that is a multiple of 3 and keeps the mantissa whole
+    (0.6 -> "600m", 2000 -> "2k"). Binary SI (memory written with Ki/Mi/Gi...): the largest power
+    of 1024 that keeps it whole (1536Mi stays "1536Mi", 1048576Mi -> "1Ti"); below 1024, or not
+    whole, it falls back to decimal SI as Kubernetes does. Kubernetes rounds to nano units first.
+    """
+    amount = Decimal(value)
+    if amount * 10**9 != (amount * 10**9).to_integral_value():
+        raise QuantityError(f"{value!r} has more precision than a Kubernetes quantity (1n)")
+    if amount == 0:
+        return "0"
+    sign, magnitude = ("-" if amount < 0 else ""), abs(amount)
+    if binary and magnitude >= 1024 and magnitude == magnitude.to_integral_value():
+        whole, power = int(magnitude), 0
+        while whole % 1024 == 0 and power < len(_BINARY_ORDER):
+            whole //= 1024
+            power += 1
+        return f"{sign}{whole}{_BINARY_ORDER[power - 1] if power else ''}"
+    nanos = int(magnitude * 10**9)  # whole, checked above
+    exponent = -9
+    while nanos % 1000 == 0 and exponent < 18:
+        nanos //= 1000
+        exponent += 3
+    return f"{sign}{nanos}{_DECIMAL_SUFFIX[exponent]}"
+
+
+_BINARY_ORDER = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
 def format_cpu(millicores: int) -> str:
-    """Whole cores print as plain numbers ("16"), the rest as millicores ("15740m")."""
-    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+    """Canonical, as the API server returns it: whole cores print as plain numbers ("16"), the
+    rest as millicores ("15740m")."""
+    return canonical(Decimal(millicores) / 1000)
 
 
 def format_memory(mib: int) -> str:
-    """Whole GiB print as "Gi", the rest as "Mi"."""
-    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+    """Canonical binary SI, as the API server returns it: "64Gi", "1536Mi", "1Ti"."""
+    return canonical(mib * MIB, binary=True)
+
+
+def format_count(count: int) -> str:
+    """A whole count (GPUs) as a canonical quantity string: the API server returns "0", not 0."""
+    return canonical(count)

@@ -104,7 +104,7 @@ def test_flavor_order_cpu_then_on_demand_gpu_then_spot() -> None:
     for flavor in group["flavors"]:
         assert [r["name"] for r in flavor["resources"]] == group["coveredResources"]
     cpu = {r["name"]: r["nominalQuota"] for r in group["flavors"][0]["resources"]}
-    assert cpu["nvidia.com/gpu"] == 0
+    assert cpu["nvidia.com/gpu"] == "0"  # a string, as the API server returns it
 
 
 def test_cpu_only_cluster_covers_no_gpu() -> None:
@@ -119,13 +119,13 @@ def test_team_quota_is_its_share_of_pool_capacity_rounded_down() -> None:
     # Standard_NC4as_T4_v3 × 3: 3 GPUs; 60 % of 3 = 1.8 -> 1, 40 % = 1.2 -> 1, cohort keeps 1.
     gpu_quota = {name: {r["name"]: r["nominalQuota"] for f in q["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu"
                         for r in f["resources"]} for name, q in cq.items()}
-    assert gpu_quota["a"]["nvidia.com/gpu"] == 1 and gpu_quota["b"]["nvidia.com/gpu"] == 1
+    assert gpu_quota["a"]["nvidia.com/gpu"] == "1" and gpu_quota["b"]["nvidia.com/gpu"] == "1"
     # D16s_v5 × 10: (16000 - 260) m per node = 157400 m; 60 % = 94440 m.
     cpu_flavor = cq["a"]["spec"]["resourceGroups"][0]["flavors"][0]
     assert cpu_flavor["resources"][0] == {"name": "cpu", "nominalQuota": "94440m"}
     cohort = by_kind(build_objects(cfg), "Cohort")[COHORT_NAME]
     gpu_cohort = next(f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
-    assert {r["name"]: r["nominalQuota"] for r in gpu_cohort["resources"]}["nvidia.com/gpu"] == 1
+    assert {r["name"]: r["nominalQuota"] for r in gpu_cohort["resources"]}["nvidia.com/gpu"] == "1"
 
 
 @pytest.mark.parametrize("teams", [1, 2, 3, 7, 20])
@@ -166,7 +166,7 @@ def test_cluster_queue_policy() -> None:
     assert spec["queueingStrategy"] == "BestEffortFIFO"
     assert spec["preemption"]["reclaimWithinCohort"] == "Any"
     assert spec["preemption"]["withinClusterQueue"] == "LowerPriority"
-    assert spec["fairSharing"] == {"weight": "0.6"}
+    assert spec["fairSharing"] == {"weight": "600m"}  # 0.6 in canonical form
     assert not any("borrowingLimit" in r or "lendingLimit" in r
                    for f in spec["resourceGroups"][0]["flavors"] for r in f["resources"])
 
@@ -254,7 +254,7 @@ def test_team_with_both_kinds_gets_a_queue_for_each() -> None:
     for name in ("research", "research-topology"):
         spec = cqs[name]["spec"]
         assert spec["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/team": "research"}}
-        assert (spec["cohortName"], spec["fairSharing"]) == (COHORT_NAME, {"weight": "0.6"})
+        assert (spec["cohortName"], spec["fairSharing"]) == (COHORT_NAME, {"weight": "600m"})
     assert local_queues(objects) == {
         ("research", "default"): "research", ("research", "topology"): "research-topology",
         ("platform", "default"): "platform", ("platform", "topology"): "platform-topology",
@@ -362,6 +362,6 @@ def test_the_validator_sees_quota_over_capacity(dev_config: StackConfig, crds: A
     objects = build_objects(dev_config)
     cohort = next(o for o in objects if o["kind"] == "Cohort")
     gpu = next(f for f in cohort["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
-    gpu["resources"][2]["nominalQuota"] += 1
+    gpu["resources"][2]["nominalQuota"] = str(int(gpu["resources"][2]["nominalQuota"]) + 1)
     rules = {v.rule for v in validate_objects(objects, crds=crds, capacity=flavor_capacity(dev_config))}
     assert rules == {"CAPACITY"}

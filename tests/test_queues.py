@@ -52,7 +52,7 @@ def test_objects_are_what_the_builders_made(dev_run: ProgramRun) -> None:
     cq = named(dev_run, "ClusterQueue", "research")
     assert cq.inputs["spec"]["cohortName"] == "teams"
     gpu = next(f for f in cq.inputs["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
-    assert {r["name"]: r["nominalQuota"] for r in gpu["resources"]}["nvidia.com/gpu"] == 1
+    assert {r["name"]: r["nominalQuota"] for r in gpu["resources"]}["nvidia.com/gpu"] == "1"
 
 
 def test_every_kueue_object_waits_for_kueue(dev_run: ProgramRun) -> None:
