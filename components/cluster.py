@@ -14,7 +14,7 @@ exports only what is set.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -23,7 +23,7 @@ import yaml
 from pulumi_azure_native import containerservice, resources
 
 from .capacity import MAX_PODS
-from .config import SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
+from .config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
 from .monitoring import azure_monitor_profile
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
@@ -181,15 +181,45 @@ def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
     return True
 
 
-def check_pool(index: int, pool: NodePool, result: Any) -> str:
+def taint_advice(pool: NodePool, actual_taints: Sequence[str] | None, existing: ExistingCluster) -> str | None:
+    """What to do when an existing pool lacks taints the config gives it, or None when they match.
+
+    The governance taint is one the user never wrote, so the message says where it comes from.
+    AKS updates a pool's taints in place with `az aks nodepool update --node-taints`, which sets
+    the whole list (https://learn.microsoft.com/azure/aks/use-node-taints).
+    """
+    expected = [str(t) for t in pool.node_taints]
+    if sorted(expected) == sorted(actual_taints or []):
+        return None
+    lines = []
+    if QUEUED_TAINT in expected and QUEUED_TAINT not in (actual_taints or []):
+        lines.append(
+            f"{QUEUED_TAINT} is the taint kueue-aks:governance.enforce puts on every user pool, so that only "
+            "pods Kueue admitted run there; the stack file does not list it because governance adds it.")
+    lines.append(
+        "Give the pool its taints (the pool's owner; running pods stay, new nodes get them):\n"
+        f"    az aks nodepool update --resource-group {existing.resource_group} --cluster-name {existing.name} "
+        f"--name {pool.name} --node-taints {','.join(expected)}")
+    if pool.governed:
+        lines.append("or, to keep the pool as it is, set kueue-aks:governance.enforce to false.")
+    return "\n".join(lines)
+
+
+def check_pool(index: int, pool: NodePool, result: Any, existing: ExistingCluster) -> str:
     """Raise when the existing pool differs; its name otherwise (an input for the provider)."""
-    problems = pool_mismatches(pool, {key: getattr(result, key, None) for key in (
+    actual = {key: getattr(result, key, None) for key in (
         "vm_size", "enable_auto_scaling", "count", "min_count", "max_count", "scale_set_priority", "node_taints",
-        "node_labels")})
+        "node_labels")}
+    problems = pool_mismatches(pool, actual)
     if problems:
+        advice = taint_advice(pool, actual["node_taints"], existing)
+        others = [p for p in problems if not p.startswith("taints ")]
+        what_to_do = [advice] if advice else []
+        if others:
+            what_to_do.append("Change the stack file or the pool" + (" for the other differences." if advice else "."))
         raise ExistingClusterMismatch(
             f"kueue-aks:nodePools[{index}] ({pool.name}) does not match the existing AKS pool; the quotas would be "
-            "wrong:\n" + "\n".join(f"  - {p}" for p in problems) + "\nChange the stack file or the pool.")
+            "wrong:\n" + "\n".join([*(f"  - {p}" for p in problems), *what_to_do]))
     return pool.name
 
 
@@ -286,7 +316,7 @@ class ExistingAksCluster(pulumi.ComponentResource):
         checked = [
             containerservice.get_agent_pool_output(agent_pool_name=pool.name, resource_group_name=group,
                                                    resource_name=cluster_name).apply(
-                lambda result, i=i, pool=pool: check_pool(i, pool, result))
+                lambda result, i=i, pool=pool: check_pool(i, pool, result, existing))
             for i, pool in enumerate(config.node_pools)
         ]
         if config.monitoring.enabled:

@@ -564,6 +564,32 @@ def test_an_existing_pool_that_differs_stops_the_run(existing_pools_map: dict[st
     assert not [r.name for r in SETTINGS.monitor.registrations if r.type.startswith("kubernetes:")]
 
 
+def test_a_pool_without_the_governance_taint_is_told_where_it_comes_from_and_how_to_add_it(
+        existing_pools_map: dict[str, Any]) -> None:
+    pools = matching_agent_pools(existing_pools_map)
+    pools["cpu"]["nodeTaints"] = []  # a pool made before governance, as the issue reported
+    with pytest.raises(pulumi.RunError) as err:
+        run_program(existing_pools_map, preview=True, mocks=ProgramMocks(agent_pools=pools))
+    text = str(err.value)
+    assert "kueue-aks:governance.enforce puts on every user pool" in text, text
+    assert ("az aks nodepool update --resource-group rg --cluster-name aks1 --name cpu "
+            f"--node-taints {QUEUED_TAINT}") in text.splitlines()[-2].strip(), text
+    assert text.splitlines()[-1] == "or, to keep the pool as it is, set kueue-aks:governance.enforce to false."
+    assert "Change the stack file" not in text  # the taint was the only difference
+
+
+def test_a_spot_pool_gets_its_whole_taint_list_and_other_differences_are_still_named(
+        existing_pools_map: dict[str, Any]) -> None:
+    pools = matching_agent_pools(existing_pools_map)
+    pools["a100spot"] |= {"nodeTaints": [SPOT_TAINT], "maxCount": 3}
+    with pytest.raises(pulumi.RunError) as err:
+        run_program(existing_pools_map, mocks=ProgramMocks(agent_pools=pools))
+    text = str(err.value)
+    command = next(line.strip() for line in text.splitlines() if "az aks nodepool update" in line)
+    assert sorted(command.rsplit(" ", 1)[1].split(",")) == sorted([GPU_TAINT, SPOT_TAINT, QUEUED_TAINT]), text
+    assert "Change the stack file or the pool for the other differences." in text
+
+
 def pool(**kw: Any) -> NodePool:
     config = load_stack(with_cluster(stack_file_config("dev"), None, nodePools=[{"name": "p", **kw}],
                                      teams=[{"name": "a", "share": 50}]))
