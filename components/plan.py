@@ -5,7 +5,9 @@
 
 It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
-Exit codes: 0 ok, 2 config error, 3 a generated object fails validation.
+The Kueue CRDs come from the chart the program installs, as in the program (components/kueue_crds.py).
+Exit codes: 0 ok, 2 config error, 3 a generated object fails validation, 4 the Kueue CRDs cannot be
+read (a chart source that answers wrongly, or no chart with CI=true).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
 from .policies import aggregated_role_guard, pool_guard, rayservice_guard
 from .scrape import scrape_objects
-from .validate import KueueValidationError, check_objects, crds_from_env
+from .kueue_crds import kueue_crds
+from .validate import CrdError, KueueValidationError, check_objects
 
 _UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
 
@@ -153,7 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     objects = build_objects(config)
-    crds = crds_from_env(required=False)
+    try:
+        found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
+    except CrdError as err:
+        print(f"error: the Kueue CRDs to validate against: {err}", file=sys.stderr)
+        return 4
+    crds = found.crds
+    if found.missing:
+        print(f"warning: {found.missing}", file=sys.stderr)
     try:
         check_objects(objects, crds=crds, capacity=flavor_capacity(config))
     except KueueValidationError as err:
@@ -161,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     print(quota_markdown(config, quota_table(config)) + operators_markdown(config))
     if crds is None:
-        print("_CRD schema and CEL rules not checked: set KUEUE_CRDS_DIR to the Kueue CRDs of this version._")
+        print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
     if args.manifests:
         # The admission policies first: the role guard must exist before Kueue's chart is
         # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.

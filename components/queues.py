@@ -17,19 +17,26 @@ import pulumi_kubernetes as k8s
 from .config import StackConfig
 from .manifest import ObjectResource
 from .kueue_objects import QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
-from .validate import KueueValidationError, check_objects, crds_from_env
+from .kueue_crds import kueue_crds
+from .validate import CrdError, KueueValidationError, check_objects
 
 
 def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
     """Build every Kueue object and check it against the pinned Kueue version and the pools' capacity.
 
-    The CRD schema and CEL rules need the CRDs of that version in KUEUE_CRDS_DIR; without them the
-    webhook, cross-object and capacity rules still run, and a warning says what was skipped.
+    The CRD schema and CEL rules come from the chart the release installs (components/kueue_crds.py:
+    KUEUE_CRDS_DIR, the cache, or the chart source). Without a chart to read, the webhook,
+    cross-object and capacity rules still run and one warning says what was skipped; with CI=true,
+    or a chart source that answers wrongly, it is an error before any resource is registered.
     """
     objects = build_objects(config)
-    crds = crds_from_env(required=False)
+    try:
+        found = kueue_crds(config.kueue.chart, config.kueue.version)
+    except CrdError as err:
+        raise pulumi.RunError(f"the Kueue CRDs to validate against: {err}") from None
+    crds = found.crds
     if crds is None:
-        pulumi.log.warn("KUEUE_CRDS_DIR is not set: Kueue objects are checked without the CRD schema and CEL rules")
+        pulumi.log.warn(found.missing or "Kueue objects are checked without the CRD schema and CEL rules")
     try:
         check_objects(objects, crds=crds, capacity=flavor_capacity(config))
     except KueueValidationError as err:

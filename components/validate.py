@@ -26,9 +26,11 @@ The checks run in the order the API server and Kueue apply them (rule ids: kueue
 Without CRDs (``crds=None``) steps 1 and 2 are skipped: the rules only CEL enforces (CQ6, CO2,
 RF4, RF7, RF10, TP3, TP4) and the OpenAPI schema are then not checked. Steps 3 and 4 always run.
 
-The CRDs come from the directory in ``KUEUE_CRDS_DIR``: the ``*.yaml`` files there are read and
-every ``CustomResourceDefinition`` of group kueue.x-k8s.io in them is used, so either the files of
-``config/components/crd/bases`` at the Kueue release tag or the release's ``manifests.yaml`` work.
+The CRDs come from the Kueue chart the program installs (components/kueue_crds.py, which hands its
+CRD documents to ``crds_from_documents``), or from the directory in ``KUEUE_CRDS_DIR``
+(``load_crds``): the ``*.yaml`` files there are read and every ``CustomResourceDefinition`` of group
+kueue.x-k8s.io in them is used, so either the files of ``config/components/crd/bases`` at the Kueue
+release tag or the release's ``manifests.yaml`` work.
 """
 
 from __future__ import annotations
@@ -188,36 +190,44 @@ def load_crds(crds_dir: str | os.PathLike[str]) -> CrdSchemas:
 
 @functools.cache
 def _load_crds(path: str) -> CrdSchemas:
-    env = celpy.Environment()
-    versions: dict[tuple[str, str], CrdVersion] = {}
+    docs: list[object] = []
     for file in sorted(Path(path).glob("*.yaml")):
         with file.open(encoding="utf-8") as stream:
-            docs = list(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-        for doc in docs:
-            if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
+            docs.extend(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    return crds_from_documents(docs, source=path, where=f"{path}/*.yaml")
+
+
+def crds_from_documents(docs: Iterable[object], *, source: str, where: str | None = None) -> CrdSchemas:
+    """The Kueue CRDs among ``docs`` (parsed YAML documents; anything else is ignored), compiled.
+
+    ``source`` names where they came from (a directory, or a chart and its version)."""
+    env = celpy.Environment()
+    versions: dict[tuple[str, str], CrdVersion] = {}
+    for doc in docs:
+        if not (isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"):
+            continue
+        spec = doc["spec"]
+        if spec.get("group") != KUEUE_GROUP:
+            continue
+        kind = spec["names"]["kind"]
+        for version in spec["versions"]:
+            if not version.get("served", False):
                 continue
-            spec = doc["spec"]
-            if spec.get("group") != KUEUE_GROUP:
-                continue
-            kind = spec["names"]["kind"]
-            for version in spec["versions"]:
-                if not version.get("served", False):
-                    continue
-                schema = version["schema"]["openAPIV3Schema"]
-                rules: list[CelRule] = []
-                root = _compile_node(schema, kind, "", env, rules)
-                api_version = f"{KUEUE_GROUP}/{version['name']}"
-                versions[(api_version, kind)] = CrdVersion(
-                    api_version=api_version,
-                    kind=kind,
-                    schema=schema,
-                    cel_rules=tuple(rules),
-                    root=root,
-                    validator=jsonschema.Draft7Validator(_json_schema(schema)),
-                )
+            schema = version["schema"]["openAPIV3Schema"]
+            rules: list[CelRule] = []
+            root = _compile_node(schema, kind, "", env, rules)
+            api_version = f"{KUEUE_GROUP}/{version['name']}"
+            versions[(api_version, kind)] = CrdVersion(
+                api_version=api_version,
+                kind=kind,
+                schema=schema,
+                cel_rules=tuple(rules),
+                root=root,
+                validator=jsonschema.Draft7Validator(_json_schema(schema)),
+            )
     if not versions:
-        raise CrdError(f"no CustomResourceDefinition of group {KUEUE_GROUP} in {path}/*.yaml")
-    return CrdSchemas(source=path, versions=versions)
+        raise CrdError(f"no CustomResourceDefinition of group {KUEUE_GROUP} in {where or source}")
+    return CrdSchemas(source=source, versions=versions)
 
 
 def crds_from_env(*, required: bool) -> CrdSchemas | None:
@@ -227,7 +237,7 @@ def crds_from_env(*, required: bool) -> CrdSchemas | None:
         if required:
             raise CrdError(
                 f"{CRDS_ENV} is not set: point it at a directory holding the Kueue CRDs of the "
-                "pinned version (see the README), e.g. ../shared/kueue/v0.19.2/crds"
+                "pinned version (config/components/crd/bases at the Kueue release tag)"
             )
         return None
     return load_crds(value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,16 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import StackConfig, parse_config, raw_from_stack_file
-from components.validate import CRDS_ENV, CrdSchemas, crds_from_env
+from components import kueue_crds
+from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
+from components.kueue_versions import DEFAULT_VERSION
+from components.validate import CRDS_ENV, CrdSchemas
 from tests.harness import ROOT, SHARED
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
+# The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
+CHART_TGZ = SHARED / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 E2E_DIR = Path(__file__).resolve().parent / "e2e"
 
 
@@ -46,20 +52,40 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def kueue_crds_dir() -> Iterator[Path]:
-    """Every test, the program's included, validates against the pinned CRDs; missing CRDs fail the run."""
-    if not CRDS_DIR.is_dir():
-        pytest.fail(f"Kueue CRDs not found at {CRDS_DIR}: the tests need ../shared/kueue/v0.19.2/crds")
+def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every test, the program's included, validates against the CRDs of the pinned chart, read the
+    way users get them: KUEUE_CRDS_DIR unset, and the user cache holding the chart of the default
+    source (seeded from ../shared, as a first online run would leave it). No test reaches a
+    registry on the internet: a fetch from anywhere but loopback finds no network, as offline, so
+    a stack with a mirror's chart is checked without CRDs and warns (CI is unset for that)."""
+    if not CHART_TGZ.is_file():
+        pytest.fail(f"Kueue chart not found at {CHART_TGZ}: the tests need ../shared/kueue/v0.19.2/chart")
+    cache_home = tmp_path_factory.mktemp("xdg-cache")
+    real_fetch = kueue_crds.fetch_chart
+
+    def loopback_only(source: str, version: str, transport: kueue_crds.Transport) -> bytes:
+        host = source.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+        if host not in LOOPBACK:
+            raise kueue_crds.ChartUnavailable(f"{source} cannot be reached (the unit tests have no network)")
+        return real_fetch(source, version, transport)
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CRDS_ENV, str(CRDS_DIR))
-        yield CRDS_DIR
+        patch.delenv(CRDS_ENV, raising=False)
+        patch.delenv("CI", raising=False)  # offline is a warning here; the tests of CI=true set it
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        patch.setattr(kueue_crds, "fetch_chart", loopback_only)
+        entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION)
+        entry.mkdir(parents=True)
+        shutil.copyfile(CHART_TGZ, entry / kueue_crds.archive_name(DEFAULT_VERSION))
+        yield cache_home
 
 
 @pytest.fixture(scope="session")
-def crds(kueue_crds_dir: Path) -> CrdSchemas:
-    loaded = crds_from_env(required=True)
-    assert loaded is not None
-    return loaded
+def crds(kueue_chart_cache: Path) -> CrdSchemas:
+    """The CRDs of the default chart, as the program reads them."""
+    found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION)
+    assert found.crds is not None, found.missing
+    return found.crds
 
 
 DESIGN_EXAMPLE = ROOT / "tests" / "fixtures" / "design-example.yaml"

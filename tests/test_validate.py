@@ -1,7 +1,9 @@
 """components/validate.py against the pinned Kueue CRDs and upstream examples in ../shared.
 
-The CRDs are read from ../shared/kueue/v0.19.2/crds (never copied into the project); when that
-directory is missing the tests fail, they do not skip.
+The `crds` fixture holds the CRDs of the pinned chart as the program reads them (tests/conftest.py
+seeds the user cache from ../shared/kueue/v0.19.2/chart); the KUEUE_CRDS_DIR tests read
+../shared/kueue/v0.19.2/crds. Nothing is copied into the project; when ../shared is missing the
+tests fail, they do not skip.
 """
 
 from __future__ import annotations
@@ -734,7 +736,9 @@ def test_load_crds_keys_every_served_version(crds: CrdSchemas) -> None:
     for kind in OUR_KINDS:
         assert (V, kind) in crds.versions
         assert ("kueue.x-k8s.io/v1beta1", kind) in crds.versions
-    assert load_crds(CRDS_DIR) is crds  # loaded once
+    assert load_crds(CRDS_DIR) is load_crds(CRDS_DIR)  # loaded once per directory
+    # The chart's CRD templates, once their Helm directives are gone, are the release's CRDs.
+    assert load_crds(CRDS_DIR).versions == crds.versions
 
 
 def test_validates_200_teams_by_12_pools_quickly(crds: CrdSchemas) -> None:
