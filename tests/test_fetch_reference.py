@@ -1,20 +1,28 @@
-"""tools/fetch_reference.py, offline: blob ids, file maps against ../shared, the Go parser, downloads.
+"""tools/fetch_reference.py, offline: blob ids, file maps against ../shared, the Go parser, downloads,
+the packaged charts.
 
 The file tables must name exactly what the SOURCE.md files in ../shared map (same local and
 upstream paths, same blob ids) and lay it out as ../shared is laid out, so a fetched ../shared
 is the one the other tests were written against. Downloads go through an injected fetch function
 that serves ../shared's own bytes (or tampered ones), never the network; only http_get talks to
-a server, one on the loopback interface.
+a server, one on the loopback interface. The chart sources it serves are the members of the chart
+archives in ../shared (helm's, where ../shared was made by hand), with the upstream Chart.yaml and
+Kueue values.yaml from ../shared's byte copies, and the vendored subchart archive made from its
+members: the tool must rebuild the same members from them.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import hashlib
 import http.server
+import io
 import re
+import tarfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +32,23 @@ import yaml
 from components.device_plugin_values import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
 from components.kueue_versions import DEFAULT_VERSION
 from tests.harness import SHARED
+from tools import chart_pins
 from tools import fetch_reference as fr
 
 PINNED_SOURCES = [fr.kueue_source(fr.KUEUE_VERSION), fr.device_plugin_source(fr.DEVICE_PLUGIN_VERSION),
                   fr.pulumi_source()]
 SOURCE_IDS = [s.directory for s in PINNED_SOURCES]
 BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
-# Files of ../shared that are not a fetched file: the provenance note, and the derived tree.
-# The published charts as files (for the e2e tier): packaged from the tag's sources, not
-# downloaded as single files, so the tool does not recreate them (README, Reference data).
-# Likewise Pulumi's Python language host as source (its own SOURCE.md says where from), which the
-# module proxy does not serve; it is for building the Pulumi engine, not fetched by the tool.
+# Files of ../shared that are not a fetched file: the provenance note, the derived tree, and the
+# published charts as files (for the e2e tier), packaged from the tag's sources.
+# Pulumi's Python language host as source (its own SOURCE.md says where from), which the module
+# proxy does not serve, is for building the Pulumi engine: the tool does not recreate it.
 LANGUAGE_HOST = {f"language-python/{n}" for n in ("SOURCE.md", "go.mod", "go.sum", "main.go", "pulumi-language-python-exec")}
-PACKAGED_CHARTS = {"kueue": {"chart/kueue-0.19.2.tgz"}, "nvidia-device-plugin": {"chart/nvidia-device-plugin-0.20.0.tgz"},
-                   "pulumi": LANGUAGE_HOST}
-EXTRA_FILES = {"kueue": {"SOURCE.md", fr.CONFIG_FIELDS} | PACKAGED_CHARTS["kueue"],
-               "nvidia-device-plugin": {"SOURCE.md"} | PACKAGED_CHARTS["nvidia-device-plugin"],
+NOT_FETCHED = {"kueue": set(), "nvidia-device-plugin": set(), "pulumi": LANGUAGE_HOST}
+CHARTS = {"kueue": chart_pins.KUEUE_CHART, "nvidia-device-plugin": chart_pins.DEVICE_PLUGIN_CHART}
+CHART_SOURCES = {"kueue": PINNED_SOURCES[0], "nvidia-device-plugin": PINNED_SOURCES[1]}
+EXTRA_FILES = {"kueue": {"SOURCE.md", fr.CONFIG_FIELDS, CHARTS["kueue"].local},
+               "nvidia-device-plugin": {"SOURCE.md", CHARTS["nvidia-device-plugin"].local},
                "pulumi": {"SOURCE.md"} | LANGUAGE_HOST}
 
 GO_FIXTURE = '''package v1
@@ -175,12 +184,64 @@ def tree_files(directory: Path) -> set[str]:
     return {p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()}
 
 
-def serve_shared(go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None) -> fr.Fetch:
-    """A fetch function serving ../shared's bytes by upstream URL, without the network."""
+def archive_files(path: Path) -> dict[str, bytes]:
+    """The regular files of a chart archive by path inside its chart folder, in archive order."""
+    with tarfile.open(path) as tar:
+        return {i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
+                for i in tar.getmembers() if i.isfile()}
+
+
+def shared_chart(key: str) -> Path:
+    return source_dir(CHART_SOURCES[key]) / CHARTS[key].local
+
+
+def make_archive(name: str, files: dict[str, bytes]) -> bytes:
+    """A .tgz as `helm dependency update` vendors a chart: files under `<name>/`, a directory entry."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        folder = tarfile.TarInfo(name)
+        folder.type = tarfile.DIRTYPE
+        tar.addfile(folder)
+        for path, data in files.items():
+            info = tarfile.TarInfo(f"{name}/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+Edit = Callable[[bytes], bytes]
+
+
+def chart_pages(edits: dict[str, Edit]) -> dict[str, bytes]:
+    """The upstream files of both pinned charts by URL, recreated from ../shared (see the docstring);
+    edits change members by their path in the chart, before the subchart archive is made."""
+    pages = {}
+    for key, chart in CHARTS.items():
+        files = archive_files(shared_chart(key))
+        upstream = source_dir(CHART_SOURCES[key])
+        files["Chart.yaml"] = (upstream / "Chart.yaml").read_bytes()  # as upstream has it, comments and all
+        if any(m.how == "promote" for m in chart.members):
+            files["values.yaml"] = (upstream / "values.yaml").read_bytes()  # before the release edits
+        for path, edit in edits.items():
+            if path in files:
+                files[path] = edit(files[path])
+        for sub in chart.subcharts:
+            inside = {p[len(sub.path) + 1:]: files.pop(p) for p in list(files) if p.startswith(sub.path + "/")}
+            files[sub.archive] = make_archive(sub.path.rsplit("/", 1)[-1], inside)
+        for path, data in files.items():
+            pages[fr.raw_url(chart.repo, chart.ref, f"{chart.folder}/{path}")] = data
+    return pages
+
+
+def serve_shared(go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None,
+                 edits: dict[str, Edit] | None = None) -> fr.Fetch:
+    """A fetch function serving ../shared's bytes by upstream URL, without the network: `tamper`
+    appends a line to the page of that URL, `edits` change chart members (see chart_pages)."""
     pages: dict[str, bytes] = {}
     for source in PINNED_SOURCES:
         for file in source.files:
             pages[fr.raw_url(source.repo, source.ref, file.upstream)] = (source_dir(source) / file.local).read_bytes()
+    pages.update(chart_pages(edits or {}))  # the same bytes where a chart file is also a reference file
     kueue = PINNED_SOURCES[0]
     pages[fr.raw_url(kueue.repo, kueue.ref, fr.KUEUE_CONFIG_TYPES)] = go_source.encode()
     if tamper is not None:
@@ -292,7 +353,7 @@ def test_fetch_recreates_the_shared_layout_and_bytes(tmp_path: Path) -> None:
     assert {p.relative_to(tmp_path).as_posix() for p in written} == tree_files(tmp_path)
     for source in PINNED_SOURCES:
         out, shared = tmp_path / source.directory, source_dir(source)
-        assert tree_files(out) == tree_files(shared) - PACKAGED_CHARTS[source.directory.split("/")[0]]
+        assert tree_files(out) == tree_files(shared) - NOT_FETCHED[source.directory.split("/")[0]]
         for file in source.files:
             assert (out / file.local).read_bytes() == (shared / file.local).read_bytes()
         # The written SOURCE.md maps the same files, so these tests pass on a fetched ../shared.
@@ -322,12 +383,16 @@ def test_a_blob_mismatch_fails_and_writes_nothing(source: fr.Source, tmp_path: P
 
 
 def test_unpinned_files_are_recorded_by_sha256(tmp_path: Path) -> None:
+    # The device plugin's Chart.yaml: no blob pinned, and a comment is not in the chart's pin
+    # (helm drops comments); its values.yaml is pinned through the chart's member table.
     source = PINNED_SOURCES[1]
-    url = fr.raw_url(source.repo, source.ref, source.files[0].upstream)
+    [file] = [f for f in source.files if f.local == "Chart.yaml"]
+    url = fr.raw_url(source.repo, source.ref, file.upstream)
     fr.fetch_reference(tmp_path, fetch=serve_shared(tamper=url))  # nothing pinned: accepted
-    got = (tmp_path / source.directory / source.files[0].local).read_bytes()
+    got = (tmp_path / source.directory / file.local).read_bytes()
+    assert got.endswith(b"# changed\n")
     row = next(line for line in (tmp_path / source.directory / "SOURCE.md").read_text().splitlines()
-               if line.startswith(f"| {source.files[0].local} |"))
+               if line.startswith(f"| {file.local} |"))
     assert row.split("|")[3:5] == [" - ", f" {hashlib.sha256(got).hexdigest()} "]
 
 
@@ -355,6 +420,155 @@ def test_main_reports_a_mismatch_and_exits_non_zero(tmp_path: Path, capsys: pyte
     assert fr.main(["--dest", str(tmp_path)], fetch=serve_shared(tamper=url)) == 1
     assert "pinned" in capsys.readouterr().err
     assert fr.main(["--dest", str(tmp_path)], fetch=serve_shared()) == 0
+
+
+# --- the packaged charts ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", CHARTS)
+def test_chart_pins_are_the_members_of_the_shared_archive(key: str) -> None:
+    # Where ../shared was made by hand these are helm package's archives, so the tables say what
+    # helm put in, in its order; on a fetched ../shared the tool's own output (same members).
+    chart = CHARTS[key]
+    files = archive_files(shared_chart(key))
+    assert [m.path for m in chart.members] == list(files)
+    assert [m.blob for m in chart.members] == [fr.git_blob_id(data) for data in files.values()]
+    assert {m.how for m in chart.members} <= {"copy", "metadata", "promote"}
+    assert {m.path.rsplit("/", 1)[-1] for m in chart.members if m.how == "metadata"} <= chart_pins.METADATA
+    assert (chart.name, chart.version, chart.ref) == (key, CHART_SOURCES[key].ref[1:], CHART_SOURCES[key].ref)
+
+
+def test_the_kueue_chart_is_the_folder_the_reference_files_come_from() -> None:
+    by_local = {f.local: f.upstream for f in PINNED_SOURCES[0].files}
+    chart = CHARTS["kueue"]
+    assert by_local["values.yaml"] == f"{chart.folder}/values.yaml"
+    assert by_local["Chart.yaml"] == f"{chart.folder}/Chart.yaml"
+    plugin = CHARTS["nvidia-device-plugin"]
+    assert {f.upstream for f in PINNED_SOURCES[1].files} == {f"{plugin.folder}/{n}" for n in ("values.yaml", "Chart.yaml")}
+
+
+def test_fetch_builds_the_charts_with_the_shared_archives_members(tmp_path: Path) -> None:
+    fr.fetch_reference(tmp_path, fetch=serve_shared())
+    for key, chart in CHARTS.items():
+        built = tmp_path / CHART_SOURCES[key].directory / chart.local
+        assert archive_files(built) == archive_files(shared_chart(key))  # byte for byte, same order
+        tar = gzip.decompress(built.read_bytes())
+        assert hashlib.sha256(tar).hexdigest() == chart.tar_sha256
+        with tarfile.open(built) as archive:
+            infos = archive.getmembers()
+        assert {(i.mode, i.uid, i.gid, i.mtime, i.uname, i.gname, i.type) for i in infos} == {
+            (0o644, 0, 0, 0, "", "", tarfile.REGTYPE)}
+        assert all(i.name.startswith(f"{chart.name}/") for i in infos)
+        text = (tmp_path / CHART_SOURCES[key].directory / "SOURCE.md").read_text()
+        assert f"## The packaged chart: {chart.local}" in text and chart.tar_sha256 in text
+        assert hashlib.sha256(built.read_bytes()).hexdigest() in text
+
+
+def test_the_archive_is_the_same_bytes_every_time() -> None:
+    chart = CHARTS["nvidia-device-plugin"]
+    fetch = serve_shared()
+    first = fr.build_chart(chart, fetch)
+    assert fr.build_chart(chart, fetch).tgz == first.tgz
+    assert gzip.decompress(first.tgz) == first.tar
+    assert first.tgz[4:8] == b"\0\0\0\0"  # gzip mtime 0
+
+
+def _append(data: bytes) -> bytes:
+    return data + b"# changed\n"
+
+
+# One member of each kind: a copied template, a copied file inside the vendored subchart, Kueue's
+# values.yaml before its edits, and metadata (helm rewrites it, so a value must change, a comment
+# would not: see test_unpinned_files_are_recorded_by_sha256).
+CHANGED_MEMBERS = {
+    "kueue template": ("kueue", "templates/manager/manager.yaml", _append),
+    "kueue values.yaml": ("kueue", "values.yaml", _append),
+    "kueue Chart.yaml": ("kueue", "Chart.yaml", lambda d: d.replace(b"type: application", b"type: library")),
+    "device plugin template": ("nvidia-device-plugin", "templates/daemonset-device-plugin.yml",
+                               lambda d: d[:-1] + bytes([d[-1] ^ 1])),
+    "device plugin Chart.lock": ("nvidia-device-plugin", "Chart.lock", lambda d: d.replace(b"0.19.0", b"0.19.1")),
+    "subchart file": ("nvidia-device-plugin", "charts/node-feature-discovery/templates/master.yaml", _append),
+    "subchart Chart.yaml": ("nvidia-device-plugin", "charts/node-feature-discovery/Chart.yaml",
+                            lambda d: d.replace(b"v0.19.0", b"v0.19.1")),
+}
+
+
+@pytest.mark.parametrize("key, member, edit", CHANGED_MEMBERS.values(), ids=list(CHANGED_MEMBERS))
+def test_a_changed_chart_file_fails_and_writes_nothing(key: str, member: str, edit: Edit, tmp_path: Path) -> None:
+    fetch = serve_shared(edits={member: edit})
+    with pytest.raises(fr.FetchError, match=rf"{re.escape(member.rsplit('/', 1)[-1])}\)?: git blob [0-9a-f]{{40}}"
+                                            rf"( \(as written into the archive: \w+\))?, pinned [0-9a-f]{{40}}"):
+        fr.build_chart(CHARTS[key], fetch)
+    with pytest.raises(fr.FetchError):
+        fr.fetch_reference(tmp_path, fetch=fetch)
+    assert tree_files(tmp_path) == set()
+
+
+def test_a_file_the_pins_do_not_name_fails() -> None:
+    fetch = serve_shared()
+
+    def with_extra(url: str) -> bytes:
+        data = fetch(url)
+        if url.endswith(".tgz"):
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                files = {i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
+                         for i in tar.getmembers() if i.isfile()}
+            data = make_archive("node-feature-discovery", {**files, "templates/extra.yaml": b"x: 1\n"})
+        return data
+
+    with pytest.raises(fr.FetchError, match=r"files not in tools/chart_pins.py: \['templates/extra.yaml'\]"):
+        fr.build_chart(CHARTS["nvidia-device-plugin"], with_extra)
+    with pytest.raises(fr.FetchError, match="not a chart archive"):
+        fr.build_chart(CHARTS["nvidia-device-plugin"], lambda url: b"<html>" if url.endswith(".tgz") else fetch(url))
+
+
+def test_the_tar_pin_is_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    chart = CHARTS["kueue"]
+    monkeypatch.setattr(fr, "KUEUE_CHART", dataclasses.replace(chart, tar_sha256="0" * 64))
+    with pytest.raises(fr.FetchError, match=f"packaged tar sha256 {chart.tar_sha256}, pinned {'0' * 64}"):
+        fr.fetch_reference(tmp_path, fetch=serve_shared())
+    assert tree_files(tmp_path) == set()
+
+
+def test_the_tar_pin_covers_the_packaging() -> None:
+    chart = CHARTS["nvidia-device-plugin"]
+    members = fr.chart_files(chart, serve_shared())
+    assert hashlib.sha256(fr.chart_tar(chart, members)).hexdigest() == chart.tar_sha256
+    reordered = [members[1], members[0], *members[2:]]
+    assert hashlib.sha256(fr.chart_tar(chart, reordered)).hexdigest() != chart.tar_sha256
+
+
+def test_other_versions_get_no_chart(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert fr.main(["--dest", str(tmp_path), "--kueue", "0.99.0"], fetch=serve_shared()) == 1  # its files 404
+    assert "no chart pins for kueue 0.99.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", CHARTS)
+def test_helm_yaml_writes_chart_yaml_as_helm_package_does(key: str) -> None:
+    # From the upstream file (comments, quotes, its own key order) to what helm put in the archive.
+    chart = CHARTS[key]
+    upstream = (source_dir(CHART_SOURCES[key]) / "Chart.yaml").read_bytes()
+    assert fr.helm_yaml(upstream, **dict(chart.chart_yaml)) == archive_files(shared_chart(key))["Chart.yaml"]
+
+
+@pytest.mark.parametrize("member", [m.path for c in CHARTS.values() for m in c.members if m.how == "metadata"])
+def test_helm_yaml_leaves_what_helm_wrote_as_it_is(member: str) -> None:
+    key = next(k for k, c in CHARTS.items() if member in {m.path for m in c.members})
+    written = archive_files(shared_chart(key))[member]
+    assert fr.helm_yaml(written) == written
+
+
+def test_helm_yaml_quotes_and_orders_as_go_yaml() -> None:
+    data = b"b: 1.0\na10: x\na9: '>= 1'\nA: \"2026-07-13T11:53:56Z\"\nz: true\n# a comment\n"
+    assert fr.helm_yaml(data, version="0.1.0") == (
+        b'A: "2026-07-13T11:53:56Z"\na9: \'>= 1\'\na10: x\nb: "1.0"\nversion: 0.1.0\nz: "true"\n')
+
+
+def test_promote_kueue_values_makes_the_published_values() -> None:
+    upstream = (source_dir(PINNED_SOURCES[0]) / "values.yaml").read_bytes()
+    assert fr.promote_kueue_values(upstream, fr.KUEUE_VERSION) == archive_files(shared_chart("kueue"))["values.yaml"]
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        fr.promote_kueue_values(upstream.replace(b"pullPolicy: Always", b"pullPolicy: Never", 1), fr.KUEUE_VERSION)
 
 
 # --- http_get, against a server on the loopback interface ------------------------------------

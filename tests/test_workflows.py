@@ -7,7 +7,9 @@ requests and up on main, OIDC login with names from repository variables, the az
 the Key Vault secrets provider, the fork guard, the deployment environment and its
 never-cancelling concurrency, kubelogin only for stacks without local accounts, pinned actions
 and no secret in plain text. The two small shell steps (stack list, kubelogin check) are run for
-real against stack files.
+real against stack files. The e2e job is checked against what the tier does (where it caches its
+binaries and what their keys hash, the port it binds, where it writes measurements and logs), and
+both workflows pass actionlint (built from its pinned Go module) with shellcheck.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 import shlex
 import subprocess
 import sys
+from glob import glob
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +29,15 @@ import jsonschema
 import pytest
 import yaml
 
+from tests import actionlint as lint
+from tests.e2e import binaries
+from tests.e2e import conftest as e2e_conftest
 from tests.harness import ROOT, SHARED
 from tools.fetch_reference import build_parser
+
+# The user's cache folder as this process started; the unit tier's session may point
+# XDG_CACHE_HOME at a temporary folder, and actionlint is built into the real cache.
+USER_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 WORKFLOW_FILES = sorted(WORKFLOWS.glob("*.y*ml"))
@@ -234,8 +244,9 @@ def test_one_matrix_entry_per_stack_file(name: str, tmp_path: Path) -> None:
     assert "dev" in json.loads(run_step_script(script, ROOT, {}, output)["stacks"])
 
 
-# GitHub runs the unit tier; the e2e tier needs ../shared's chart files and root (README).
+# GitHub runs the unit tier in the test jobs, the e2e tier in preview.yml's e2e job.
 UNIT_TESTS = 'python -m pytest -q -m "not e2e"'
+E2E_TESTS = "python -m pytest -q -m e2e"
 
 
 @pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
@@ -373,3 +384,173 @@ def test_pulumi_job_validates_against_the_crds_of_the_default_kueue_version(name
     fetch = runs.index("python -m tools.fetch_reference --dest ../shared")
     plan = next(i for i, run in enumerate(runs) if run.startswith("python -m components.plan"))
     assert fetch < plan
+
+
+# --- preview.yml: the e2e job -------------------------------------------------------------
+
+
+def e2e_job() -> dict[str, Any]:
+    return workflow("preview.yml")["jobs"]["e2e"]
+
+
+def e2e_steps() -> list[dict[str, Any]]:
+    return e2e_job()["steps"]
+
+
+def run_index(job: dict[str, Any], prefix: str) -> int:
+    [index] = [i for i, s in enumerate(job["steps"]) if str(s.get("run", "")).strip().startswith(prefix)]
+    return index
+
+
+def test_e2e_job_runs_the_tier_with_a_timeout_for_a_cold_build() -> None:
+    job = e2e_job()
+    assert job["runs-on"] == "ubuntu-latest"
+    # Cold, every binary is built (about 2 h on 2 cores); cached, about 25 min.
+    assert 120 <= job["timeout-minutes"] <= 240
+    [tier] = [s for s in job["steps"] if str(s.get("run", "")).startswith(E2E_TESTS)]
+    assert shlex.split(tier["run"])[:6] == shlex.split(E2E_TESTS)
+    assert "needs" not in job and "e2e" not in workflow("preview.yml")["jobs"]["preview"]["needs"]
+    assert "if" not in job and "continue-on-error" not in job
+
+
+def test_e2e_job_sets_up_python_go_and_the_reference_data_first() -> None:
+    job = e2e_job()
+    [python] = steps_using(job, "actions/setup-python")
+    assert python["with"]["python-version"] == "3.11"
+    [go] = steps_using(job, "actions/setup-go")
+    assert go["with"]["go-version"] == "1.26"  # the Go the tier's go.mod files and docs ask for
+    install = run_index(job, "python -m venv venv")
+    assert "pip install -r requirements-dev.txt" in job["steps"][install]["run"]
+    fetch = run_index(job, "python -m tools.fetch_reference")
+    args = build_parser().parse_args(shlex.split(job["steps"][fetch]["run"])[3:])
+    assert (ROOT / args.dest).resolve() == SHARED.resolve()
+    tier = run_index(job, E2E_TESTS)
+    assert step_index(job, python) < install < fetch < tier
+    assert step_index(job, go) < tier
+
+
+def test_e2e_binaries_are_cached_where_and_as_the_tier_keys_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    job = e2e_job()
+    [cache] = steps_using(job, "actions/cache")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # as on a runner
+    assert cache["with"]["path"] == "~/" + binaries.cache_root().relative_to(Path.home()).as_posix()
+    key = cache["with"]["key"]
+    # The Go version, exactly as the tier reads it (`go env GOVERSION`), from a step before.
+    [version] = [s for s in job["steps"] if s.get("id") == "go"]
+    assert 'go env GOVERSION' in version["run"] and "${{ steps.go.outputs.version }}" in key
+    assert step_index(job, version) < step_index(job, cache) < run_index(job, E2E_TESTS)
+    patterns = re.findall(r"'([^']+)'", re.search(r"hashFiles\(([^)]*)\)", key).group(1))  # type: ignore[union-attr]
+    hashed = {Path(f).resolve() for pattern in patterns for f in glob(str(ROOT / pattern), recursive=True)}
+    assert all(glob(str(ROOT / pattern), recursive=True) for pattern in patterns), patterns
+    # Every file a binary's folder key reads, and the modules that hold the pins they hash.
+    tools = binaries.TOOLS_DIR
+    read_by_keys = {p.resolve() for n in ("go.mod", "go.sum", "main.go") for p in tools.glob(f"*/{n}")}
+    pins = {Path(binaries.__file__).resolve(), ROOT / "components" / "operators" / "catalog.py",
+            ROOT / "components" / "kueue_versions.py"}
+    assert read_by_keys | pins <= hashed
+    assert cache["with"]["restore-keys"].strip() == key.split("${{ hashFiles")[0]
+
+
+def test_e2e_tier_may_bind_port_443_without_root() -> None:
+    job = e2e_job()
+    [sysctl] = [i for i, s in enumerate(job["steps"]) if "ip_unprivileged_port_start" in str(s.get("run", ""))]
+    assert job["steps"][sysctl]["run"].strip() == "sudo sysctl -w net.ipv4.ip_unprivileged_port_start=443"
+    assert sysctl < run_index(job, E2E_TESTS)
+    assert not any("sudo" in str(s.get("run", "")) for s in job["steps"] if s is not job["steps"][sysctl])
+
+
+def test_e2e_measurements_are_uploaded_and_logs_on_failure() -> None:
+    job = e2e_job()
+    folder = job["env"][e2e_conftest.ARTIFACTS_ENV]
+    assert folder == "${{ github.workspace }}/e2e-artifacts"
+    uploads = {s["with"]["name"]: s for s in steps_using(job, "actions/upload-artifact")}
+    assert set(uploads) == {"e2e-measurements", "e2e-logs"}
+    assert uploads["e2e-measurements"]["if"] == "always()"
+    assert set(uploads["e2e-measurements"]["with"]["path"].split()) == {
+        "e2e-artifacts/measurements.json", "e2e-artifacts/measurements.md", "e2e-artifacts/junit.xml"}
+    assert uploads["e2e-logs"]["if"] == "failure()"
+    assert uploads["e2e-logs"]["with"]["path"] == "e2e-artifacts/logs"
+    tier = job["steps"][run_index(job, E2E_TESTS)]
+    assert '--junitxml="$KUEUE_AKS_E2E_ARTIFACTS/junit.xml"' in tier["run"]
+    assert all(step_index(job, u) > run_index(job, E2E_TESTS) for u in uploads.values())
+
+
+def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(e2e_conftest.ARTIFACTS_ENV, str(tmp_path / "out"))
+    monkeypatch.setitem(e2e_conftest.STACK_TIMINGS, "dev", {"queues_active_seconds": 21.5,
+                                                            "everything_up_seconds": 80.2,
+                                                            "timings_seconds_since_start": {"queues active": 21.5}})
+    e2e_conftest.write_measurements(e2e_conftest.artifacts_dir(), 1000.0)  # type: ignore[arg-type]
+    measured = json.loads((tmp_path / "out" / "measurements.json").read_text())
+    assert measured["tier_seconds"] == 1000.0 and measured["stacks"]["dev"]["queues_active_seconds"] == 21.5
+    assert "| dev | 21.5 | 80.2 |" in (tmp_path / "out" / "measurements.md").read_text()
+
+    class FakeCluster:
+        def logs_dir(self) -> Path:
+            return tmp_path / "dev" / "kwok" / "clusters" / "kueue-aks-dev" / "logs"
+
+    class FakeStack:
+        stack, workdir, cluster = "dev", tmp_path / "dev", FakeCluster()
+
+    for log in ("kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
+                "kwok/clusters/kueue-aks-dev/logs/audit"):
+        (tmp_path / "dev" / log).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "dev" / log).write_text(log)
+    (tmp_path / "dev" / "values.yaml").write_text("not a log")
+    e2e_conftest.save_logs(FakeStack())  # type: ignore[arg-type]
+    saved = {p.relative_to(tmp_path / "out" / "logs" / "dev").as_posix() for p in (tmp_path / "out").rglob("*")
+             if p.is_file() and "logs" in p.parts}
+    assert saved == {"kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
+                     "kwok/clusters/kueue-aks-dev/logs/audit"}
+    monkeypatch.delenv(e2e_conftest.ARTIFACTS_ENV)
+    assert e2e_conftest.artifacts_dir() is None  # unset: the tier writes nothing
+
+
+# --- actionlint ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    if USER_CACHE_HOME is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", USER_CACHE_HOME)
+
+
+def actionlint_findings(paths: list[Path], cwd: Path = ROOT) -> list[str]:
+    try:
+        return lint.actionlint(paths, cwd)
+    except binaries.BuildError as err:  # no Go, no proxy, no shellcheck: a failure, never a skip
+        pytest.fail(f"actionlint could not run: {err}", pytrace=False)
+
+
+@pytest.mark.usefixtures("user_cache")
+def test_workflows_pass_actionlint_with_shellcheck() -> None:
+    findings = actionlint_findings(WORKFLOW_FILES)
+    assert findings == [], "actionlint " + lint.ACTIONLINT_VERSION + " findings:\n" + "\n".join(findings)
+
+
+@pytest.mark.usefixtures("user_cache")
+def test_actionlint_finds_a_broken_expression_and_a_shell_problem(tmp_path: Path) -> None:
+    broken = tmp_path / ".github" / "workflows" / "preview.yml"
+    broken.parent.mkdir(parents=True)
+    text = (WORKFLOWS / "preview.yml").read_text()
+    text = text.replace("${{ matrix.stack }}", "${{ matrix.stak }}", 1)
+    text = text.replace('cat "$KUEUE_AKS_E2E_ARTIFACTS/measurements.md"', "cat $KUEUE_AKS_E2E_ARTIFACTS/measurements.md")
+    broken.write_text(text)
+    findings = actionlint_findings([broken], tmp_path)
+    assert any('property "stak" is not defined' in f for f in findings), findings
+    assert any("SC2086" in f and "[shellcheck]" in f for f in findings), findings
+
+
+def test_actionlint_without_go_fails_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(pytest.fail.Exception, match="Go is not on PATH"):
+        actionlint_findings(WORKFLOW_FILES)
+
+
+def test_actionlint_is_pinned_and_shellcheck_comes_from_requirements() -> None:
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", lint.ACTIONLINT_VERSION)
+    requirements = (ROOT / "requirements-dev.txt").read_text().split()
+    assert lint.SHELLCHECK_PIN in requirements
+    assert lint.shellcheck().is_file()

@@ -10,22 +10,34 @@ lands in the layout of ../shared:
 
     kueue/v<version>/               CRDs, chart values.yaml + Chart.yaml, feature-gate lists,
                                     examples, config-fields.yaml (derived), SOURCE.md
-    nvidia-device-plugin/v<version>/ chart values.yaml + Chart.yaml, SOURCE.md
+    kueue/v<version>/chart/         kueue-<version>.tgz, the published chart as a file (e2e tier)
+    nvidia-device-plugin/v<version>/ chart values.yaml + Chart.yaml, SOURCE.md, and
+                                    chart/nvidia-device-plugin-<version>.tgz (e2e tier)
     pulumi/                         project.json (Pulumi.yaml's JSON schema), SOURCE.md
 
 config-fields.yaml is derived, not copied: the field tree of Kueue's manager Configuration,
-parsed from the Go types at the same tag (no Go code is stored). Each SOURCE.md written here lists
-every file with its blob id and the sha256 it got. Pure stdlib + pyyaml, so it runs before
-anything else is installed.
+parsed from the Go types at the same tag (no Go code is stored). The chart archives are built,
+not downloaded (the published archives' digests cannot be checked where this was written): each
+chart folder is fetched file by file at the tag, every file checked against its git blob id in
+tools/chart_pins.py (Chart.yaml and Chart.lock after writing them as helm package does, Kueue's
+values.yaml after its release edits), then packaged deterministically and the tar stream checked
+against its pinned sha256; they are built for the pinned versions only. Each SOURCE.md written
+here lists every file with its blob id and the sha256 it got. Pure stdlib + pyyaml, so it runs
+before anything else is installed.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import functools
+import gzip
 import hashlib
+import io
 import re
 import sys
+import tarfile
+import textwrap
 import time
 import urllib.error
 import urllib.request
@@ -35,6 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tools.chart_pins import DEVICE_PLUGIN_CHART, KUEUE_CHART, METADATA, PackagedChart
 
 Fetch = Callable[[str], bytes]
 
@@ -466,6 +480,210 @@ def config_fields_yaml(tree: dict[str, Any], ref: str) -> str:
     return header + yaml.safe_dump(tree, sort_keys=False, default_flow_style=False)
 
 
+# --- packaged charts -------------------------------------------------------------------------
+
+
+def _go_key_less(a: str, b: str) -> bool:
+    """go-yaml v2's map key order (helm's YAML encoder): runes, a non-letter before a letter, digit
+    runs by their number."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x == y:
+            continue
+        if x.isalpha() and y.isalpha():
+            return x < y
+        if x.isalpha() or y.isalpha():
+            return y.isalpha()
+        digits_a = re.match(r"\d*", a[i:]).group()  # type: ignore[union-attr]
+        digits_b = re.match(r"\d*", b[i:]).group()  # type: ignore[union-attr]
+        if digits_a and digits_b and int(digits_a) != int(digits_b):
+            return int(digits_a) < int(digits_b)
+        if len(digits_a) != len(digits_b):
+            return len(digits_a) < len(digits_b)
+        return x < y
+    return len(a) < len(b)
+
+
+def _go_sorted(node: Any) -> Any:
+    if isinstance(node, dict):
+        order = functools.cmp_to_key(lambda x, y: -1 if _go_key_less(x, y) else int(_go_key_less(y, x)))
+        return {key: _go_sorted(node[key]) for key in sorted(node, key=order)}
+    if isinstance(node, list):
+        return [_go_sorted(item) for item in node]
+    return node
+
+
+class _HelmEmitter(yaml.emitter.Emitter):
+    def choose_scalar_style(self) -> str:
+        # go-yaml double-quotes a string that would read back as another type (a timestamp, a
+        # number); PyYAML would single-quote it. Otherwise both pick plain, then single quotes.
+        event = self.event
+        if not event.style and not event.implicit[0] and event.implicit[1]:
+            return '"'
+        return str(super().choose_scalar_style())
+
+
+class _HelmDumper(_HelmEmitter, yaml.serializer.Serializer, yaml.representer.SafeRepresenter,
+                  yaml.resolver.Resolver):
+    def __init__(self, stream: Any, **kwargs: Any) -> None:
+        _HelmEmitter.__init__(self, stream, allow_unicode=True)
+        yaml.serializer.Serializer.__init__(self)
+        yaml.representer.SafeRepresenter.__init__(self, default_flow_style=False, sort_keys=False)
+        yaml.resolver.Resolver.__init__(self)
+
+
+def helm_yaml(data: bytes, **fields: str) -> bytes:
+    """Chart.yaml or Chart.lock as `helm package` writes it into the archive (it parses the file and
+    re-encodes it: sigs.k8s.io/yaml, keys sorted as go-yaml sorts them, comments dropped), with
+    `fields` set as --version / --app-version set them. Scalars stay strings, as in helm's
+    metadata; a field helm would drop or retype shows up as a blob mismatch, not silently."""
+    parsed = yaml.load(data.decode(), Loader=yaml.BaseLoader)
+    if not isinstance(parsed, dict):
+        raise ValueError("chart metadata is not a mapping")
+    return yaml.dump(_go_sorted({**parsed, **fields}), Dumper=_HelmDumper).encode()
+
+
+KUEUE_STAGING_REGISTRY = "us-central1-docker.pkg.dev/k8s-staging-images/kueue"
+KUEUE_REGISTRY = "registry.k8s.io/kueue"
+# The images hack/helm-chart-package.sh points at the promoted registry, by their values.yaml path.
+KUEUE_IMAGES = (("controllerManager", "manager", "image"), ("kueueViz", "backend", "image"),
+                ("kueueViz", "frontend", "image"))
+
+
+def promote_kueue_values(data: bytes, version: str) -> bytes:
+    """values.yaml with the edits upstream's hack/helm-chart-package.sh makes (by yq) for a promoted
+    release: each image's repository moved from the staging to registry.k8s.io/kueue, its tag the
+    release tag, pullPolicy IfNotPresent; the rest of the file byte for byte."""
+    major, minor, _ = version.split(".")
+    text = data.decode()
+    for old, new in ((f"{KUEUE_STAGING_REGISTRY}/", f"{KUEUE_REGISTRY}/"),
+                     (f"tag: release-{major}.{minor}\n", f"tag: v{version}\n"),
+                     ("pullPolicy: Always\n", "pullPolicy: IfNotPresent\n")):
+        if text.count(old) != len(KUEUE_IMAGES):
+            raise ValueError(f"Kueue values.yaml: {old.strip()!r} occurs {text.count(old)} times, "
+                             f"expected once per image ({len(KUEUE_IMAGES)})")
+        text = text.replace(old, new)
+    values = yaml.safe_load(text)
+    for path in KUEUE_IMAGES:
+        image = values
+        for key in path:
+            image = image[key]
+        name = path[-1] if path[0] == "controllerManager" else f"kueueviz-{path[1]}"
+        expected = {"repository": f"{KUEUE_REGISTRY}/{'kueue' if path[0] == 'controllerManager' else name}",
+                    "tag": f"v{version}", "pullPolicy": "IfNotPresent"}
+        if {k: image.get(k) for k in expected} != expected:
+            raise ValueError(f"Kueue values.yaml: {'.'.join(path)} is {image}, expected {expected}")
+    return text.encode()
+
+
+def _subchart_files(url: str, data: bytes, name: str) -> dict[str, bytes]:
+    """The regular files of a vendored chart archive, by path inside its `<name>/` folder."""
+    files: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for info in tar.getmembers():
+                top, _, path = info.name.partition("/")
+                if info.isdir():
+                    continue
+                if not info.isfile() or top != name or not path:
+                    raise FetchError(f"{url}: unexpected member {info.name!r}")
+                files[path] = tar.extractfile(info).read()  # type: ignore[union-attr]
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise FetchError(f"{url}: not a chart archive: {error}") from error
+    return files
+
+
+def chart_files(chart: PackagedChart, fetch: Fetch) -> list[tuple[str, bytes]]:
+    """Every member of the chart in archive order, each checked against its pinned blob id."""
+    vendored: dict[str, tuple[str, dict[str, bytes]]] = {}
+    members = []
+    for member in chart.members:
+        sub = next((s for s in chart.subcharts if member.path.startswith(s.path + "/")), None)
+        if sub is None:
+            url = raw_url(chart.repo, chart.ref, f"{chart.folder}/{member.path}")
+            data = fetch(url)
+        else:
+            if sub.path not in vendored:
+                archive_url = raw_url(chart.repo, chart.ref, f"{chart.folder}/{sub.archive}")
+                vendored[sub.path] = (archive_url, _subchart_files(archive_url, fetch(archive_url),
+                                                                   sub.path.rsplit("/", 1)[-1]))
+            archive_url, files = vendored[sub.path]
+            inner = member.path[len(sub.path) + 1:]
+            url = f"{archive_url} ({inner})"
+            if inner not in files:
+                raise FetchError(f"{url}: not in the archive")
+            data = files.pop(inner)
+        try:
+            if member.how == "metadata":
+                data = helm_yaml(data, **(dict(chart.chart_yaml) if member.path == "Chart.yaml" else {}))
+            elif member.how == "promote":
+                data = promote_kueue_values(data, chart.version)
+        except (ValueError, yaml.YAMLError) as error:
+            raise FetchError(f"{url}: {error}") from error
+        if git_blob_id(data) != member.blob:
+            written = "" if member.how == "copy" else f" (as written into the archive: {member.how})"
+            raise FetchError(f"{url}: git blob {git_blob_id(data)}{written}, pinned {member.blob}: "
+                             "the tag moved or the table is wrong; not writing anything")
+        members.append((member.path, data))
+    for archive_url, files in vendored.values():
+        if files:  # helm package would have packaged these too
+            raise FetchError(f"{archive_url}: files not in tools/chart_pins.py: {sorted(files)}")
+    return members
+
+
+def chart_tar(chart: PackagedChart, members: list[tuple[str, bytes]]) -> bytes:
+    """The chart's tar stream, the same bytes for the same members on any machine: helm package's
+    layout (`<name>/<path>`, regular files only), mode 0644, owner 0:0, mtime 0, ustar headers."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for path, data in members:
+            info = tarfile.TarInfo(f"{chart.name}/{path}")
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class BuiltChart:
+    chart: PackagedChart
+    tar: bytes
+    tgz: bytes
+
+
+def build_chart(chart: PackagedChart, fetch: Fetch) -> BuiltChart:
+    """Fetch, check and package a chart; the tar stream must have the pinned sha256."""
+    tar = chart_tar(chart, chart_files(chart, fetch))
+    digest = hashlib.sha256(tar).hexdigest()
+    if digest != chart.tar_sha256:
+        raise FetchError(f"{chart.name} {chart.version}: packaged tar sha256 {digest}, pinned {chart.tar_sha256}: "
+                         "the packaging changed or the table is wrong; not writing anything")
+    # gzip's header has no name and mtime 0; the deflate bytes depend on the zlib build, so
+    # only the stream inside is pinned (tests check that it decompresses to it).
+    return BuiltChart(chart, tar, gzip.compress(tar, compresslevel=9, mtime=0))
+
+
+def chart_md(built: BuiltChart, edits: str) -> str:
+    chart = built.chart
+    subcharts = "".join(f", the vendored `{s.archive}` unpacked into `{s.path}/`" for s in chart.subcharts)
+    text = (
+        f"`{chart.folder}/` of https://github.com/{chart.repo} at `{chart.ref}`{edits}, laid out as "
+        f"`helm package` lays it out ({len(chart.members)} files{subcharts}; Chart.yaml and Chart.lock written "
+        "as helm writes them), so that tests can install it with no registry. Built by "
+        "`python -m tools.fetch_reference`: every file checked against its git blob id in "
+        "`tools/chart_pins.py`, then packaged deterministically (mode 0644, owner 0:0, mtime 0)."
+    )
+    return (
+        f"\n## The packaged chart: {chart.local}\n\n{textwrap.fill(text, 100, break_on_hyphens=False)}\n\n"
+        f"- sha256 of the tar stream (pinned): `{chart.tar_sha256}`\n"
+        f"- sha256 of the .tgz (gzip, mtime 0; depends on the zlib build): `{hashlib.sha256(built.tgz).hexdigest()}`\n"
+    )
+
+
+KUEUE_CHART_EDITS = (" with the edits of upstream's `hack/helm-chart-package.sh` for a promoted release (image "
+                     f"repositories `{KUEUE_REGISTRY}/...`, tags = the release tag, `pullPolicy: IfNotPresent`)")
+
+
 # --- writing ../shared -----------------------------------------------------------------------
 
 
@@ -497,12 +715,12 @@ def kueue_derived_md(ref: str, go_sha256: str) -> str:
 
 
 def _outputs(dest: Path, source: Source, fetched: list[Fetched],
-             derived: dict[str, str]) -> Iterator[tuple[Path, bytes]]:
+             derived: dict[str, str | bytes]) -> Iterator[tuple[Path, bytes]]:
     base = dest / source.directory
     for item in fetched:
         yield base / item.file.local, item.data
-    for name, text in derived.items():
-        yield base / name, text.encode()
+    for name, content in derived.items():
+        yield base / name, content.encode() if isinstance(content, str) else content
 
 
 def _check_not_hand_written(directory: Path, force: bool) -> None:
@@ -521,17 +739,27 @@ def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str =
 
     kueue_files = download(kueue_src, fetch)
     go_source = fetch(raw_url(kueue_src.repo, kueue_src.ref, KUEUE_CONFIG_TYPES))
-    kueue_derived = {
+    # The charts are pinned for the default versions only (tools/chart_pins.py).
+    kueue_chart = build_chart(KUEUE_CHART, fetch) if kueue == KUEUE_CHART.version else None
+    kueue_derived: dict[str, str | bytes] = {
         CONFIG_FIELDS: config_fields_yaml(config_fields(go_source.decode()), kueue_src.ref),
         "SOURCE.md": source_md(kueue_src, kueue_files,
-                               kueue_derived_md(kueue_src.ref, hashlib.sha256(go_source).hexdigest())),
+                               kueue_derived_md(kueue_src.ref, hashlib.sha256(go_source).hexdigest())
+                               + (chart_md(kueue_chart, KUEUE_CHART_EDITS) if kueue_chart else "")),
     }
     plugin_files = download(plugin_src, fetch)
+    plugin_chart = build_chart(DEVICE_PLUGIN_CHART, fetch) if device_plugin == DEVICE_PLUGIN_CHART.version else None
+    plugin_md = chart_md(plugin_chart, ", unmodified") if plugin_chart else ""
+    plugin_derived: dict[str, str | bytes] = {"SOURCE.md": source_md(plugin_src, plugin_files, plugin_md)}
     pulumi_files = download(pulumi_src, fetch)
+    if kueue_chart is not None:
+        kueue_derived[KUEUE_CHART.local] = kueue_chart.tgz
+    if plugin_chart is not None:
+        plugin_derived[DEVICE_PLUGIN_CHART.local] = plugin_chart.tgz
 
     outputs = [
         *_outputs(dest, kueue_src, kueue_files, kueue_derived),
-        *_outputs(dest, plugin_src, plugin_files, {"SOURCE.md": source_md(plugin_src, plugin_files)}),
+        *_outputs(dest, plugin_src, plugin_files, plugin_derived),
         *_outputs(dest, pulumi_src, pulumi_files, {"SOURCE.md": source_md(pulumi_src, pulumi_files)}),
     ]
     for path, data in outputs:
@@ -555,6 +783,9 @@ def main(argv: list[str] | None = None, fetch: Fetch = http_get) -> int:
     args = build_parser().parse_args(argv)
     if args.kueue != KUEUE_VERSION:
         print(f"note: no blob ids pinned for Kueue {args.kueue}; recording sha256 only", file=sys.stderr)
+    for chart, version in ((KUEUE_CHART, args.kueue), (DEVICE_PLUGIN_CHART, args.device_plugin)):
+        if version != chart.version:
+            print(f"note: no chart pins for {chart.name} {version}; {chart.local} is not built", file=sys.stderr)
     try:
         written = fetch_reference(args.dest, args.kueue, args.device_plugin, fetch, args.force)
     except (FetchError, ValueError) as error:

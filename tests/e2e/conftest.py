@@ -8,6 +8,9 @@ the forwarder thread) is stopped in its finalizer, whatever the tests did.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import time
 import traceback
@@ -33,13 +36,60 @@ TIER_BUDGET_SECONDS = 1200.0
 # What the suite measured, printed at the end of the run (pytest captures prints in tests).
 REPORT: list[str] = []
 _TIER_STARTED: list[float] = []
+# With this set (CI sets it), the tier also writes what it measured to measurements.json and
+# measurements.md there, and each stack's process logs (its control plane's components, Kueue,
+# the operators, the autoscaler) to logs/<stack>/ before that stack is stopped. Unset: nothing.
+ARTIFACTS_ENV = "KUEUE_AKS_E2E_ARTIFACTS"
+STACK_TIMINGS: dict[str, dict[str, Any]] = {}
 
 
 def report(line: str) -> None:
     REPORT.append(line)
 
 
+def artifacts_dir() -> Path | None:
+    value = os.environ.get(ARTIFACTS_ENV)
+    return Path(value) if value else None
+
+
+def write_measurements(folder: Path, tier_seconds: float) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    measured = {
+        "tier_seconds": round(tier_seconds, 1), "tier_budget_seconds": TIER_BUDGET_SECONDS,
+        "cluster_up_budget_seconds": CLUSTER_UP_BUDGET_SECONDS, "stacks": STACK_TIMINGS, "report": REPORT,
+    }
+    (folder / "measurements.json").write_text(json.dumps(measured, indent=1) + "\n")
+    verdict = "within" if tier_seconds <= TIER_BUDGET_SECONDS else "OVER"
+    rows = "".join(f"| {stack} | {t['queues_active_seconds']} | {t['everything_up_seconds']} |\n"
+                   for stack, t in STACK_TIMINGS.items())
+    (folder / "measurements.md").write_text(
+        f"### e2e tier: {tier_seconds:.0f} s, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget\n\n"
+        f"| stack | up to all queues Active (s, budget {CLUSTER_UP_BUDGET_SECONDS:.0f}) | everything up (s) |\n"
+        f"|---|---|---|\n{rows}")
+
+
+def save_logs(sc: StackCluster) -> None:
+    """Copy a stack's process logs to the artifacts folder, before down() deletes the cluster's."""
+    folder = artifacts_dir()
+    if folder is None or not sc.workdir.is_dir():
+        return
+    target = folder / "logs" / sc.stack
+    logs = set(sc.workdir.rglob("*.log"))
+    if sc.cluster.logs_dir().is_dir():
+        logs |= {p for p in sc.cluster.logs_dir().rglob("*") if p.is_file()}
+    for log in sorted(logs):
+        dest = target / log.relative_to(sc.workdir)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(log, dest)
+        except OSError as err:  # a log is never worth failing the run for
+            dest.with_name(dest.name + ".not-copied").write_text(f"{err}\n")
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    folder = artifacts_dir()
+    if folder is not None and _TIER_STARTED:
+        write_measurements(folder, time.monotonic() - _TIER_STARTED[0])
     if not REPORT:
         return
     terminalreporter.section("e2e measurements")
@@ -92,6 +142,7 @@ class ControlPlanes:
         try:
             sc.up()
         except Exception as err:  # any failure, a bug in a probe too: stop what up() started before the next test
+            save_logs(sc)
             sc.down()
             detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
                 traceback.format_exception(err))
@@ -99,6 +150,9 @@ class ControlPlanes:
             pytest.fail(self.failed[stack], pytrace=False)
         # The budget is for the queues; the operators come after them (stack_cluster.py) and are reported.
         sc.up_seconds = sc.timings["queues active"]
+        STACK_TIMINGS[stack] = {"queues_active_seconds": sc.up_seconds,
+                                "everything_up_seconds": round(time.monotonic() - started, 1),
+                                "timings_seconds_since_start": dict(sc.timings)}
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
                f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s), everything up in {time.monotonic() - started:.1f} s; "
                f"seconds since start: {sc.timings}")
@@ -113,6 +167,7 @@ class ControlPlanes:
 
     def stop_current(self) -> None:
         if self.current is not None:
+            save_logs(self.current)
             self.current.down()
             self.current = None
 
