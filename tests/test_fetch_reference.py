@@ -1,5 +1,5 @@
 """tools/fetch_reference.py, offline: blob ids, file maps against ../shared, the Go parser, downloads,
-the packaged charts.
+the packaged charts, Pulumi's Python language host as source.
 
 The file tables must name exactly what the SOURCE.md files in ../shared map (same local and
 upstream paths, same blob ids) and lay it out as ../shared is laid out, so a fetched ../shared
@@ -18,7 +18,9 @@ import gzip
 import hashlib
 import http.server
 import io
+import os
 import re
+import stat
 import tarfile
 import threading
 import time
@@ -36,20 +38,21 @@ from tools import chart_pins
 from tools import fetch_reference as fr
 
 PINNED_SOURCES = [fr.kueue_source(fr.KUEUE_VERSION), fr.device_plugin_source(fr.DEVICE_PLUGIN_VERSION),
-                  fr.pulumi_source()]
+                  fr.pulumi_source(), fr.language_host_source()]
+LANGUAGE_HOST_SOURCE = PINNED_SOURCES[3]
 SOURCE_IDS = [s.directory for s in PINNED_SOURCES]
 BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
-# Files of ../shared that are not a fetched file: the provenance note, the derived tree, and the
-# published charts as files (for the e2e tier), packaged from the tag's sources.
-# Pulumi's Python language host as source (its own SOURCE.md says where from), which the module
-# proxy does not serve, is for building the Pulumi engine: the tool does not recreate it.
+# Files of a source's directory in ../shared that are not one of its fetched files, by directory:
+# the provenance note, the derived tree, the published charts as files (for the e2e tier),
+# packaged from the tag's sources, and under pulumi/ the language host's own directory (a source
+# of its own: Pulumi's Python language host, which the module proxy does not serve, as source).
 LANGUAGE_HOST = {f"language-python/{n}" for n in ("SOURCE.md", "go.mod", "go.sum", "main.go", "pulumi-language-python-exec")}
-NOT_FETCHED = {"kueue": set(), "nvidia-device-plugin": set(), "pulumi": LANGUAGE_HOST}
 CHARTS = {"kueue": chart_pins.KUEUE_CHART, "nvidia-device-plugin": chart_pins.DEVICE_PLUGIN_CHART}
 CHART_SOURCES = {"kueue": PINNED_SOURCES[0], "nvidia-device-plugin": PINNED_SOURCES[1]}
-EXTRA_FILES = {"kueue": {"SOURCE.md", fr.CONFIG_FIELDS, CHARTS["kueue"].local},
-               "nvidia-device-plugin": {"SOURCE.md", CHARTS["nvidia-device-plugin"].local},
-               "pulumi": {"SOURCE.md"} | LANGUAGE_HOST}
+EXTRA_FILES = {PINNED_SOURCES[0].directory: {"SOURCE.md", fr.CONFIG_FIELDS, CHARTS["kueue"].local},
+               PINNED_SOURCES[1].directory: {"SOURCE.md", CHARTS["nvidia-device-plugin"].local},
+               PINNED_SOURCES[2].directory: {"SOURCE.md"} | LANGUAGE_HOST,
+               LANGUAGE_HOST_SOURCE.directory: {"SOURCE.md"}}
 
 GO_FIXTURE = '''package v1
 
@@ -150,8 +153,9 @@ def documented_files(text: str) -> set[tuple[str, str, str | None]]:
     """(local, upstream, blob) of every file a SOURCE.md maps: its table, else its prose.
 
     Tables (Kueue's, and every SOURCE.md the tool writes) have `local | upstream | blob` columns;
-    the hand-written device-plugin and Pulumi notes name the files, then "path `...`" (a directory
-    ending in / for several files) and maybe "blob `...`".
+    the hand-written language host note lists "- `upstream`: blob `...`" (the local name is the
+    upstream one's last part); the hand-written device-plugin and Pulumi notes name the files,
+    then "path `...`" (a directory ending in / for several files) and maybe "blob `...`".
     """
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -165,6 +169,9 @@ def documented_files(text: str) -> set[tuple[str, str, str | None]]:
                 blob = cells.get("blob")
                 rows.add((cells["local"], cells["upstream"], None if blob in (None, "-") else blob))
             return rows
+    listed = re.findall(r"^- `([^`]+)`: blob `([0-9a-f]{40})`$", text, re.M)
+    if listed:
+        return {(upstream.rsplit("/", 1)[-1], upstream, blob) for upstream, blob in listed}
     path_match = re.search(r"path `([^`]+)`", text)
     assert path_match, "SOURCE.md has neither a file table nor a path"
     path = path_match.group(1)
@@ -286,8 +293,10 @@ def test_file_table_is_the_source_md_map(source: fr.Source) -> None:
 
 @pytest.mark.parametrize("source", PINNED_SOURCES, ids=SOURCE_IDS)
 def test_layout_is_that_of_shared(source: fr.Source) -> None:
-    expected = {f.local for f in source.files} | EXTRA_FILES[source.directory.split("/")[0]]
+    expected = {f.local for f in source.files} | EXTRA_FILES[source.directory]
     assert tree_files(source_dir(source)) == expected
+    for file in source.files:  # the shim is run: only it is executable, in ../shared as in the table
+        assert os.access(source_dir(source) / file.local, os.X_OK) == file.executable, file.local
 
 
 def test_the_map_parser_reads_both_forms_and_can_disagree() -> None:
@@ -297,6 +306,8 @@ def test_the_map_parser_reads_both_forms_and_can_disagree() -> None:
     assert documented_files(single) == {("p.json", "sdk/p.json", "a" * 40)}
     table = "| local | upstream | blob |\n|---|---|---|\n| x.yaml | up/x.yaml | " + "b" * 40 + " |\n\nmore"
     assert documented_files(table) == {("x.yaml", "up/x.yaml", "b" * 40)}
+    listed = "source, license X:\n\n- `sdk/cmd/main.go`: blob `" + "c" * 40 + "`\n- `sdk/x-exec`: blob `" + "d" * 40 + "`\n"
+    assert documented_files(listed) == {("main.go", "sdk/cmd/main.go", "c" * 40), ("x-exec", "sdk/x-exec", "d" * 40)}
     assert documented_files(table) != table_files(PINNED_SOURCES[0])
 
 
@@ -353,9 +364,11 @@ def test_fetch_recreates_the_shared_layout_and_bytes(tmp_path: Path) -> None:
     assert {p.relative_to(tmp_path).as_posix() for p in written} == tree_files(tmp_path)
     for source in PINNED_SOURCES:
         out, shared = tmp_path / source.directory, source_dir(source)
-        assert tree_files(out) == tree_files(shared) - NOT_FETCHED[source.directory.split("/")[0]]
+        assert tree_files(out) == tree_files(shared)
         for file in source.files:
             assert (out / file.local).read_bytes() == (shared / file.local).read_bytes()
+            mode = stat.S_IMODE((out / file.local).stat().st_mode)
+            assert (mode == 0o755) if file.executable else not mode & 0o111, (file.local, oct(mode))
         # The written SOURCE.md maps the same files, so these tests pass on a fetched ../shared.
         text = (out / "SOURCE.md").read_text()
         assert documented_files(text) == table_files(source)
@@ -380,6 +393,60 @@ def test_a_blob_mismatch_fails_and_writes_nothing(source: fr.Source, tmp_path: P
     with pytest.raises(fr.FetchError, match=f"{re.escape(url)}: git blob [0-9a-f]{{40}}, pinned {pinned.blob}"):
         fr.fetch_reference(tmp_path, fetch=serve_shared(tamper=url))
     assert tree_files(tmp_path) == set()
+
+
+# --- Pulumi's Python language host, as source ---------------------------------------------------
+
+
+def note_of(text: str) -> str:
+    """A language host SOURCE.md without what only the tool writes: its mark, and the standard
+    section and file map after the note (a hand-written one is all note)."""
+    text = text.removeprefix(fr.GENERATED_MARK + "\n")
+    return text.split("\n## Source of these files\n", 1)[0]
+
+
+def test_the_language_host_is_the_module_at_the_pulumi_commit() -> None:
+    assert (LANGUAGE_HOST_SOURCE.repo, LANGUAGE_HOST_SOURCE.ref) == (PINNED_SOURCES[2].repo, fr.PULUMI_COMMIT)
+    assert LANGUAGE_HOST_SOURCE.directory == "pulumi/language-python"
+    assert all(f.blob for f in LANGUAGE_HOST_SOURCE.files)
+    assert [f.local for f in LANGUAGE_HOST_SOURCE.files if f.executable] == ["pulumi-language-python-exec"]
+
+
+def test_the_written_language_host_note_says_what_shared_says(tmp_path: Path) -> None:
+    fr.fetch_reference(tmp_path, fetch=serve_shared())
+    written = (tmp_path / LANGUAGE_HOST_SOURCE.directory / "SOURCE.md").read_text()
+    shared = (source_dir(LANGUAGE_HOST_SOURCE) / "SOURCE.md").read_text()
+    assert note_of(written) == note_of(shared)
+    assert "go mod tidy" in note_of(written) and "403" in note_of(written)  # the note is not empty
+    assert written.startswith(fr.GENERATED_MARK + "\n# Pulumi's Python language host, as source\n")
+    for file in LANGUAGE_HOST_SOURCE.files:  # listed in the note's form and in the file map
+        assert f"- `{file.upstream}`: blob `{file.blob}`\n" in written
+        assert f"| {file.local} | {file.upstream} | {file.blob} |" in written
+
+
+@pytest.mark.parametrize("file", LANGUAGE_HOST_SOURCE.files, ids=[f.local for f in LANGUAGE_HOST_SOURCE.files])
+def test_a_changed_byte_in_the_language_host_fails_and_writes_nothing(file: fr.RefFile, tmp_path: Path) -> None:
+    fetch = serve_shared()
+    url = fr.raw_url(LANGUAGE_HOST_SOURCE.repo, LANGUAGE_HOST_SOURCE.ref, file.upstream)
+
+    def one_byte_changed(asked: str) -> bytes:
+        data = fetch(asked)
+        if asked == url:
+            middle = len(data) // 2
+            data = data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:]
+        return data
+
+    with pytest.raises(fr.FetchError, match=f"{re.escape(url)}: git blob [0-9a-f]{{40}}, pinned {file.blob}"):
+        fr.fetch_reference(tmp_path, fetch=one_byte_changed)
+    assert tree_files(tmp_path) == set()
+
+
+def test_the_shim_is_made_executable_again_over_a_copy_that_lost_it(tmp_path: Path) -> None:
+    fr.fetch_reference(tmp_path, fetch=serve_shared())
+    shim = tmp_path / LANGUAGE_HOST_SOURCE.directory / "pulumi-language-python-exec"
+    shim.chmod(0o644)
+    fr.fetch_reference(tmp_path, fetch=serve_shared())
+    assert stat.S_IMODE(shim.stat().st_mode) == 0o755
 
 
 def test_unpinned_files_are_recorded_by_sha256(tmp_path: Path) -> None:
