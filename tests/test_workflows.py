@@ -32,6 +32,8 @@ import yaml
 from tests import actionlint as lint
 from tests.e2e import binaries
 from tests.e2e import conftest as e2e_conftest
+from components import kueue_crds
+from components.validate import CRDS_ENV
 from tests.harness import ROOT, SHARED
 from tools.fetch_reference import build_parser
 
@@ -335,7 +337,7 @@ def test_preview_posts_the_plan_to_the_job_summary_before_the_preview() -> None:
     _, job = pulumi_job(workflow("preview.yml"))
     [plan] = [s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "")]
     assert '>> "$GITHUB_STEP_SUMMARY"' in plan["run"]
-    assert "if" not in plan  # offline, so fork PRs get the quota table too
+    assert "if" not in plan  # credential-free, so fork PRs get the quota table too
     [pulumi] = steps_using(job, "pulumi/actions")
     assert step_index(job, plan) < step_index(job, pulumi)
 
@@ -374,16 +376,60 @@ def test_deploy_failures_are_not_swallowed() -> None:
             assert "continue-on-error" not in step.get("with", {}), f"{name}: {step.get('uses')}"
 
 
-@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
-def test_pulumi_job_validates_against_the_crds_of_the_default_kueue_version(name: str) -> None:
-    from components.kueue_versions import DEFAULT_VERSION
+def job_environments(doc: dict[str, Any], job: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every env mapping a job's steps run with: the workflow's, the job's, each step's."""
+    return [doc.get("env", {}), job.get("env", {}), *(s.get("env", {}) for s in job["steps"])]
 
-    _, job = pulumi_job(workflow(name))
-    assert job["env"]["KUEUE_CRDS_DIR"] == f"${{{{ github.workspace }}}}/../shared/kueue/v{DEFAULT_VERSION}/crds"
-    runs = [str(s.get("run", "")).strip() for s in job["steps"]]
-    fetch = runs.index("python -m tools.fetch_reference --dest ../shared")
-    plan = next(i for i, run in enumerate(runs) if run.startswith("python -m components.plan"))
-    assert fetch < plan
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_pulumi_job_validates_against_the_chart_it_installs(name: str) -> None:
+    # The plan and the program read the Kueue CRDs from the stack's chart (components/kueue_crds.py),
+    # as the Helm release gets it: no KUEUE_CRDS_DIR override, so no ../shared to fetch either
+    # (nothing else in the job reads it: the plan, load_stack and the program use the repository,
+    # the chart source and the Go module proxy).
+    doc = workflow(name)
+    job_name, job = pulumi_job(doc)
+    runs = [str(s.get("run", "")) for s in job["steps"]]
+    for env in job_environments(doc, job):
+        assert CRDS_ENV not in env, f"{job_name}: {CRDS_ENV} set"
+    assert not any(CRDS_ENV in run for run in runs), f"{job_name}: {CRDS_ENV} set in a script"
+    assert not any(run.strip().startswith("python -m tools.fetch_reference") for run in runs), job_name
+    assert not any("../shared" in run for run in runs), job_name
+    assert any(run.strip().startswith("python -m components.plan") for run in runs), job_name
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_pulumi_job_keeps_ci_true_so_a_missing_chart_fails(name: str) -> None:
+    # GitHub sets CI=true on every runner; with it, a chart that cannot be read stops the plan and
+    # the program instead of checking without the CRD schemas. Nothing may set CI to anything else.
+    doc = workflow(name)
+    job_name, job = pulumi_job(doc)
+    for env in job_environments(doc, job):
+        assert "CI" not in env, f"{job_name}: CI overridden to {env.get('CI')!r}"
+    for step in job["steps"]:
+        run = str(step.get("run", ""))
+        assert not re.search(r"(^|[\s;&|(])(export\s+)?CI=|\bunset\s+CI\b|\benv\s+-u\s*CI\b", run, re.M), run
+        assert "GITHUB_ENV" not in run, f"{job_name}: a step changes later steps' environment"
+    assert kueue_crds.in_ci({"CI": "true", **{k: str(v) for k, v in job.get("env", {}).items()}})
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_the_plan_step_fails_in_ci_when_the_chart_cannot_be_read(name: str, tmp_path: Path) -> None:
+    # The plan step's own script, run as the runner runs it (CI=true, the job's env) with an empty
+    # chart cache and the network refused (a proxy on a closed loopback port): it must exit
+    # non-zero and say why, not post a plan checked without the CRDs.
+    doc = workflow(name)
+    _, job = pulumi_job(doc)
+    [plan] = [s for s in job["steps"] if str(s.get("run", "")).strip().startswith("python -m components.plan")]
+    (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    env = {k: str(v).replace("${{ matrix.stack }}", "dev") for k, v in job.get("env", {}).items()}
+    dead_proxy = "http://127.0.0.1:9"
+    env.update({"CI": "true", "XDG_CACHE_HOME": str(tmp_path / "empty-cache"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+                "HTTPS_PROXY": dead_proxy, "https_proxy": dead_proxy, "NO_PROXY": "", "no_proxy": ""})
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        run_step_script(plan["run"], tmp_path, env, tmp_path / "github-output")
+    assert "CI=true and the Kueue" in failed.value.stderr
+    assert "may not be skipped in CI" in failed.value.stderr
 
 
 # --- preview.yml: the e2e job -------------------------------------------------------------
