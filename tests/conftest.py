@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,16 +50,30 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.items.sort(key=key)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Every test, the program's included, validates against the CRDs of the pinned chart, read the
-    way users get them: KUEUE_CRDS_DIR unset, and the user cache holding the chart of the default
-    source (seeded from ../shared, as a first online run would leave it). No test reaches a
-    registry on the internet: a fetch from anywhere but loopback finds no network, as offline, so
-    a stack with a mirror's chart is checked without CRDs and warns (CI is unset for that)."""
+@pytest.fixture(scope="session")
+def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user cache (XDG_CACHE_HOME) holding the chart of the default source, seeded from ../shared
+    as a first online run would leave it."""
     if not CHART_TGZ.is_file():
         pytest.fail(f"Kueue chart not found at {CHART_TGZ}: the tests need ../shared/kueue/v0.19.2/chart")
     cache_home = tmp_path_factory.mktemp("xdg-cache")
+    entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)})
+    entry.mkdir(parents=True)
+    shutil.copyfile(CHART_TGZ, entry / kueue_crds.archive_name(DEFAULT_VERSION))
+    return cache_home
+
+
+@pytest.fixture(autouse=True)
+def offline_with_chart_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every unit test, the program's included, validates against the CRDs of the pinned chart,
+    read the way users get them: KUEUE_CRDS_DIR unset, and the user cache holding the chart. No
+    test reaches a registry on the internet: a fetch from anywhere but loopback finds no network,
+    as offline, so a stack with a mirror's chart is checked without CRDs and warns (CI is unset
+    for that). Not for the e2e tier: its binaries live in the real user cache, and its stacks
+    install the chart from the packaged file."""
+    if E2E_DIR in request.node.path.parents:
+        return
+    cache_home = request.getfixturevalue("kueue_chart_cache")
     real_fetch = kueue_crds.fetch_chart
 
     def loopback_only(source: str, version: str, transport: kueue_crds.Transport) -> bytes:
@@ -69,21 +82,16 @@ def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
             raise kueue_crds.ChartUnavailable(f"{source} cannot be reached (the unit tests have no network)")
         return real_fetch(source, version, transport)
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv(CRDS_ENV, raising=False)
-        patch.delenv("CI", raising=False)  # offline is a warning here; the tests of CI=true set it
-        patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        patch.setattr(kueue_crds, "fetch_chart", loopback_only)
-        entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION)
-        entry.mkdir(parents=True)
-        shutil.copyfile(CHART_TGZ, entry / kueue_crds.archive_name(DEFAULT_VERSION))
-        yield cache_home
+    monkeypatch.delenv(CRDS_ENV, raising=False)
+    monkeypatch.delenv("CI", raising=False)  # offline is a warning here; the tests of CI=true set it
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
+    monkeypatch.setattr(kueue_crds, "fetch_chart", loopback_only)
 
 
 @pytest.fixture(scope="session")
 def crds(kueue_chart_cache: Path) -> CrdSchemas:
     """The CRDs of the default chart, as the program reads them."""
-    found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION)
+    found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(kueue_chart_cache)})
     assert found.crds is not None, found.missing
     return found.crds
 
