@@ -6,6 +6,15 @@
 No cloud, no cluster, no Pulumi CLI. Prints the figures as tables, writes them as JSON
 (--out, default bench/results/results.json) and exits 1 when a target is missed, naming it.
 See the README's Performance section for what each figure means.
+
+The Kueue CRDs: every figure is taken as the program runs by default, KUEUE_CRDS_DIR unset, so
+it reads the CRDs of the chart it installs from the user's chart cache. The benchmark gives the
+program a cache of its own (a temporary XDG_CACHE_HOME) holding the default chart, copied from
+../shared's packaged chart, else from the user's cache, else downloaded once before any timing;
+the operators' module cache there links to the user's, so only the chart cache is the benchmark's.
+The dev and 200 x 12 stacks are measured again with KUEUE_CRDS_DIR (the override) when CRD files
+are found. CI is unset for the program (a chart that cannot be read is then a warning): when the
+chart cannot be had at all, the figures are taken without the CRD checks, and say so.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import os
 import platform
 import resource
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,8 +51,12 @@ from bench.stacks import (
     write_stack,
 )
 
+from components.kueue_versions import DEFAULT_VERSION
+
 CRDS_ENV = "KUEUE_CRDS_DIR"
-DEFAULT_CRDS = ROOT.parent / "shared" / "kueue" / "v0.19.2" / "crds"
+SHARED_KUEUE = ROOT.parent / "shared" / "kueue" / f"v{DEFAULT_VERSION}"
+DEFAULT_CRDS = SHARED_KUEUE / "crds"  # CRD files for the KUEUE_CRDS_DIR figures
+SEED_CHART = SHARED_KUEUE / "chart" / f"kueue-{DEFAULT_VERSION}.tgz"  # the published chart, packaged
 
 # Targets (issue "Benchmark: program speed, ..."), checked here and never in the unit tests.
 DEV_EVAL_LIMIT_S = 1.5
@@ -94,18 +108,72 @@ def timed(fn: Callable[[], Any], runs: int) -> tuple[dict[str, Any], Any]:
     return summary(samples), result
 
 
-@contextlib.contextmanager
-def crds_env(directory: Path | None):
-    """Run with KUEUE_CRDS_DIR set to `directory`, or unset (as in CI) when None."""
-    old = os.environ.pop(CRDS_ENV, None)
-    if directory is not None:
-        os.environ[CRDS_ENV] = str(directory)
+# --- where the program gets its Kueue CRDs ------------------------------------------------------
+
+
+def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: Any = None) -> dict[str, Any]:
+    """Make `cache_home` a user cache (XDG_CACHE_HOME) in which the program finds the default Kueue
+    chart, as after its first online run; see the module docstring. `seeds`: archives to copy in
+    (default: ../shared's packaged chart, then the user's cached one); without one, the chart is
+    fetched (`fetch`, as kueue_crds.chart_archive takes it). The archive is checked as the program
+    checks it. Returns where the chart came from, or why there is none ("missing")."""
+    from components import kueue_crds
+    from components.config import DEFAULT_KUEUE_CHART
+    from components.operators import sources
+
+    environ = {"XDG_CACHE_HOME": str(cache_home)}
+    modules = sources._cache_dir()  # the user's, read before XDG_CACHE_HOME changes
+    modules.mkdir(parents=True, exist_ok=True)
+    link = cache_home / "kueue-aks" / modules.name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(modules, target_is_directory=True)
+    entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ)
+    archive = entry / kueue_crds.archive_name(DEFAULT_VERSION)
+    if seeds is None:
+        seeds = [SEED_CHART, kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION) / archive.name]
+    seed = next((s for s in seeds if s.is_file()), None)
+    if seed is not None and not archive.is_file():
+        entry.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(seed, archive)
+    info: dict[str, Any] = {"source": DEFAULT_KUEUE_CHART, "version": DEFAULT_VERSION,
+                            "seeded_from": str(seed) if seed else "the network"}
     try:
+        path, _ = kueue_crds.chart_archive(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ=environ, fetch=fetch)
+    except kueue_crds.CrdError as err:
+        return {**info, "archive": None, "missing": str(err)}
+    return {**info, "archive": str(path)}
+
+
+def bench_env(base: Mapping[str, str], cache_home: Path, crds_dir: Path | None) -> dict[str, str]:
+    """`base` as the program gets it here: the benchmark's chart cache, KUEUE_CRDS_DIR only when
+    `crds_dir` is given, CI unset."""
+    env = {k: v for k, v in base.items() if k not in (CRDS_ENV, "CI")}
+    env["XDG_CACHE_HOME"] = str(cache_home)
+    if crds_dir is not None:
+        env[CRDS_ENV] = str(crds_dir)
+    return env
+
+
+@contextlib.contextmanager
+def program_env(cache_home: Path, crds_dir: Path | None = None):
+    """Run in-process evaluations with bench_env's variables; os.environ is restored afterwards."""
+    keys = (CRDS_ENV, "CI", "XDG_CACHE_HOME")
+    old = {k: os.environ.get(k) for k in keys}
+    wanted = bench_env(os.environ, cache_home, crds_dir)
+    try:
+        for key in keys:
+            if key in wanted:
+                os.environ[key] = wanted[key]
+            else:
+                os.environ.pop(key, None)
         yield
     finally:
-        os.environ.pop(CRDS_ENV, None)
-        if old is not None:
-            os.environ[CRDS_ENV] = old
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def quiet_program(config: Mapping[str, Any], stack: str) -> Any:
@@ -115,10 +183,8 @@ def quiet_program(config: Mapping[str, Any], stack: str) -> Any:
         return run_program(config, stack=stack)
 
 
-def subprocess_env(crds: Path | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != CRDS_ENV}
-    if crds is not None:
-        env[CRDS_ENV] = str(crds)
+def subprocess_env(cache_home: Path, crds: Path | None) -> dict[str, str]:
+    env = bench_env(os.environ, cache_home, crds)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
@@ -132,15 +198,16 @@ def run_process(argv: Sequence[str], env: Mapping[str, str]) -> tuple[float, str
     return elapsed, proc.stdout
 
 
-def plan_times(stack: Stack, root: Path, runs: int, crds: Path | None) -> dict[str, Any]:
-    env = subprocess_env(crds)
+def plan_times(stack: Stack, root: Path, runs: int, cache_home: Path, crds: Path | None = None) -> dict[str, Any]:
+    env = subprocess_env(cache_home, crds)
     samples = [run_process(["-m", "components.plan", "--stack", stack.name, "--root", str(root)], env)[0]
                for _ in range(runs)]
     return summary(samples)
 
 
-def process_runs(stack_file: Path, stack: Stack, runs: int, crds: Path | None = None) -> dict[str, Any]:
-    env = subprocess_env(crds)
+def process_runs(stack_file: Path, stack: Stack, runs: int, cache_home: Path,
+                 crds: Path | None = None) -> dict[str, Any]:
+    env = subprocess_env(cache_home, crds)
     walls, reports = [], []
     for _ in range(runs):
         wall, out = run_process(["-m", "bench.worker", str(stack_file), stack.name], env)
@@ -318,9 +385,12 @@ def minutes(seconds: float) -> str:
 
 
 def check_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each timing target holds without and, when the CRDs were available, with KUEUE_CRDS_DIR."""
+    """Each timing target holds with the CRDs from the chart cache (the default) and, when CRD files
+    were found, with KUEUE_CRDS_DIR. Figures taken without any CRDs (the chart could not be read)
+    still count, and say so."""
     by = {s["label"]: s for s in results["stacks"]}
-    crd = {r["label"]: r for r in (results.get("with_crds") or {}).get("stacks", [])}
+    crd = {r["label"]: r for r in (results.get("crds_dir") or {}).get("stacks", [])}
+    without = "" if (results.get("crds") or {}).get("archive", True) else " without CRD checks"
     large_label = f"{LARGE_STACK[0]}x{LARGE_STACK[1]}"
     scaling = results["scaling"]
     ratios = {s["label"]: s["critical_path"]["ratio"] for s in results["stacks"]}
@@ -329,7 +399,7 @@ def check_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
 
     def timing(label: str, figure: str, limit: float) -> tuple[float, bool, str]:
         values = [by[label][figure]["median"]] + ([crd[label][figure]["median"]] if label in crd else [])
-        shown = f"{values[0]:.2f} s" + (f" ({values[1]:.2f} s with CRDs)" if len(values) > 1 else "")
+        shown = f"{values[0]:.2f} s{without}" + (f" ({values[1]:.2f} s with {CRDS_ENV})" if len(values) > 1 else "")
         return max(values), max(values) < limit, shown
 
     dev_eval = timing("dev", "eval", DEV_EVAL_LIMIT_S)
@@ -355,13 +425,24 @@ def check_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
             for name, value, limit, ok, shown in targets]
 
 
+def crds_origin(crds: Mapping[str, Any]) -> str:
+    """Where the main figures' CRDs came from, for the report's header."""
+    if crds.get("archive"):
+        return (f"from the chart cache, as the program reads them by default ({CRDS_ENV} unset): {crds['source']} "
+                f"{crds['version']}, seeded from {crds['seeded_from']}; loaded in {crds['load_s']:.2f} s once per "
+                "process (included in process and plan)")
+    return (f"NONE, every figure is without the CRD schema and CEL checks: the chart {crds.get('source')} "
+            f"{crds.get('version')} could not be read ({crds.get('missing')})")
+
+
 def report(results: Mapping[str, Any]) -> str:
     out: list[str] = []
     m = results["machine"]
     out.append(f"kueue-aks benchmark: {m['cpus']} CPUs, load {m['loadavg_start']:.2f} -> {m['loadavg_end']:.2f}, "
                f"Python {m['python']}, pulumi {m['pulumi']}, azure-native {m['pulumi-azure-native']}, "
                f"kubernetes {m['pulumi-kubernetes']}; medians of {results['runs']} runs "
-               f"(process: {results['process_runs']}); KUEUE_CRDS_DIR unset unless noted")
+               f"(process: {results['process_runs']})")
+    out.append(f"Kueue CRDs: {crds_origin(results.get('crds') or {})}")
     out.append("\nProgram speed")
     rows = []
     for s in results["stacks"]:
@@ -385,20 +466,22 @@ def report(results: Mapping[str, Any]) -> str:
                      f"{ph['validate_crds_s'] * 1000:.0f}" if "validate_crds_s" in ph else "n/a"])
     out.append(table(["stack", "Kueue objects", "config ms", "build ms", "validate ms", "share of eval",
                       "validate+CRDs ms"], rows))
+    out.append("  validate: without CRDs; validate+CRDs: with the CRD schema and CEL rules of "
+               + ("the chart" if (results.get("crds") or {}).get("archive") else f"{CRDS_ENV}"))
 
-    crd = results.get("with_crds")
+    crd = results.get("crds_dir")
     if crd:
         by_label = {e["label"]: e for e in results["stacks"]}
-        out.append(f"\nWith {CRDS_ENV} set, as in CI (CRD schema and CEL rules checked too; the CRDs load once "
-                   f"per process, {crd['load_s']:.2f} s, included in process and plan):")
-        out.append(table(["stack", "eval s", "(without)", "process s", "(without)", "peak MiB", "plan s", "(without)"],
+        out.append(f"\nWith {CRDS_ENV}={crd['dir']}, the override (CRDs read from files instead of the chart; they "
+                   f"load once per process, {crd['load_s']:.2f} s, included in process and plan):")
+        out.append(table(["stack", "eval s", "(chart)", "process s", "(chart)", "peak MiB", "plan s", "(chart)"],
                          [[r["label"], f"{r['eval']['median']:.2f}", f"{by_label[r['label']]['eval']['median']:.2f}",
                            f"{r['process']['wall']['median']:.2f}", f"{by_label[r['label']]['process']['wall']['median']:.2f}",
                            f"{r['process']['maxrss_mib']:.0f}",
                            f"{r['plan']['median']:.2f}", f"{by_label[r['label']]['plan']['median']:.2f}"]
                           for r in crd["stacks"]]))
     else:
-        out.append(f"\nCRD validation not measured: no Kueue CRDs at {DEFAULT_CRDS} and {CRDS_ENV} unset.")
+        out.append(f"\n{CRDS_ENV} not measured: no Kueue CRD files at {DEFAULT_CRDS} and {CRDS_ENV} unset.")
 
     sc = results["scaling"]
     fit = sc["resources_fit"]
@@ -464,9 +547,24 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     }
     all_stacks = stacks()
     with tempfile.TemporaryDirectory(prefix="kueue-aks-bench-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "stacks"
+        root.mkdir()
+        cache_home = Path(tmp) / "cache"
+        log("Kueue chart into the benchmark's cache")
+        results["crds"] = chart_cache(cache_home)
+        chart_crds = None
+        if results["crds"]["archive"]:
+            from components import kueue_crds
+
+            start = time.perf_counter()
+            found = kueue_crds.kueue_crds(results["crds"]["source"], DEFAULT_VERSION,
+                                          environ=bench_env(os.environ, cache_home, None))
+            results["crds"]["load_s"] = time.perf_counter() - start
+            chart_crds = found.crds
+        else:
+            log(f"no CRDs: {results['crds']['missing']}")
         files = {s.name: write_stack(root, s.name, s.config) for s in all_stacks}
-        with crds_env(None):
+        with program_env(cache_home):
             for s in all_stacks:
                 log(f"{s.label}: program under mocks")
                 warm = quiet_program(s.config, s.name)  # warm-up, and the registrations analysed below
@@ -478,33 +576,40 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                     "graph": graph_figures(warm.registrations),
                     "critical_path": critical_figures(warm.registrations),
                     "idle": idle_nodes(warm.registrations),
-                    "process": process_runs(files[s.name], s, process_count),
-                    "plan": plan_times(s, root, runs, None),
+                    "process": process_runs(files[s.name], s, process_count, cache_home),
+                    "plan": plan_times(s, root, runs, cache_home),
                 }
                 results["stacks"].append(entry)
 
-        crds = None
+        crds = chart_crds
         if crds_dir is not None:
             from components.validate import load_crds
 
             start = time.perf_counter()
-            crds = load_crds(crds_dir)
+            dir_crds = load_crds(crds_dir)
             load_s = time.perf_counter() - start
+            crds = crds or dir_crds  # the pure steps' CRD figures: the chart's, else these
             crd_rows = []
-            with crds_env(crds_dir):
+            with program_env(cache_home, crds_dir):
                 for s in all_stacks:
                     if s.label not in ("dev", f"{LARGE_STACK[0]}x{LARGE_STACK[1]}"):
                         continue
                     log(f"{s.label}: with {CRDS_ENV}")
                     quiet_program(s.config, s.name)
                     stats, _ = timed(functools.partial(quiet_program, s.config, s.name), runs)
-                    crd_rows.append({"label": s.label, "eval": stats, "plan": plan_times(s, root, runs, crds_dir),
-                                     "process": process_runs(files[s.name], s, process_count, crds_dir)})
-            results["with_crds"] = {"dir": str(crds_dir), "load_s": load_s, "stacks": crd_rows}
+                    crd_rows.append({"label": s.label, "eval": stats,
+                                     "plan": plan_times(s, root, runs, cache_home, crds_dir),
+                                     "process": process_runs(files[s.name], s, process_count, cache_home, crds_dir)})
+            results["crds_dir"] = {"dir": str(crds_dir), "load_s": load_s, "stacks": crd_rows}
 
         log("pure steps")
         for entry, s in zip(results["stacks"], all_stacks):
             entry["phases"] = pure_phases(s.config, s.name, runs, crds)
+
+        if args.alias_experiment:
+            log("alias experiment")
+            with program_env(cache_home):
+                results["alias_experiment"] = alias_experiment(all_stacks, ("dev", "10x12", "200x12"), runs)
 
     log("scaling")
     by = {e["label"]: e for e in results["stacks"]}
@@ -537,10 +642,6 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         "pure_at_max": {k: pure_large[f"{k}_s"] for k in ("parse", "build", "validate")},
         "pure_stress": {str(STRESS_TEAMS[0]): pure_small, str(STRESS_TEAMS[1]): pure_large},
     }
-    if args.alias_experiment:
-        log("alias experiment")
-        with crds_env(None):
-            results["alias_experiment"] = alias_experiment(all_stacks, ("dev", "10x12", "200x12"), runs)
     results["machine"]["loadavg_end"] = os.getloadavg()[0]
     results["machine"]["bench_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     results["targets"] = check_targets(results)

@@ -16,8 +16,13 @@ import pytest
 
 from bench import critical_path as cp
 from bench.run import (
+    CRDS_ENV,
     MAX_PURE_EXPONENT,
+    SEED_CHART,
+    bench_env,
+    chart_cache,
     check_targets,
+    crds_origin,
     exponent,
     fit_counts,
     idle_nodes,
@@ -269,20 +274,36 @@ def fake_results(**overrides: float) -> dict[str, Any]:
         return {"label": label, "eval": {"median": seconds}, "plan": {"median": values["plan"]},
                 "critical_path": {"ratio": values["ratio"], "unneeded_waits": []}}
 
-    crds = {"stacks": [{"label": "dev", "eval": {"median": values.get("dev_crds", 0.2)},
-                        "plan": {"median": values.get("plan_crds", 0.8)}}]}
+    crds_dir = {"stacks": [{"label": "dev", "eval": {"median": values.get("dev_crds", 0.2)},
+                            "plan": {"median": values.get("plan_crds", 0.8)}}]}
     return {
-        "with_crds": crds,
+        "crds": {"source": "oci://registry.k8s.io/kueue/charts/kueue", "version": "0.19.2",
+                 "archive": "/tmp/cache/kueue-0.19.2.tgz", "seeded_from": "x", "load_s": 0.5},
+        "crds_dir": crds_dir,
         "stacks": [stack("dev", values["dev"]), stack("200x12", values["large"])],
         "scaling": {"resources_fit": {"max_residual": values["residual"]}, "time_vs_size_slope": values["slope"],
                     "pure_exponents": {"parse": values["parse"], "build": 1.0, "validate": 1.0}},
     }
 
 
-def test_targets_without_crds_use_the_plain_figures() -> None:
+def test_targets_without_a_crds_dir_use_the_chart_figures() -> None:
     results = fake_results(plan_crds=5.0)
-    del results["with_crds"]  # a fresh clone without ../shared: only the figures without CRDs exist
-    assert all(t["passed"] for t in check_targets(results))
+    del results["crds_dir"]  # no CRD files found: only the default path (the chart cache) is measured
+    targets = check_targets(results)
+    assert all(t["passed"] for t in targets)
+    plan = next(t for t in targets if t["target"].startswith("plan command"))
+    assert plan["shown"] == "0.40 s"
+
+
+def test_targets_name_the_override_and_a_run_without_crds() -> None:
+    plan = next(t for t in check_targets(fake_results()) if t["target"].startswith("plan command"))
+    assert plan["shown"] == f"0.40 s (0.80 s with {CRDS_ENV})"
+    results = fake_results()
+    results["crds"] = {"source": "s", "version": "v", "archive": None, "missing": "offline"}
+    plan = next(t for t in check_targets(results) if t["target"].startswith("plan command"))
+    assert plan["shown"] == f"0.40 s without CRD checks (0.80 s with {CRDS_ENV})"
+    assert crds_origin(results["crds"]).startswith("NONE") and "offline" in crds_origin(results["crds"])
+    assert crds_origin(fake_results()["crds"]).startswith("from the chart cache")
 
 
 @pytest.mark.parametrize("override,missed", [
@@ -290,7 +311,7 @@ def test_targets_without_crds_use_the_plain_figures() -> None:
     ({"dev": 1.6}, "dev stack evaluation"),
     ({"large": 15.5}, "200 teams x 12 pools"),
     ({"plan": 1.2}, "plan command"),
-    ({"plan_crds": 1.1}, "plan command"),  # with KUEUE_CRDS_DIR, as CI runs it
+    ({"plan_crds": 1.1}, "plan command"),  # with KUEUE_CRDS_DIR, the override
     ({"dev_crds": 1.6}, "dev stack evaluation"),
     ({"ratio": 1.14}, "critical path"),
     ({"residual": 2.0}, "resources linear"),
@@ -302,3 +323,57 @@ def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed
     assert len(failed) == (0 if missed is None else 1), failed
     if missed:
         assert failed[0].startswith(missed)
+
+
+# --- where the benchmark's program gets its Kueue CRDs ------------------------------------------
+
+
+def test_the_benchmark_cache_holds_the_chart_the_program_reads(tmp_path: Path) -> None:
+    from components import kueue_crds
+    from components.config import DEFAULT_KUEUE_CHART
+    from components.kueue_versions import DEFAULT_VERSION
+    from components.operators import sources
+
+    cache_home = tmp_path / "cache"
+    info = chart_cache(cache_home, seeds=[tmp_path / "absent.tgz", SEED_CHART])
+    assert info["seeded_from"] == str(SEED_CHART) and "missing" not in info
+    assert Path(info["archive"]).read_bytes() == SEED_CHART.read_bytes()
+    assert Path(info["archive"]).is_relative_to(cache_home)
+    # What the program does with the environment the benchmark gives it: the chart from the cache,
+    # no network (the unit tests have none), no override.
+    env = bench_env({"CI": "true", CRDS_ENV: "/elsewhere", "HOME": "/home/u"}, cache_home, None)
+    assert env == {"HOME": "/home/u", "XDG_CACHE_HOME": str(cache_home)}
+    found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ=env)
+    assert found.crds is not None and found.missing is None
+    assert info["archive"] in found.origin
+    # The operators' modules are still read from the user's cache, not fetched into the benchmark's.
+    assert (cache_home / "kueue-aks" / "modules").resolve() == sources._cache_dir().resolve()
+    assert chart_cache(cache_home, seeds=[])["archive"] == info["archive"]  # again: already there
+
+
+def test_without_a_chart_the_benchmark_says_so(tmp_path: Path) -> None:
+    # No seed and no network (the unit tests have none): the figures would be without CRDs.
+    info = chart_cache(tmp_path / "cache", seeds=[])
+    assert info["archive"] is None and info["seeded_from"] == "the network"
+    assert "cannot be reached" in info["missing"]
+    assert crds_origin(info).startswith("NONE")
+
+
+def test_a_wrong_seed_is_refused_as_the_program_refuses_it(tmp_path: Path) -> None:
+    bad = tmp_path / "kueue.tgz"
+    bad.write_bytes(b"not a chart")
+    info = chart_cache(tmp_path / "cache", seeds=[bad])
+    assert info["archive"] is None and str(bad) == info["seeded_from"]
+
+
+def test_the_override_is_passed_only_when_measured() -> None:
+    env = bench_env({"PATH": "/bin"}, Path("/c"), Path("/crds"))
+    assert env == {"PATH": "/bin", "XDG_CACHE_HOME": "/c", CRDS_ENV: "/crds"}
+
+
+def test_every_benchmark_stack_installs_the_default_chart() -> None:
+    # The chart cache holds the default chart only: a stack with another would not find its CRDs.
+    from bench.run import stacks
+
+    assert all("kueue-aks:kueue" not in s.config or not {"chart", "version"} & set(s.config["kueue-aks:kueue"])
+               for s in stacks())
