@@ -321,6 +321,12 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
             needs |= policies
         if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in ((r.inputs.get("metadata") or {}).get("labels") or {}):
             needs |= kueue_releases
+            # Destroy must take a team's namespace, with its jobs, before the ClusterQueues whose
+            # quota their Workloads hold: Kueue keeps such a queue until they are gone.
+            labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+            needs |= {q.urn for t, queues in by_type.items() if t.endswith(":ClusterQueue") for q in queues
+                      if all(labels.get(k) == v for k, v in
+                             (((q.inputs.get("spec") or {}).get("namespaceSelector") or {}).get("matchLabels") or {}).items())}
         if r.type.startswith("azure-native:") and r.type != "azure-native:resources:ResourceGroup":
             needs |= groups
         if r.type == "azure-native:containerservice:AgentPool":

@@ -299,13 +299,13 @@ def priority_classes(config: StackConfig) -> list[dict[str, Any]]:
 def build_objects(config: StackConfig) -> list[dict[str, Any]]:
     """Every object kueue-aks creates inside the cluster besides the Helm releases, in apply order."""
     rows = quota_table(config)
-    objects: list[dict[str, Any]] = [namespace(t) for t in config.teams]
-    if config.uses_topology:
-        objects.append(topology(config))
+    objects: list[dict[str, Any]] = [topology(config)] if config.uses_topology else []
     objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
     objects.append(cohort(config, rows))
     objects += provisioning_objects(config)
     objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
+    # After the queues that select them, so that destroy deletes them first (queues.references).
+    objects += [namespace(t) for t in config.teams]
     objects += [local_queue(name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
     objects += priority_classes(config)
     return objects

@@ -44,10 +44,19 @@ def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
     return objects
 
 
-def references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(kind, name) of the objects this one names; LocalQueues name their namespace too."""
+def references(obj: Mapping[str, Any], objects: Sequence[Mapping[str, Any]] = ()) -> list[tuple[str, str]]:
+    """(kind, name) of the objects this one names or must come after; LocalQueues name their
+    namespace too. A team namespace comes after the ClusterQueues (among `objects`) that select it:
+    Kueue keeps a ClusterQueue while Workloads in the namespace hold its quota, and Pulumi's destroy
+    took the ClusterQueues first and waited on them, with the namespace and its jobs still there
+    (shown by the real engine, tests/e2e/test_engine.py). So destroy deletes the namespace, and with
+    it the jobs, while the queues and Kueue are still there."""
     spec = obj.get("spec") or {}
     kind = obj["kind"]
+    if kind == "Namespace":
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        return [("ClusterQueue", o["metadata"]["name"]) for o in objects if o["kind"] == "ClusterQueue"
+                and _selects(o["spec"].get("namespaceSelector"), labels)]
     if kind == "LocalQueue":
         return [("Namespace", obj["metadata"]["namespace"]), ("ClusterQueue", spec["clusterQueue"])]
     if kind == "ClusterQueue":
@@ -62,6 +71,14 @@ def references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kind == "ResourceFlavor" and spec.get("topologyName"):
         return [("Topology", spec["topologyName"])]
     return []
+
+
+def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """Whether a label selector with matchLabels only (what the builders write) selects `labels`;
+    an empty selector selects every namespace, as Kubernetes has it."""
+    if selector is None:
+        return False
+    return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
 
 
 def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
@@ -103,7 +120,7 @@ class KueueQueues(pulumi.ComponentResource):
         created: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in objects:  # builders return objects in dependency order
             kind, meta = obj["kind"], obj["metadata"]
-            depends_on = [created[ref] for ref in references(obj)]
+            depends_on = [created[ref] for ref in references(obj, objects)]
             if kind == "Namespace":
                 # A plain namespace, outside the Kueue release: replacing Kueue never deletes a
                 # namespace with running jobs in it. It depends on the release so that `pulumi
@@ -112,7 +129,7 @@ class KueueQueues(pulumi.ComponentResource):
                 # same holds for the job operators (`namespaces_after`) and their kinds.
                 resource: pulumi.Resource = k8s.core.v1.Namespace(
                     f"{name}-ns-{meta['name']}", metadata=meta,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after]))
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after, *depends_on]))
             else:
                 label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
                 resource = ObjectResource(

@@ -76,6 +76,10 @@ def test_each_object_depends_on_what_it_references(dev_run: ProgramRun) -> None:
         assert {urn("ClusterQueue", f"{team}-topology"), ns.urn} <= set(topology_lq.dependencies)
         topology_cq = named(dev_run, "ClusterQueue", f"{team}-topology")
         assert {urn("ResourceFlavor", "tas"), urn("Cohort", "teams")} <= set(topology_cq.dependencies)
+        # The namespace after the team's queues, so that destroy takes it (and its jobs) first.
+        assert set(ns.dependencies) >= {cq.urn, topology_cq.urn}
+        other = "platform" if team == "research" else "research"
+        assert urn("ClusterQueue", other) not in ns.dependencies
     assert {urn("ResourceFlavor", "cpu"), urn("ResourceFlavor", "gpu"), urn("ResourceFlavor", "tas")} <= set(
         named(dev_run, "Cohort", "teams").dependencies)
 

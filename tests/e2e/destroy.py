@@ -3,7 +3,7 @@
 The engine deletes a resource once everything that depends on it is deleted, and deletes
 independent resources in parallel. The graph below is the program's (components/queues.py,
 kueue.py, gpu.py, helm.py, governance.py, monitoring.py): each Kueue object depends on what it names and on the Kueue release;
-team namespaces depend on the release; the release depends on its namespace and the
+team namespaces depend on the release and on the ClusterQueues that select them; the release depends on its namespace and the
 aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
 uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
 with the release's timeout. The Kueue process stops when its release starts to go, as its pods
@@ -81,7 +81,7 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
     for obj in cluster.objects:
         key = _key(obj)
         steps[key] = Step(key, delete_object(obj))
-        names = [f"{kind}/{ref}" for kind, ref in references(obj)]
+        names = [f"{kind}/{ref}" for kind, ref in references(obj, cluster.objects)]
         depends[key] = names + [kueue_release]
     guard = aggregated_role_guard()
     policies = [guard] + ([pool_guard(cluster.config)] if cluster.config.governance.enforce else [])
