@@ -24,6 +24,7 @@ from pathlib import Path
 
 from components.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
 from components.operators.catalog import OPERATOR_PINS
+from tests.harness import SHARED
 
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
 
@@ -50,6 +51,18 @@ KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-schedu
 PROMETHEUS_OPERATOR_MODULE = "github.com/prometheus-operator/prometheus-operator"
 PROMETHEUS_OPERATOR_VERSION = "v0.89.0"
 SERVICE_MONITOR_CRD = "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
+
+# The Pulumi engine for the engine tests (test_engine.py), built through the wrapper modules in
+# tools/pulumi and tools/pulumi-kubernetes (../shared/reference/tooling.md, "Pulumi engine from
+# source"). The CLI and the Python language host: v3.260.0, the release nearest the Python SDK that
+# requirements.txt resolves to (3.272) whose pkg/v3 and sdk/v3 the module proxy serves, and the one
+# the host's source in ../shared/pulumi/language-python builds against. The kubernetes provider:
+# its module has no tags on the proxy, only this pseudo-version; it is built with the version of the
+# installed pulumi_kubernetes SDK, which is the plugin version the program asks the engine for.
+PULUMI_VERSION = "v3.260.0"
+PULUMI_KUBERNETES_MODULE = "github.com/pulumi/pulumi-kubernetes/provider/v4"
+PULUMI_KUBERNETES_MODULE_VERSION = "v4.0.0-20260115033456-f47bc2d6f199"
+LANGUAGE_HOST_SOURCE = SHARED / "pulumi" / "language-python"
 
 
 class BuildError(RuntimeError):
@@ -266,6 +279,89 @@ def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATOR_BUILDS)) -> d
         )
         built[name] = folder / op.command
     return built
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The Pulumi CLI, the Python language host (with its exec shim) and the kubernetes provider:
+    one folder each, all put on PATH, where the CLI finds the host and the provider as it does
+    for an installed Pulumi."""
+
+    pulumi: Path
+    language_host: Path
+    provider: Path
+
+    @property
+    def path(self) -> list[Path]:
+        return [self.pulumi.parent, self.language_host.parent, self.provider.parent]
+
+
+def ensure_engine() -> Engine:
+    """Build (once) and return the Pulumi engine. Cold, on 2 cores: about 8 min for the CLI and
+    the host, 11 min for the provider; seconds when cached."""
+    from importlib.metadata import version
+
+    go = _go()
+    goversion = _go_version(go)
+    ldflag = f"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version={PULUMI_VERSION}"
+    cli_wrapper = TOOLS_DIR / "pulumi"
+    cli = _build(
+        "pulumi", PULUMI_VERSION, _key(goversion, PULUMI_VERSION, files=[cli_wrapper / "go.mod", cli_wrapper / "go.sum"]),
+        ("pulumi",), [["go", "build", "-ldflags", f"-s -w {ldflag}", "-o", "{out}/pulumi", "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"]],
+        cwd=cli_wrapper, go=go,
+    )
+    host_files = [LANGUAGE_HOST_SOURCE / "main.go", LANGUAGE_HOST_SOURCE / "pulumi-language-python-exec"]
+    missing = [str(f) for f in host_files if not f.is_file()]
+    if missing:
+        raise BuildError(f"the Python language host's source is missing ({', '.join(missing)}); recreate ../shared "
+                         "with `python -m tools.fetch_reference --dest ../shared`")
+    with tempfile.TemporaryDirectory() as source:
+        # The host's main package, built in the CLI's wrapper module: the same pins, one go.sum.
+        for file in (cli_wrapper / "go.mod", cli_wrapper / "go.sum"):
+            shutil.copy(file, source)
+        (Path(source) / "languagehost").mkdir()
+        shutil.copy(LANGUAGE_HOST_SOURCE / "main.go", Path(source) / "languagehost")
+        host = _build(
+            "pulumi-language-python", PULUMI_VERSION,
+            _key(goversion, PULUMI_VERSION, files=[cli_wrapper / "go.mod", cli_wrapper / "go.sum", *host_files]),
+            ("pulumi-language-python", "pulumi-language-python-exec"),
+            [["go", "build", "-ldflags", f"-s -w {ldflag}", "-o", "{out}/pulumi-language-python", "./languagehost"],
+             ["cp", str(LANGUAGE_HOST_SOURCE / "pulumi-language-python-exec"), "{out}/"]],
+            cwd=Path(source), go=go,
+        )
+    provider_version = version("pulumi_kubernetes")
+    provider_wrapper = TOOLS_DIR / "pulumi-kubernetes"
+    module_dir = module_file(PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION, "go.mod").parent
+    with tempfile.TemporaryDirectory() as source:
+        for file in (provider_wrapper / "go.mod", provider_wrapper / "go.sum"):
+            shutil.copy(file, source)
+        copy = Path(source) / "provider"
+        shutil.copytree(module_dir, copy, copy_function=shutil.copyfile)  # the module cache's files are read-only
+        for folder in (copy, *(p for p in copy.rglob("*") if p.is_dir())):
+            folder.chmod(0o755)
+        _write_provider_embeds(copy / "cmd" / "pulumi-resource-kubernetes", provider_version)
+        provider = _build(
+            "pulumi-resource-kubernetes", f"v{provider_version}",
+            _key(goversion, PULUMI_KUBERNETES_MODULE_VERSION, provider_version,
+                 files=[provider_wrapper / "go.mod", provider_wrapper / "go.sum"]),
+            ("pulumi-resource-kubernetes",),
+            [["go", "build", "-ldflags",
+              f"-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={provider_version}",
+              "-o", "{out}/pulumi-resource-kubernetes", f"{PULUMI_KUBERNETES_MODULE}/cmd/pulumi-resource-kubernetes"]],
+            cwd=Path(source), go=go,
+        )
+    return Engine(cli / "pulumi", host / "pulumi-language-python", provider / "pulumi-resource-kubernetes")
+
+
+def _write_provider_embeds(cmd: Path, provider_version: str) -> None:
+    """The two files the provider's main package embeds, as its release build writes them
+    (cmd/pulumi-resource-kubernetes/generate.go): the schema with its version set, and the
+    terraform mapping, both compact JSON."""
+    schema = json.loads((cmd / "schema.json").read_text())
+    schema["version"] = provider_version
+    (cmd / "schema-embed.json").write_text(json.dumps(schema, separators=(",", ":")))
+    mapping = json.loads((cmd / "terraform-mapping.json").read_text())
+    (cmd / "terraform-mapping-embed.json").write_text(json.dumps(mapping, separators=(",", ":")))
 
 
 def ensure_autoscaler() -> Path:

@@ -24,14 +24,15 @@ from .binaries import Binaries, BuildError, ensure_binaries, ensure_operator_bin
 from .cluster import E2EError
 from .forward import Forwarder
 from .stack_cluster import StackCluster
-from .stacks import OPERATOR_STACKS, load
+from .stacks import ENGINE, OPERATOR_STACKS, load
 
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
 CLUSTER_UP_BUDGET_SECONDS = 60.0
 # The job operators (issue 21) took the tier from about 250 s to about 830 s: five controllers on
 # two stacks, a test per kind, each waiting on real admission and scheduling. Pools that start at
-# minCount (issue 22) add scale-ups and scale-downs: 1043 s measured.
-TIER_BUDGET_SECONDS = 1200.0
+# minCount (issue 22) add scale-ups and scale-downs: 1043 s measured. The real Pulumi engine's
+# scenarios (issue 23) add about 100 s.
+TIER_BUDGET_SECONDS = 1300.0
 
 # What the suite measured, printed at the end of the run (pytest captures prints in tests).
 REPORT: list[str] = []
@@ -140,7 +141,7 @@ class ControlPlanes:
         sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators)
         started = time.monotonic()
         try:
-            sc.up()
+            sc.up(program=stack != ENGINE)
         except Exception as err:  # any failure, a bug in a probe too: stop what up() started before the next test
             save_logs(sc)
             sc.down()
@@ -148,6 +149,10 @@ class ControlPlanes:
                 traceback.format_exception(err))
             self.failed[stack] = f"stack {stack}: the control plane did not come up: {detail}\n{sc.describe()}"
             pytest.fail(self.failed[stack], pytrace=False)
+        self.current = sc
+        if stack == ENGINE:  # the engine's `pulumi up` is timed by its test
+            report(f"e2e[{stack}]: platform up in {time.monotonic() - started:.1f} s: {sc.timings}")
+            return sc
         # The budget is for the queues; the operators come after them (stack_cluster.py) and are reported.
         sc.up_seconds = sc.timings["queues active"]
         STACK_TIMINGS[stack] = {"queues_active_seconds": sc.up_seconds,
@@ -156,7 +161,6 @@ class ControlPlanes:
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
                f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s), everything up in {time.monotonic() - started:.1f} s; "
                f"seconds since start: {sc.timings}")
-        self.current = sc
         return sc
 
     def operator_binaries(self) -> dict[str, Path]:

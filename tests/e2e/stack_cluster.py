@@ -15,7 +15,7 @@ components.scrape. Nothing is copied from the program.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,8 @@ class StackCluster:
     objects: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     up_seconds: float = 0.0
+    # What else down() must stop first: a test's helpers that outlive it (engine.KueueFollower).
+    stoppers: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.cluster = KwokCluster(f"kueue-aks-{self.stack}", self.binaries, self.workdir)
@@ -79,7 +81,9 @@ class StackCluster:
     def _timed(self, step: str, started: float) -> None:
         self.timings[step] = round(time.monotonic() - started, 1)
 
-    def up(self) -> None:
+    def up(self, *, program: bool = True) -> None:
+        """The platform (control plane, pools' nodes, the autoscaler), then unless `program` is
+        False what `pulumi up` does in the cluster; without it the real engine does that part."""
         start = time.monotonic()
         self.cluster.create()
         self._timed("control plane", start)
@@ -91,7 +95,10 @@ class StackCluster:
             install_crd(self.kubectl, yaml.safe_load(provisioning_request_crd().read_text()))
             self.autoscaler.start(self.config)
             self._timed("cluster autoscaler", start)
+        if program:
+            self._replay_program(start)
 
+    def _replay_program(self, start: float) -> None:
         if self.operator_binaries:
             # The program's Kueue release waits for them: Kueue sets up each kind's controller at start-up.
             self.operators.install_crds(self.config)
@@ -135,7 +142,7 @@ class StackCluster:
         """Create the program's objects in its dependency order (each after what it names)."""
         done: set[tuple[str, str]] = set()
         for obj in self.objects:
-            missing = [ref for ref in references(obj) if ref not in done]
+            missing = [ref for ref in references(obj, self.objects) if ref not in done]
             if missing:
                 raise E2EError(f"{obj['kind']} {obj['metadata']['name']} comes before {missing} in build order")
             self.kubectl.apply([obj])
@@ -155,6 +162,8 @@ class StackCluster:
 
     def down(self) -> None:
         """Stop every process this cluster started; safe to call twice and after a failed up()."""
+        while self.stoppers:
+            self.stoppers.pop()()
         self.operators.stop()
         self.kueue.stop()
         self.autoscaler.stop()

@@ -62,6 +62,11 @@ STACKS = ("dev", "design", *_GENERATED)
 OPERATOR_STACKS = ("dev", "multi-gpu")
 # The dev stack with governance off: shows the bypass the governance tests guard against.
 UNGOVERNED = "dev-ungoverned"
+# The dev stack that the real Pulumi engine brings up (test_engine.py), in kubeconfig mode: the
+# tier gives it only the platform (nodes, the autoscaler); the program does the rest. Jobs only
+# and no monitoring: the operators' and the scrape objects' charts and CRDs need a registry or the
+# managed Prometheus add-on, which the replayed stacks stand in for and this one does not.
+ENGINE = "engine"
 
 
 # The published charts as files (../shared), installed through the program's own chart source
@@ -92,6 +97,10 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
         return dict(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"])
     if stack == UNGOVERNED:
         return {**_stack_config_map("dev"), "kueue-aks:governance": {"enforce": False}}
+    if stack == ENGINE:
+        dev = _stack_config_map("dev")
+        return {**dev, "kueue-aks:kueue": {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
+                "kueue-aks:monitoring": {"enabled": False}}
     if stack == "design":
         return dict(yaml.safe_load((ROOT / "tests" / "fixtures" / "design-example.yaml").read_text())["config"])
     return {"azure-native:location": "eastus2",

@@ -4,6 +4,7 @@ stack's later tests fail at once with the first error."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ class BrokenStack:
         self.stack, self.downs = stack, 0
         BrokenStack.made.append(self)
 
-    def up(self) -> None:
+    def up(self, *, program: bool = True) -> None:
         status: dict[str, Any] = {"conditions": None}
         next(iter(status["conditions"]))  # TypeError, not an E2EError
 
@@ -66,3 +67,17 @@ def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(monkeypatch: p
     assert "TypeError" in str(first.value) and "test_tier.py" in str(first.value)
     assert str(second.value) == str(first.value)
     assert planes.current is None
+
+
+def test_the_engine_wrappers_pin_what_binaries_py_names() -> None:
+    """The wrapper modules build the versions the tier reports and keys its cache on."""
+    from .binaries import PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION, PULUMI_VERSION, TOOLS_DIR
+
+    def requires(go_mod: str, module: str, version: str) -> bool:
+        return re.search(rf"^\s*{re.escape(module)} {re.escape(version)}( // indirect)?$", go_mod, re.M) is not None
+
+    cli = (TOOLS_DIR / "pulumi" / "go.mod").read_text()
+    assert requires(cli, "github.com/pulumi/pulumi/pkg/v3", PULUMI_VERSION)
+    assert requires(cli, "github.com/pulumi/pulumi/sdk/v3", PULUMI_VERSION)
+    provider = (TOOLS_DIR / "pulumi-kubernetes" / "go.mod").read_text()
+    assert requires(provider, PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION)

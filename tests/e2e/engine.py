@@ -1,0 +1,182 @@
+"""The real Pulumi engine running the project's own program against a local control plane.
+
+`PulumiProject` copies the program (unchanged: Pulumi.yaml, __main__.py, components/, dashboards/)
+into a work folder, points its `venv` at the interpreter running the tests, and drives the CLI
+built by binaries.ensure_engine with a local file backend and a passphrase secrets provider. The
+stack runs in kubeconfig mode, its kubeconfig set as a secret, as a platform admin would set it.
+
+On AKS, Kueue's pods start when its release's Deployment exists and stop when it goes. kwok runs
+no containers, so `KueueFollower` does that with the real Kueue controller as a local process
+(kueue_controller.py): it starts it once the release has rendered the Deployment, and stops it when
+`pulumi destroy` has deleted the Deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.config import KUEUE_NAMESPACE
+from tests.harness import ROOT
+
+from .binaries import Engine
+from .cluster import Kubectl, log_tail
+from .kueue_controller import DEPLOYMENT, KueueController
+
+PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "requirements.txt")
+PROGRAM_DIRS = ("components", "dashboards")
+PASSPHRASE = "e2e-engine-tests"  # a throwaway stack's secrets; the state stays in the test's folder
+# A first `up` installs Kueue (an awaited, atomic release), its objects and the device plugin;
+# measured here in about 30 s. Longer than this is a hang, and the test shows where.
+UP_TIMEOUT_SECONDS = 300
+
+
+class EngineError(AssertionError):
+    """A pulumi command failed; the message has its output."""
+
+
+class PulumiProject:
+    def __init__(self, engine: Engine, workdir: Path, stack: str) -> None:
+        self.engine, self.workdir, self.stack = engine, workdir, stack
+        self.project = workdir / "project"
+        self.logs = workdir / "pulumi-logs"
+        self.runs = 0
+        path = os.pathsep.join([*map(str, engine.path), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+        self.env = {
+            **os.environ,
+            "PATH": path,
+            "PULUMI_HOME": str(workdir / "pulumi-home"),
+            "PULUMI_BACKEND_URL": f"file://{workdir / 'state'}",
+            "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            # Every plugin is the one built here, found on PATH: never a download.
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_SKIP_CONFIRMATIONS": "true",
+        }
+
+    def create(self, config: Mapping[str, Any], kubeconfig: str) -> None:
+        """The program's copy, a fresh file backend, the stack and its config (kubeconfig a secret)."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self.project.mkdir(parents=True)
+        (self.workdir / "state").mkdir()
+        self.logs.mkdir()
+        for name in PROGRAM_FILES:
+            shutil.copy(ROOT / name, self.project / name)
+        for name in PROGRAM_DIRS:
+            shutil.copytree(ROOT / name, self.project / name, ignore=shutil.ignore_patterns("__pycache__"))
+        # Pulumi.yaml's `virtualenv: venv`: the environment the tests run in has the requirements.
+        (self.project / "venv").symlink_to(Path(sys.prefix))
+        self.run("stack", "init", self.stack)
+        self.set_config(config)
+        self.run("config", "set", "--secret", "--path", "kueue-aks:cluster.kubeconfig", input=kubeconfig)
+
+    def set_config(self, config: Mapping[str, Any]) -> None:
+        """Replace the stack's plain config, keeping its secure values (the kubeconfig)."""
+        stack_file = self.project / f"Pulumi.{self.stack}.yaml"
+        current = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else {}
+        current = current or {}
+        merged = dict(config)
+        cluster = (current.get("config") or {}).get("kueue-aks:cluster")
+        if cluster:
+            merged["kueue-aks:cluster"] = {**(config.get("kueue-aks:cluster") or {}), **cluster}
+        stack_file.write_text(yaml.safe_dump({**current, "config": merged}, sort_keys=False))
+
+    def run(self, *args: str, input: str | None = None, timeout: float = 300,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        self.runs += 1
+        argv = [str(self.engine.pulumi), *args, "--non-interactive", "--cwd", str(self.project)]
+        if args[0] not in ("stack", "config"):
+            argv += ["--stack", self.stack]
+        log = self.logs / f"{self.runs:02d}-{args[0]}.log"
+        try:
+            done = subprocess.run(argv, input=input, env=self.env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as err:
+            out = _text(err.stdout) + "\n" + _text(err.stderr)
+            log.write_text(f"$ pulumi {' '.join(args)} (killed after {timeout:.0f} s)\n{out}\n")
+            raise EngineError(f"`pulumi {' '.join(args)}` did not finish in {timeout:.0f} s:\n{out[-6000:]}") from None
+        log.write_text(f"$ pulumi {' '.join(args)}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}\n")
+        if check and done.returncode != 0:
+            raise EngineError(f"`pulumi {' '.join(args)}` exited with {done.returncode}:\n"
+                              f"{done.stdout[-6000:]}\n{done.stderr[-3000:]}\n(whole output: {log})")
+        return done
+
+    def up(self) -> subprocess.CompletedProcess[str]:
+        return self.run("up", "--yes", "--skip-preview", timeout=UP_TIMEOUT_SECONDS)
+
+    def destroy(self) -> subprocess.CompletedProcess[str]:
+        return self.run("destroy", "--yes", "--skip-preview", timeout=UP_TIMEOUT_SECONDS)
+
+    def preview(self) -> list[dict[str, Any]]:
+        """The steps a preview would take, other than leaving a resource as it is."""
+        done = self.run("preview", "--json", "--diff")
+        steps = json.loads(done.stdout).get("steps") or []
+        return [s for s in steps if s.get("op") not in ("same", "read")]
+
+    def outputs(self) -> dict[str, Any]:
+        return json.loads(self.run("stack", "output", "--json", "--stack", self.stack).stdout)
+
+    def resources(self) -> list[dict[str, Any]]:
+        state = json.loads(self.run("stack", "export", "--stack", self.stack).stdout)
+        return (state.get("deployment") or {}).get("resources") or []
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def changed(step: Mapping[str, Any]) -> str:
+    """A step as one line: the operation, the resource's type and name, the fields that differ."""
+    _, _, kind, name = (str(step.get("urn", "")).split("::") + ["", "", "", ""])[:4]
+    return f"{step.get('op')} {kind.rsplit('$', 1)[-1]} {name}: {step.get('diffs') or []}"
+
+
+class KueueFollower:
+    """Runs the real Kueue controller while the program's Kueue release has its Deployment."""
+
+    def __init__(self, controller: KueueController, kubectl: Kubectl) -> None:
+        self.controller, self.kubectl = controller, kubectl
+        self.errors: list[str] = []
+        self.running = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name="e2e-kueue-follower", daemon=True)
+
+    def __enter__(self) -> KueueFollower:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+        if self.running:
+            self.controller.stop()
+            self.running = False
+
+    def _deployment_exists(self) -> bool:
+        done = self.kubectl.run("get", "deployment", DEPLOYMENT, "-n", KUEUE_NAMESPACE, "-o", "name",
+                                check=False, timeout=10)
+        return done.returncode == 0
+
+    def _follow(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                present = self._deployment_exists()
+                if present and not self.running:
+                    self.controller.start()
+                    self.running = True
+                elif not present and self.running:
+                    self.controller.stop()
+                    self.running = False
+            except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
+                self.errors.append(f"{type(err).__name__}: {err}")
+
+    def describe(self) -> str:
+        return f"follower errors: {self.errors}\nkueue log tail:\n{log_tail(self.controller.log, 40)}"

@@ -1,0 +1,171 @@
+"""The real Pulumi engine: `pulumi up`, `preview`, an update and `destroy` of the program itself.
+
+Every other stack in the tier replays what `pulumi up` does with the program's own builders; here
+the Pulumi CLI, the Python language host and the kubernetes provider, built from their modules
+(binaries.ensure_engine), run the program unchanged in kubeconfig mode against the local control
+plane, with Kueue's chart from the packaged file. The scenarios build on each other, in file order,
+on one stack: up, an empty preview, a share changed in place, destroy with jobs running.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from components.config import KUEUE_NAMESPACE
+from components.kueue_objects import COHORT_NAME, build_objects, team_queues
+from components.quantity import canonical
+
+from .binaries import BuildError, Engine, ensure_engine
+from .cluster import is_true, wait_for
+from .conftest import on_stacks, report
+from .engine import EngineError, KueueFollower, PulumiProject, changed
+from .jobs import job, wait_admitted
+from .stack_cluster import StackCluster
+from .stacks import ENGINE, config_map
+
+# Measured here on 2 cores: the first up 20 to 27 s, destroy with jobs running 27 s.
+UP_BUDGET_SECONDS = 180
+DESTROY_BUDGET_SECONDS = 120
+CHANGED_TEAM, CHANGED_SHARE = "research", 55
+
+
+def stack_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
+    """The engine stack's config as a platform admin writes it for a cluster given by kubeconfig:
+    no Azure keys, the charts from the packaged files (as from a registry mirror)."""
+    config = {k: v for k, v in config_map(ENGINE).items() if k not in ("kueue-aks:cluster", "azure-native:location")}
+    if shares:
+        config["kueue-aks:teams"] = [{**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]]
+    return config
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    try:
+        return ensure_engine()
+    except BuildError as err:
+        pytest.fail(str(err), pytrace=False)
+
+
+@pytest.fixture
+def project(cluster: StackCluster, engine: Engine) -> Iterator[PulumiProject]:
+    """The stack's Pulumi project, made on first use and kept with its control plane, with Kueue
+    following its release from then until the control plane stops."""
+    made = getattr(cluster, "pulumi_project", None)
+    if made is None:
+        made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE)
+        made.create(stack_config(), cluster.cluster.kubeconfig.read_text())
+        follower = KueueFollower(cluster.kueue, cluster.kubectl).__enter__()
+        cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
+        cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
+    yield made
+
+
+def _queues_active(cluster: StackCluster) -> tuple[bool, Any]:
+    queues = cluster.kubectl.items("clusterqueues.kueue.x-k8s.io") + cluster.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
+    expected = sum(1 for o in cluster.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
+    inactive = [q["metadata"]["name"] for q in queues if not is_true(q, "Active")]
+    return len(queues) == expected and not inactive, {"queues": len(queues), "expected": expected, "inactive": inactive}
+
+
+def leftovers(cluster: StackCluster) -> str:
+    """What a hung destroy waits for: terminating namespaces, Kueue's objects and their finalizers."""
+    kubectl = cluster.kubectl
+    lines = [f"namespace {n['metadata']['name']}: {n['status'].get('phase')} {n['status'].get('conditions', '')}"
+             for n in kubectl.items("namespaces") if n["status"].get("phase") == "Terminating"]
+    kinds = ",".join(f"{k.lower()}s.kueue.x-k8s.io" for k in ("Workload", "ClusterQueue", "LocalQueue", "ResourceFlavor",
+                                                            "Cohort", "Topology", "AdmissionCheck"))
+    done = kubectl.run("get", kinds, "-A", "-o", "json", check=False)
+    for obj in (json.loads(done.stdout).get("items", []) if done.returncode == 0 else []):
+        meta = obj["metadata"]
+        lines.append(f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}: deleting={bool(meta.get('deletionTimestamp'))} "
+                     f"finalizers={meta.get('finalizers')}")
+    if done.returncode != 0:
+        lines.append(f"kueue kinds: {done.stderr.strip()}")
+    pods = kubectl.run("get", "pods", "-A", "-o", "wide", check=False).stdout
+    return "\n".join(lines) + "\npods:\n" + pods
+
+
+@on_stacks(ENGINE)
+def test_engine_up_brings_the_stack_up_first_time(cluster: StackCluster, project: PulumiProject) -> None:
+    started = time.monotonic()
+    try:
+        project.up()
+    except EngineError as err:
+        raise EngineError(f"{err}\n{cluster.kueue_follower.describe()}") from None  # type: ignore[attr-defined]
+    took = time.monotonic() - started
+    report(f"e2e[{ENGINE}]: first `pulumi up` by the real engine took {took:.0f} s (budget {UP_BUDGET_SECONDS} s)")
+    wait_for("every ClusterQueue and LocalQueue the engine made to be Active", lambda: _queues_active(cluster), 60)
+    local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"}
+    exported = project.outputs()["localQueues"]
+    assert {(team, name) for team, queues in exported.items() for name in queues} == local_queues
+    # The queues the engine made admit work.
+    cluster.kubectl.apply([job("research", "engine-first", run_for="1h")])
+    wait_admitted(cluster, "research", "engine-first")
+    assert took <= UP_BUDGET_SECONDS
+
+
+@on_stacks(ENGINE)
+def test_engine_preview_after_up_shows_no_changes(cluster: StackCluster, project: PulumiProject) -> None:
+    steps = project.preview()
+    assert not steps, "a preview right after `up` wants to change:\n" + "\n".join(map(changed, steps))
+
+
+@on_stacks(ENGINE)
+def test_engine_share_change_updates_in_place(cluster: StackCluster, project: PulumiProject) -> None:
+    """A team's share moves the quota and weight of its ClusterQueues (the ordinary and the
+    topology-aware one) and the Cohort's remainder with them: each updated in place, nothing
+    replaced, created or deleted, and the team's running job keeps running."""
+    team = next(t for t in cluster.config.teams if t.name == CHANGED_TEAM)
+    queues = [q.name for q in team_queues(cluster.config, team)]
+    project.set_config(stack_config({CHANGED_TEAM: CHANGED_SHARE}))
+    steps = project.preview()
+    summary = sorted(changed(s) for s in steps)
+    assert {s["op"] for s in steps} == {"update"}, summary
+    assert sorted(str(s["urn"]).rsplit("::", 1)[-1] for s in steps) == sorted(
+        [f"queues-clusterqueue-{q}" for q in queues] + [f"queues-cohort-{COHORT_NAME}"]), summary
+    project.up()
+    for queue in queues:
+        cq = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", queue)
+        assert cq["spec"]["fairSharing"]["weight"] == canonical(Decimal(CHANGED_SHARE) / 100), queue
+    assert not project.preview(), "the update left a difference behind"
+    wl_running = cluster.kubectl.get("job", "engine-first", "-n", "research")
+    assert not wl_running["spec"].get("suspend"), "the update suspended a running job"
+
+
+@on_stacks(ENGINE)
+def test_engine_destroy_with_jobs_running_leaves_nothing(cluster: StackCluster, project: PulumiProject) -> None:
+    cluster.kubectl.apply([job("platform", "engine-running", pods=2, run_for="1h")])
+    wait_admitted(cluster, "platform", "engine-running")
+    started = time.monotonic()
+    try:
+        project.destroy()
+    except EngineError as err:
+        raise EngineError(f"{err}\nleft in the cluster:\n{leftovers(cluster)}\n"
+                          f"{cluster.kueue_follower.describe()}") from None  # type: ignore[attr-defined]
+    took = time.monotonic() - started
+    report(f"e2e[{ENGINE}]: `pulumi destroy` by the real engine with 2 jobs running took {took:.0f} s "
+           f"(budget {DESTROY_BUDGET_SECONDS} s)")
+
+    kubectl = cluster.kubectl
+    left = [r["urn"] for r in project.resources() if r.get("type") != "pulumi:pulumi:Stack"]
+    assert not left, f"the stack still has resources: {left}"
+    namespaces = {n["metadata"]["name"] for n in kubectl.items("namespaces")}
+    teams = {o["metadata"]["name"] for o in build_objects(cluster.config) if o["kind"] == "Namespace"}
+    assert not namespaces & (teams | {KUEUE_NAMESPACE}), namespaces
+    crds = [c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if "kueue.x-k8s.io" in c]
+    assert not crds, crds
+    roles = [r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r]
+    assert not roles, roles
+    hooks = [w for w in kubectl.run("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices",
+                                    "-o", "name").stdout.split() if "kueue" in w]
+    assert not hooks, hooks
+    guards = kubectl.run("get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name").stdout.split()
+    assert not guards, guards
+    assert not kubectl.run("get", "jobs", "-A", "-o", "name").stdout.split(), "jobs outlived their namespaces"
+    assert took <= DESTROY_BUDGET_SECONDS
