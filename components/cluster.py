@@ -197,7 +197,7 @@ def taint_advice(pool: NodePool, actual_taints: Sequence[str] | None, existing: 
             f"{QUEUED_TAINT} is the taint kueue-aks:governance.enforce puts on every user pool, so that only "
             "pods Kueue admitted run there; the stack file does not list it because governance adds it.")
     lines.append(
-        "Give the pool its taints (the pool's owner; running pods stay, new nodes get them):\n"
+        "Give the pool its taints (the pool's owner runs it; NoSchedule leaves running pods where they are):\n"
         f"    az aks nodepool update --resource-group {existing.resource_group} --cluster-name {existing.name} "
         f"--name {pool.name} --node-taints {','.join(expected)}")
     if pool.governed:
