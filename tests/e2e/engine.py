@@ -136,7 +136,8 @@ def _text(output: str | bytes | None) -> str:
 def changed(step: Mapping[str, Any]) -> str:
     """A step as one line: the operation, the resource's type and name, the fields that differ."""
     _, _, kind, name = (str(step.get("urn", "")).split("::") + ["", "", "", ""])[:4]
-    return f"{step.get('op')} {kind.rsplit('$', 1)[-1]} {name}: {step.get('diffs') or []}"
+    fields = step.get("diffReasons") or list(step.get("detailedDiff") or {}) or step.get("diffs") or []
+    return f"{step.get('op')} {kind.rsplit('$', 1)[-1]} {name}: {fields}"
 
 
 class KueueFollower:
