@@ -121,7 +121,8 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     assert objects == [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
     assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
     assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"
-    assert files[len(policies)].name.startswith(f"{len(policies) + 1:03d}-namespace-")
+    first = kueue_objects[0]
+    assert files[len(policies)].name == f"{len(policies) + 1:03d}-{first['kind'].lower()}-{first['metadata']['name']}.yaml"
     # The validator knows Kueue's kinds only.
     assert validate_objects(objects[len(policies):len(policies) + len(kueue_objects)], crds=crds) == []
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
