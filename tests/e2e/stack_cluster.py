@@ -124,7 +124,7 @@ class StackCluster:
         self.apply_objects()
         if self.config.monitoring.enabled:
             self.apply_scrape_objects()
-        wait_for("every ClusterQueue and LocalQueue to be Active", self._queues_active, 60)
+        wait_for("every ClusterQueue and LocalQueue to be Active", self.queues_active, 60)
         self._timed("queues active", start)
         if self.operator_binaries:
             # After the queues: the program creates them in parallel, and Kueue needs no operator.
@@ -154,7 +154,7 @@ class StackCluster:
         not_ready = [n["metadata"]["name"] for n in nodes if not is_true(n, "Ready")]
         return len(nodes) == len(self.initial_nodes) and not not_ready, {"nodes": len(nodes), "not ready": not_ready}
 
-    def _queues_active(self) -> tuple[bool, Any]:
+    def queues_active(self) -> tuple[bool, Any]:
         queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
         inactive = {q["metadata"]["name"]: conditions(q) for q in queues if not is_true(q, "Active")}
         expected = sum(1 for o in self.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))

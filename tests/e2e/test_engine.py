@@ -22,7 +22,7 @@ from components.kueue_objects import COHORT_NAME, build_objects, team_queues
 from components.quantity import canonical
 
 from .binaries import BuildError, Engine, ensure_engine
-from .cluster import is_true, wait_for
+from .cluster import wait_for
 from .conftest import on_stacks, report
 from .engine import EngineError, KueueFollower, PulumiProject, changed
 from .jobs import job, wait_admitted
@@ -66,13 +66,6 @@ def project(cluster: StackCluster, engine: Engine) -> Iterator[PulumiProject]:
     yield made
 
 
-def _queues_active(cluster: StackCluster) -> tuple[bool, Any]:
-    queues = cluster.kubectl.items("clusterqueues.kueue.x-k8s.io") + cluster.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
-    expected = sum(1 for o in cluster.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
-    inactive = [q["metadata"]["name"] for q in queues if not is_true(q, "Active")]
-    return len(queues) == expected and not inactive, {"queues": len(queues), "expected": expected, "inactive": inactive}
-
-
 def leftovers(cluster: StackCluster) -> str:
     """What a hung destroy waits for: terminating namespaces, Kueue's objects and their finalizers."""
     kubectl = cluster.kubectl
@@ -100,7 +93,7 @@ def test_engine_up_brings_the_stack_up_first_time(cluster: StackCluster, project
         raise EngineError(f"{err}\n{cluster.kueue_follower.describe()}") from None  # type: ignore[attr-defined]
     took = time.monotonic() - started
     report(f"e2e[{ENGINE}]: first `pulumi up` by the real engine took {took:.0f} s (budget {UP_BUDGET_SECONDS} s)")
-    wait_for("every ClusterQueue and LocalQueue the engine made to be Active", lambda: _queues_active(cluster), 60)
+    wait_for("every ClusterQueue and LocalQueue the engine made to be Active", cluster.queues_active, 60)
     local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"}
     exported = project.outputs()["localQueues"]
     assert {(team, name) for team, queues in exported.items() for name in queues} == local_queues
