@@ -55,6 +55,9 @@ PROVISIONING_MAX_BACKOFF = "20s"
 # Every wait for admission or for pods on nodes allows it, since pools start at minCount.
 SCALE_UP_SECONDS = 120
 SCALE_DOWN_SECONDS = 150  # 30 s unneeded + 20 s after a scale-up, plus loops
+# The taints CA puts on a node it means to remove: the soft one as soon as the node is unneeded,
+# the hard one when it deletes it.
+SCALE_DOWN_TAINTS = ("DeletionCandidateOfClusterAutoscaler", "ToBeDeletedByClusterAutoscaler")
 
 
 def autoscaled_pools(config: StackConfig) -> list[NodePool]:
@@ -174,6 +177,42 @@ class Autoscaler:
         stop_process(self.process)
         self.process = None
         self.labeler.stop()
+
+
+def leaving_nodes(nodes: list[dict[str, Any]], pools: list[NodePool]) -> list[str]:
+    """The nodes of `pools` that the autoscaler is removing or will remove: tainted for it in a
+    pool above its minCount (CA taints unneeded nodes at minCount too, but keeps them)."""
+    leaving = []
+    for pool in pools:
+        members = [n for n in nodes if n["metadata"].get("labels", {}).get(POOL_LABEL) == pool.name]
+        leaving += [n["metadata"]["name"] for n in members
+                    if n["metadata"].get("deletionTimestamp")
+                    or (len(members) > pool.min_count
+                        and any(t["key"] in SCALE_DOWN_TAINTS for t in n.get("spec", {}).get("taints", [])))]
+    return leaving
+
+
+def wait_pools_settled(kubectl: Kubectl, config: StackConfig) -> None:
+    """Wait until no node of an autoscaled pool is on its way out.
+
+    CA 1.33 answers a ProvisioningRequest with "Capacity is found in the cluster" when the pods
+    fit on an empty node it has already marked unneeded, and then removes that node anyway: the
+    request's booking does not reset the node's unneeded timer (seen here: Provisioned at
+    11:33:59, the node removed at 11:34:04, the workload's topology second pass failing after).
+    Kueue then waits for the booking to expire (10 min, hard-coded in CA) before it asks again.
+    On AKS the window is the last seconds of a 10-minute unneeded time; with this tier's 30 s it
+    is most of the time between two scenarios, so each scenario starts once the pools settled
+    (docs/autoscaling.md, "A request that finds a node on its way out").
+    """
+    pools = [p for p in autoscaled_pools(config) if p.provisioning_request]
+    if not pools:
+        return
+
+    def probe() -> tuple[bool, Any]:
+        leaving = leaving_nodes(kubectl.items("nodes"), pools)
+        return not leaving, leaving
+
+    wait_for("the autoscaler to finish removing nodes", probe, SCALE_DOWN_SECONDS)
 
 
 def wait_pool_size(kubectl: Kubectl, pool: str, want: Callable[[int], bool], what: str, timeout: float) -> list[str]:
