@@ -10,10 +10,12 @@ from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
 from components.monitoring import Monitoring
 from components.operators.component import JobOperators
+from components.preflight.program import preflight
 from components.queues import KueueQueues, validated_objects
 
-# Both steps raise one pulumi.RunError listing every problem, before any resource is registered.
-config = load_stack_config()
+# Each step raises one pulumi.RunError listing every problem, before any resource is registered.
+# The preflight reads Azure's vCPU quota and VM sizes; under quotaPolicy clamp it shrinks Kueue's quotas.
+config = preflight(load_stack_config())
 kueue_objects = validated_objects(config)
 
 Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]

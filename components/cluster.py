@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import containerservice, resources
 
+from .preflight.check import STACK_TAG
 from .capacity import MAX_PODS
 from .config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
 from .monitoring import azure_monitor_profile
@@ -238,6 +239,8 @@ class AksCluster(pulumi.ComponentResource):
             resource_group_name=self.resource_group.name,
             location=config.location,
             dns_prefix=settings.name,
+            # How the next preview's preflight finds this stack's nodes, to count them only once.
+            tags={STACK_TAG: f"{pulumi.get_project()}/{pulumi.get_stack()}"},
             kubernetes_version=settings.kubernetes_version,
             sku=containerservice.ManagedClusterSKUArgsDict(name="Base", tier=settings.tier),
             identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),

@@ -174,6 +174,14 @@ class NodePool:
     # Kueue admits a workload on this pool's flavor only after the autoscaler provisioned nodes
     # for all of its pods (ProvisioningRequest, best-effort-atomic-scale-up: all or nothing).
     provisioning_request: bool = False
+    # Set by the preflight's `clamp` policy: the nodes the subscription's vCPU quota lets Azure
+    # create. Kueue's quotas count min(maxCount, this); the pool itself keeps maxCount.
+    quota_nodes: int | None = None
+
+    @property
+    def capacity_nodes(self) -> int:
+        """The nodes Kueue's quotas count: maxCount, or fewer when Azure's quota allows fewer."""
+        return self.max_count if self.quota_nodes is None else min(self.max_count, self.quota_nodes)
 
     @property
     def autoscaled(self) -> bool:
@@ -197,7 +205,7 @@ class NodePool:
 
     @property
     def capacity(self) -> NodeResources:
-        return capacity.pool_capacity(self.node, self.max_count)
+        return capacity.pool_capacity(self.node, self.capacity_nodes)
 
 
 @dataclass(frozen=True)
@@ -277,6 +285,18 @@ class OperatorSettings:
     image_repository: str | None = None  # a mirror of the controller image; tag = the pinned version
 
 
+QUOTA_POLICIES = ("error", "warn", "clamp")
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What to do before any resource: read the subscription's vCPU quota and the region's VM
+    sizes from Azure and compare them with the pools at maxCount (components/preflight)."""
+
+    enabled: bool = True
+    quota_policy: str = "error"  # error | warn | clamp (Kueue quotas from what the quota allows)
+
+
 @dataclass(frozen=True)
 class StackConfig:
     stack: str
@@ -291,6 +311,7 @@ class StackConfig:
     device_plugin: DevicePluginSettings = DevicePluginSettings()
     monitoring: Monitoring = Monitoring()
     operators: tuple[OperatorSettings, ...] = ()  # every operator the frameworks need, in catalog order
+    preflight: Preflight = Preflight()
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -1020,6 +1041,15 @@ def _parse_governance(problems: _Problems, raw: Any, teams: tuple[Team, ...]) ->
     return Governance(enforce=r.get("enforce", True, c.boolean), exempt_namespaces=r.get("exemptNamespaces", (), namespaces))
 
 
+def _parse_preflight(problems: _Problems, raw: Any) -> Preflight:
+    c = _checker(problems)
+    r = _Reader(problems, f"{NAMESPACE}:preflight", raw, ["enabled", "quotaPolicy"])
+    # With cluster.kubeconfig there is no Azure to read; the keys stay valid (Pulumi.yaml's declared
+    # defaults reach every stack) and the program skips the check.
+    return Preflight(enabled=r.get("enabled", True, c.boolean),
+                     quota_policy=r.get("quotaPolicy", "error", lambda p, v: c.enum(p, v, QUOTA_POLICIES)))
+
+
 def _parse_monitoring(problems: _Problems, raw: Any, cluster: ClusterSettings, kueue: KueueSettings) -> Monitoring:
     c = _checker(problems)
     r = _Reader(problems, f"{NAMESPACE}:monitoring", raw,
@@ -1088,7 +1118,7 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
 # --- entry points --------------------------------------------------------------------------
 
 KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin",
-        "monitoring", "operators")
+        "monitoring", "operators", "preflight")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -1117,6 +1147,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     device_plugin = _parse_device_plugin(problems, raw.get("devicePlugin"))
     monitoring = _parse_monitoring(problems, raw.get("monitoring"), cluster, kueue)
     operators = _parse_operators(problems, raw.get("operators"), kueue)
+    preflight = _parse_preflight(problems, raw.get("preflight"))
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -1128,7 +1159,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         raise ConfigError(problems.items)
     config = StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
                          teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
-                         device_plugin=device_plugin, monitoring=monitoring, operators=operators)
+                         device_plugin=device_plugin, monitoring=monitoring, operators=operators, preflight=preflight)
     from .operators.sizing import system_pool_problems  # it reads the whole parsed model
 
     sizing = system_pool_problems(config)

@@ -6,13 +6,22 @@
 It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
 The Kueue CRDs come from the chart the program installs, as in the program (components/kueue_crds.py).
+    python -m components.plan --stack dev --azure              # plus Azure's vCPU quota and VM sizes
+
+With --azure it also runs the program's preflight (components/preflight): it reads the
+subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
+azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload
+identity's environment variables, a managed identity), prints the capacity table, and under
+quotaPolicy clamp shows the quotas clamped. Without it, nothing leaves the machine.
 Exit codes: 0 ok, 2 config error, 3 a generated object fails validation, 4 the Kueue CRDs cannot be
-read (a chart source that answers wrongly, or no chart with CI=true).
+read (a chart source that answers wrongly, or no chart with CI=true), 5 the preflight failed
+(Azure cannot give the pools, or cannot be read).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +36,9 @@ from .kueue_objects import (COHORT_NAME, QuotaRow, build_objects, flavor_capacit
 from .kueue_values import kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
+from .preflight.arm import ArmClient, PreflightError
+from .preflight.check import PreflightFailed, decide, read
+from .preflight.quota import capacity_markdown
 from .policies import aggregated_role_guard, pool_guard, rayservice_guard
 from .scrape import scrape_objects
 from .kueue_crds import kueue_crds
@@ -140,11 +152,30 @@ def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out:
     return written
 
 
+def azure_preflight(config: StackConfig, root: Path, subscription: str | None) -> tuple[StackConfig, str]:
+    """The program's preflight, with azure-identity's credential instead of the provider's token."""
+    from azure.identity import DefaultAzureCredential
+
+    subscription = subscription or os.environ.get("AZURE_SUBSCRIPTION_ID") or os.environ.get("ARM_SUBSCRIPTION_ID")
+    if not subscription:
+        raise PreflightError("no subscription: pass --subscription or set AZURE_SUBSCRIPTION_ID")
+    project = (yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}).get("name", "kueue-aks")
+    api = ArmClient(DefaultAzureCredential(), subscription, os.environ.get("ARM_ENVIRONMENT"))
+    assessment = read(config, api, f"{project}/{config.stack}")
+    built, notes = decide(config, assessment)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return built, capacity_markdown(assessment)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.plan", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--manifests", type=Path, help="write every object and the Helm values as YAML here")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project directory (default: current)")
+    parser.add_argument("--azure", action="store_true", help="read Azure's vCPU quota and VM sizes (the preflight)")
+    parser.add_argument("--subscription", help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, "
+                        "then ARM_SUBSCRIPTION_ID)")
     args = parser.parse_args(argv)
 
     if not (args.root / f"Pulumi.{args.stack}.yaml").exists():
@@ -155,6 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    capacity = ""
+    if args.azure:
+        try:
+            config, capacity = azure_preflight(config, args.root, args.subscription)
+        except (PreflightError, PreflightFailed) as err:
+            print(f"error: preflight: {err}" if isinstance(err, PreflightError) else f"error: {err}", file=sys.stderr)
+            return 5
     objects = build_objects(config)
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
@@ -170,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
     print(quota_markdown(config, quota_table(config)) + operators_markdown(config))
+    print(capacity or "_Azure's vCPU quota and VM sizes not read: pass --azure to run the preflight._\n")
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
     if args.manifests:

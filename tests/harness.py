@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import runpy
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,10 @@ from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
-from components.config import ConfigError, NodePool, decode_config_value, parse_config, raw_from_stack_file
+from components.config import (ConfigError, NodePool, StackConfig, decode_config_value, parse_config,
+                               raw_from_stack_file)
+from tests.azure_fake import FakeArm, generous
+from tests.loopback_tls import make_tls
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = ROOT / "__main__.py"
@@ -109,15 +113,37 @@ def agent_pool_result(pool: NodePool) -> dict[str, Any]:
     return result
 
 
-def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[str, dict[str, Any]]:
-    """getAgentPool results that match the config map's pools; empty when the config is invalid
-    (the program then stops before any invoke)."""
+def parsed_config(config: Mapping[str, Any], stack: str = "dev") -> StackConfig | None:
+    """The config map as the program parses it; None when it is invalid (the program then stops
+    before any invoke)."""
     raw, location = raw_from_stack_file({"config": {k: decode_config_value(v) for k, v in config.items()}})
     try:
-        parsed = parse_config(raw, stack=stack, location=location)
+        return parse_config(raw, stack=stack, location=location)
     except ConfigError:
-        return {}
-    return {pool.name: agent_pool_result(pool) for pool in parsed.node_pools}
+        return None
+
+
+def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[str, dict[str, Any]]:
+    """getAgentPool results that match the config map's pools."""
+    parsed = parsed_config(config, stack)
+    return {pool.name: agent_pool_result(pool) for pool in parsed.node_pools} if parsed else {}
+
+
+# The azure-native provider's token as getClientToken returns it; the preflight sends it to Azure.
+PROVIDER_TOKEN = "provider-token-not-real"
+_AZURE: list[FakeArm] = []
+
+
+def generous_azure(config: Mapping[str, Any], stack: str) -> FakeArm:
+    """The session's loopback Azure, answering so that every pool of `config` fits (the preflight's
+    own tests give it recorded answers instead)."""
+    if not _AZURE:
+        _AZURE.append(FakeArm(*make_tls(Path(tempfile.mkdtemp(prefix="kueue-aks-azure-")))))
+    fake = _AZURE[0]
+    parsed = parsed_config(config, stack)
+    fake.usages, fake.skus, fake.clusters = generous(parsed) if parsed else ([], [], [])
+    fake.fail, fake.delay, fake.page_size = {}, {}, 0
+    return fake
 
 
 SUBSCRIPTION = "00000000-0000-0000-0000-00000000000a"
@@ -181,6 +207,8 @@ class ProgramMocks(pulumi.runtime.Mocks):
             if pool not in (self.agent_pools or {}):
                 raise Exception(f"mock: agent pool {pool!r} not found (ResourceNotFound)")
             return dict((self.agent_pools or {})[pool])
+        if args.token == "azure-native:authorization:getClientToken":
+            return {"token": PROVIDER_TOKEN}
         if args.token == "azure-native:authorization:getClientConfig":
             return {"subscriptionId": SUBSCRIPTION, "objectId": DEPLOYER_OBJECT_ID, "tenantId": "tenant", "clientId": "client"}
         if args.token == "azure-native:monitor:getAzureMonitorWorkspace":
@@ -239,8 +267,15 @@ def stack_file_config(stack: str = "dev") -> dict[str, Any]:
 
 
 def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
-                mocks: ProgramMocks | None = None) -> ProgramRun:
-    """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks."""
+                mocks: ProgramMocks | None = None, azure: FakeArm | None = None) -> ProgramRun:
+    """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks, the
+    preflight reading `azure` (default: a loopback Azure where every pool fits)."""
+    azure = azure or generous_azure(config, stack)
+    with azure.serving():
+        return _run_program(config, stack=stack, preview=preview, mocks=mocks)
+
+
+def _run_program(config: Mapping[str, Any], *, stack: str, preview: bool, mocks: ProgramMocks | None) -> ProgramRun:
     mocks = mocks or ProgramMocks()
     mocks.config_map = (config, stack)
     monitor = RecordingMonitor(mocks)

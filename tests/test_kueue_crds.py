@@ -13,10 +13,8 @@ import base64
 import hashlib
 import io
 import json
-import shutil
 import socket
 import ssl
-import subprocess
 import tarfile
 import threading
 import time
@@ -37,6 +35,7 @@ from components.validate import CRDS_ENV, CrdError, validate_objects
 from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
 from tests import harness
 from tests.harness import run_program, stack_file_config
+from tests.loopback_tls import make_tls
 
 VERSION = "0.19.2"
 CHART = CHART_TGZ.read_bytes()
@@ -66,16 +65,7 @@ def repacked(*, version: str | None = None, crd_edit: bytes | None = None, data:
 
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    if not shutil.which("openssl"):
-        pytest.fail("openssl is needed to make the test server's certificate")
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem"),
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                    "-addext", "basicConstraints=critical,CA:TRUE",
-                    "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
-                    "-addext", "extendedKeyUsage=serverAuth"], check=True, capture_output=True)
-    return d / "cert.pem", d / "key.pem"
+    return make_tls(tmp_path_factory.mktemp("tls"))
 
 
 Route = tuple[int, dict[str, str], bytes]

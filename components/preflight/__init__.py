@@ -1,0 +1,8 @@
+"""Preflight: will Azure really give the stack its pools at maxCount?
+
+Before any resource, the program reads the subscription's regional vCPU usage and limits and the
+region's VM size list (Compute usages and resource SKUs) and compares them with what the stack
+can ask for at full scale. `quota` holds the decisions as pure functions over Azure's documented
+response shapes; `arm` is the one small client that reads them; `check` wires both into the
+program and the plan command.
+"""

@@ -1,0 +1,162 @@
+"""The one client the preflight reads Azure with: Azure Resource Manager's REST API through
+azure-core's pipeline.
+
+Why azure-core and not the generated azure-mgmt-compute: three GET calls need no 100 MB SDK, and
+azure-core is the pipeline that SDK itself runs on (Microsoft's, kept current): bearer tokens,
+retries that honour Retry-After on 429 and 5xx, and timeouts, the parts worth not writing again.
+The token is the azure-native provider's own (`authorization.getClientToken`), so the check reads
+Azure as the identity that deploys, however that identity logs in (CLI, service principal, OIDC,
+managed identity). The plan command, which runs without Pulumi, takes azure-identity's
+DefaultAzureCredential instead.
+
+Roles: the deploying identity needs `Microsoft.Compute/locations/usages/read`,
+`Microsoft.Compute/skus/read` and `Microsoft.ContainerService/managedClusters/read` on the
+subscription: Reader has them (docs/preflight.md).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from azure.core import PipelineClient
+from azure.core.credentials import AccessToken, TokenCredential
+from azure.core.exceptions import AzureError, ServiceRequestError, ServiceResponseError
+from azure.core.pipeline.policies import BearerTokenCredentialPolicy, HeadersPolicy, RetryPolicy, UserAgentPolicy
+from azure.core.rest import HttpRequest
+
+# azure-native's `environment` setting -> Resource Manager endpoint (learn.microsoft.com/azure/
+# azure-government/compare-azure-government-global-azure; .../china/resources-developer-guide).
+ARM_ENDPOINTS = {"public": "https://management.azure.com", "usgovernment": "https://management.usgovcloudapi.net",
+                 "china": "https://management.chinacloudapi.cn"}
+# Another endpoint (a proxy, or a test server): the only way to point the check elsewhere.
+ENDPOINT_ENV = "KUEUE_AKS_ARM_ENDPOINT"
+USAGES_API = "2024-07-01"
+SKUS_API = "2021-07-01"
+CLUSTERS_API = "2024-09-01"
+TIMEOUT_SECONDS = 30
+RETRIES = 3
+SKIP = "set kueue-aks:preflight.enabled: false to skip the check (pulumi config set --path kueue-aks:preflight.enabled false)"
+
+
+class PreflightError(Exception):
+    """Azure could not be read; the message says why and how to skip the check."""
+
+
+class ComputeApi(Protocol):
+    """What the preflight reads; ArmClient reads it from Azure."""
+
+    subscription: str
+
+    def usages(self, location: str) -> list[dict[str, Any]]: ...
+
+    def skus(self, location: str) -> list[dict[str, Any]]: ...
+
+    def managed_clusters(self) -> list[dict[str, Any]]: ...
+
+    def managed_cluster(self, resource_group: str, name: str) -> dict[str, Any] | None: ...
+
+
+class ProviderToken:
+    """A token that the azure-native provider issued, as an azure-core credential."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken(self._token, _expiry(self._token))
+
+
+def _expiry(token: str) -> int:
+    """The JWT's `exp`; tokens that are not JWTs are used for five minutes (the check takes seconds)."""
+    try:
+        payload = token.split(".")[1]
+        return int(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["exp"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return int(time.time()) + 300
+
+
+class ArmClient:
+    def __init__(self, credential: TokenCredential, subscription: str, environment: str | None = None,
+                 *, retries: int = RETRIES, timeout: float = TIMEOUT_SECONDS) -> None:
+        audience = ARM_ENDPOINTS.get((environment or "public").lower(), ARM_ENDPOINTS["public"])
+        self.base_url = (os.environ.get(ENDPOINT_ENV) or audience).rstrip("/")
+        self.subscription, self.timeout, self.retries = subscription, timeout, retries
+        scope = f"{audience}/.default"
+        self._client: PipelineClient[Any, Any] = PipelineClient(self.base_url, policies=[
+            HeadersPolicy({"Accept": "application/json"}),
+            UserAgentPolicy("kueue-aks-preflight"),
+            RetryPolicy(retry_total=retries, retry_backoff_factor=1.0, retry_backoff_max=30, timeout=4 * timeout),
+            BearerTokenCredentialPolicy(credential, scope),
+        ])
+
+    def _get(self, url: str, params: Mapping[str, str] | None, what: str) -> dict[str, Any]:
+        try:
+            response = self._client.send_request(HttpRequest("GET", url, params=dict(params or {})),
+                                                 connection_timeout=self.timeout, read_timeout=self.timeout)
+        except (ServiceRequestError, ServiceResponseError) as err:
+            raise PreflightError(f"Azure did not answer the {what} request within {self.timeout:g} s after "
+                                 f"{self.retries} retries ({type(err).__name__}: {err}); run again later, or {SKIP}") from err
+        except AzureError as err:
+            raise PreflightError(f"the {what} request failed: {err}; {SKIP}") from err
+        if response.status_code == 404:
+            raise _NotFound(f"the {what} request found nothing (404)")
+        if response.status_code != 200:
+            raise PreflightError(_explain(response.status_code, response.headers, response.text(), what,
+                                          self.subscription, self.retries))
+        body: dict[str, Any] = response.json()
+        return body
+
+    def _pages(self, path: str, params: Mapping[str, str], what: str) -> list[dict[str, Any]]:
+        """Every item of a list, following nextLink (which carries its own query)."""
+        body = self._get(f"{self.base_url}{path}", params, what)
+        items: list[dict[str, Any]] = list(body.get("value", []))
+        while body.get("nextLink"):
+            body = self._get(body["nextLink"], None, what)
+            items += body.get("value", [])
+        return items
+
+    def usages(self, location: str) -> list[dict[str, Any]]:
+        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/locations/{location}/usages",
+                           {"api-version": USAGES_API}, f"vCPU usage ({location})")
+
+    def skus(self, location: str) -> list[dict[str, Any]]:
+        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/skus",
+                           {"api-version": SKUS_API, "$filter": f"location eq '{location}'"}, f"VM sizes ({location})")
+
+    def managed_clusters(self) -> list[dict[str, Any]]:
+        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.ContainerService/managedClusters",
+                           {"api-version": CLUSTERS_API}, "AKS clusters")
+
+    def managed_cluster(self, resource_group: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self._get(f"{self.base_url}/subscriptions/{self.subscription}/resourceGroups/{resource_group}/"
+                             f"providers/Microsoft.ContainerService/managedClusters/{name}", {"api-version": CLUSTERS_API},
+                             f"AKS cluster {resource_group}/{name}")
+        except _NotFound:
+            return None
+
+
+class _NotFound(PreflightError):
+    pass
+
+
+def _explain(status: int, headers: Mapping[str, str], text: str, what: str, subscription: str, retries: int) -> str:
+    try:
+        error = json.loads(text).get("error", {})
+        detail = f"{error.get('code', '')}: {error.get('message', '')}".strip(": ")
+    except (ValueError, AttributeError):
+        detail = text[:200]
+    if status in (401, 403):
+        return (f"the identity that deploys cannot read {what} in subscription {subscription} (HTTP {status} "
+                f"{detail}); it needs Microsoft.Compute/locations/usages/read, Microsoft.Compute/skus/read and "
+                f"Microsoft.ContainerService/managedClusters/read (the Reader role has them), or {SKIP}")
+    if status == 429:
+        after = headers.get("Retry-After", "?")
+        return (f"Azure throttled the {what} request (HTTP 429) after {retries} retries; it asks to wait "
+                f"{after} s; run again later, or {SKIP}")
+    return f"the {what} request failed with HTTP {status} ({detail}); {SKIP}"
