@@ -92,6 +92,8 @@ def pools_markdown(config: StackConfig) -> str:
     for pool in flavor_order(config.node_pools):
         check = provisioning_check(pool)
         nodes = f"{pool.min_count}–{pool.max_count}, autoscaled" if pool.autoscaled else f"{pool.max_count}, fixed"
+        if pool.quota_nodes is not None:
+            nodes += f"; Kueue counts {pool.capacity_nodes} (Azure's vCPU quota, quotaPolicy clamp)"
         if check:
             starts = "when the autoscaler has added all its nodes (ProvisioningRequest, all or nothing)"
         elif pool.autoscaled:

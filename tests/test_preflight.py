@@ -346,6 +346,7 @@ def test_preflight_the_plan_prints_the_capacity_table(azure: FakeArm, monkeypatc
     assert "| pool | VM size | family | quota | vCPUs at maxCount | quota free | nodes that fit |" in out.out
     assert "| gpu | Standard_NC4as_T4_v3 | standardNCASv3_T4Family | Standard NCASv3_T4 Family vCPUs | 12 | 8 | 2 of 3 |" in out.out
     assert "Kueue's quotas count 2 of its 3 nodes" in out.err
+    assert "| gpu | 0–3, autoscaled; Kueue counts 2 (Azure's vCPU quota, quotaPolicy clamp) |" in out.out
     assert all(auth == "Bearer plan-token" for _, auth in azure.requests)
     # Under the default policy the same shortfall is exit 5.
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": DEV}))

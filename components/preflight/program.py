@@ -32,12 +32,14 @@ def preflight(config: StackConfig) -> StackConfig:
     api = ArmClient(ProviderToken(token.token), client.subscription_id, pulumi.Config("azure-native").get("environment"))
     try:
         assessment = read(config, api, stack_tag())
-        built, notes = decide(config, assessment)
     except PreflightError as err:
         raise pulumi.RunError(f"preflight: {err}") from None
+    if assessment.rows:
+        pulumi.log.info(capacity_markdown(assessment))
+    try:
+        built, notes = decide(config, assessment)
     except PreflightFailed as err:
         raise pulumi.RunError(str(err)) from None
-    pulumi.log.info(capacity_markdown(assessment))
     for note in notes:
         pulumi.log.warn(note)
     return built
