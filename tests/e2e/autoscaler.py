@@ -38,6 +38,9 @@ PROVIDER_CONFIG = "kwok-provider-config"
 TEMPLATES = "kwok-provider-templates"
 MIN_ANNOTATION = "cluster-autoscaler.kwok.nodegroup/min-count"
 MAX_ANNOTATION = "cluster-autoscaler.kwok.nodegroup/max-count"
+# CA leaves a node with this annotation in place (FAQ, "How can I prevent Cluster Autoscaler from
+# scaling down a particular node?").
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 STATUS_CONFIG_MAP = "cluster-autoscaler-status"
 # Shorter than AKS's defaults (10 s scan, 10 min before an unneeded node goes) so a scenario sees
 # a scale-up and a scale-down within its deadline; both are AKS autoscaler-profile settings.
@@ -55,9 +58,6 @@ PROVISIONING_MAX_BACKOFF = "20s"
 # Every wait for admission or for pods on nodes allows it, since pools start at minCount.
 SCALE_UP_SECONDS = 120
 SCALE_DOWN_SECONDS = 150  # 30 s unneeded + 20 s after a scale-up, plus loops
-# The taints CA puts on a node it means to remove: the soft one as soon as the node is unneeded,
-# the hard one when it deletes it.
-SCALE_DOWN_TAINTS = ("DeletionCandidateOfClusterAutoscaler", "ToBeDeletedByClusterAutoscaler")
 
 
 def autoscaled_pools(config: StackConfig) -> list[NodePool]:
@@ -101,16 +101,33 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class HostnameLabeler:
-    """Gives every node the autoscaler creates its own `kubernetes.io/hostname`, on a node watch."""
+def _column(path: str, key: str) -> str:
+    return f"{path}.{key.replace('.', chr(92) + '.')}"
 
-    def __init__(self, kubectl: Kubectl, log: Path) -> None:
-        self.kubectl, self.log = kubectl, log
+
+class HostnameLabeler:
+    """On a node watch: gives every node the autoscaler creates its own `kubernetes.io/hostname`,
+    and keeps the nodes of pools with ProvisioningRequest from being scaled down.
+
+    Why keep them: CA 1.33 answers a ProvisioningRequest with "Capacity is found in the cluster"
+    when the pods fit on an empty node it has marked unneeded, then removes that node anyway (the
+    request's booking does not reset the node's unneeded timer; seen here: provisioned at
+    11:33:59, removed at 11:34:04), and Kueue waits 10 min for the booking to expire. On AKS the
+    window is the last seconds of a 10-minute unneeded time; with this tier's 30 s it was most of
+    the time between two scenarios (docs/autoscaling.md). Scale-down is shown on the pools without
+    ProvisioningRequest (test_autoscaler.py).
+    """
+
+    def __init__(self, kubectl: Kubectl, log: Path, keep: set[str]) -> None:
+        self.kubectl, self.log, self.keep = kubectl, log, keep
         self.process: subprocess.Popen[str] | None = None
         self.thread: threading.Thread | None = None
 
     def start(self) -> None:
-        columns = f"NAME:.metadata.name,HOST:.metadata.labels.{HOSTNAME_LABEL.replace('.', chr(92) + '.')}"
+        columns = ",".join([
+            "NAME:.metadata.name", "HOST:" + _column(".metadata.labels", HOSTNAME_LABEL),
+            "POOL:" + _column(".metadata.labels", POOL_LABEL),
+            "KEEP:" + _column(".metadata.annotations", SCALE_DOWN_DISABLED)])
         self.process = subprocess.Popen(
             [str(self.kubectl.binary), f"--kubeconfig={self.kubectl.kubeconfig}", "get", "nodes", "--watch",
              "--no-headers", "-o", f"custom-columns={columns}"],
@@ -122,8 +139,13 @@ class HostnameLabeler:
         assert self.process is not None and self.process.stdout is not None
         for line in self.process.stdout:
             parts = line.split()
-            if len(parts) == 2 and parts[1] == "<none>":
-                self.kubectl.run("label", "node", parts[0], f"{HOSTNAME_LABEL}={parts[0]}", "--overwrite", check=False)
+            if len(parts) != 4:
+                continue
+            name, host, pool, keep = parts
+            if host == "<none>":
+                self.kubectl.run("label", "node", name, f"{HOSTNAME_LABEL}={name}", "--overwrite", check=False)
+            if pool in self.keep and keep == "<none>":
+                self.kubectl.run("annotate", "node", name, f"{SCALE_DOWN_DISABLED}=true", "--overwrite", check=False)
 
     def stop(self) -> None:
         if self.process is not None:
@@ -140,10 +162,12 @@ class Autoscaler:
         self.binary, self.kubectl, self.workdir = binary, kubectl, workdir
         self.log = workdir / "cluster-autoscaler.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self.labeler = HostnameLabeler(kubectl, workdir / "hostname-labeler.log")
+        self.labeler: HostnameLabeler | None = None
 
     def start(self, config: StackConfig) -> None:
         self.kubectl.apply(config_maps(config))
+        self.labeler = HostnameLabeler(self.kubectl, self.workdir / "hostname-labeler.log",
+                                       {p.name for p in autoscaled_pools(config) if p.provisioning_request})
         self.labeler.start()
         env = {**os.environ, "KWOK_PROVIDER_MODE": "local", "KUBECONFIG": str(self.kubectl.kubeconfig),
                "POD_NAMESPACE": NAMESPACE}
@@ -176,43 +200,8 @@ class Autoscaler:
     def stop(self) -> None:
         stop_process(self.process)
         self.process = None
-        self.labeler.stop()
-
-
-def leaving_nodes(nodes: list[dict[str, Any]], pools: list[NodePool]) -> list[str]:
-    """The nodes of `pools` that the autoscaler is removing or will remove: tainted for it in a
-    pool above its minCount (CA taints unneeded nodes at minCount too, but keeps them)."""
-    leaving = []
-    for pool in pools:
-        members = [n for n in nodes if n["metadata"].get("labels", {}).get(POOL_LABEL) == pool.name]
-        leaving += [n["metadata"]["name"] for n in members
-                    if n["metadata"].get("deletionTimestamp")
-                    or (len(members) > pool.min_count
-                        and any(t["key"] in SCALE_DOWN_TAINTS for t in n.get("spec", {}).get("taints", [])))]
-    return leaving
-
-
-def wait_pools_settled(kubectl: Kubectl, config: StackConfig) -> None:
-    """Wait until no node of an autoscaled pool is on its way out.
-
-    CA 1.33 answers a ProvisioningRequest with "Capacity is found in the cluster" when the pods
-    fit on an empty node it has already marked unneeded, and then removes that node anyway: the
-    request's booking does not reset the node's unneeded timer (seen here: Provisioned at
-    11:33:59, the node removed at 11:34:04, the workload's topology second pass failing after).
-    Kueue then waits for the booking to expire (10 min, hard-coded in CA) before it asks again.
-    On AKS the window is the last seconds of a 10-minute unneeded time; with this tier's 30 s it
-    is most of the time between two scenarios, so each scenario starts once the pools settled
-    (docs/autoscaling.md, "A request that finds a node on its way out").
-    """
-    pools = [p for p in autoscaled_pools(config) if p.provisioning_request]
-    if not pools:
-        return
-
-    def probe() -> tuple[bool, Any]:
-        leaving = leaving_nodes(kubectl.items("nodes"), pools)
-        return not leaving, leaving
-
-    wait_for("the autoscaler to finish removing nodes", probe, SCALE_DOWN_SECONDS)
+        if self.labeler is not None:
+            self.labeler.stop()
 
 
 def wait_pool_size(kubectl: Kubectl, pool: str, want: Callable[[int], bool], what: str, timeout: float) -> list[str]:

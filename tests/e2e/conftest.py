@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from .autoscaler import wait_pools_settled
 from .binaries import Binaries, BuildError, ensure_binaries, ensure_operator_binaries
 from .cluster import E2EError
 from .forward import Forwarder
@@ -38,7 +37,6 @@ TIER_BUDGET_SECONDS = 1300.0
 # What the suite measured, printed at the end of the run (pytest captures prints in tests).
 REPORT: list[str] = []
 _TIER_STARTED: list[float] = []
-SETTLING: dict[str, float] = {}  # stack -> seconds the scenarios waited for scale-downs to finish
 # With this set (CI sets it), the tier also writes what it measured to measurements.json and
 # measurements.md there, and each stack's process logs (its control plane's components, Kueue,
 # the operators, the autoscaler) to logs/<stack>/ before that stack is stopped. Unset: nothing.
@@ -90,9 +88,6 @@ def save_logs(sc: StackCluster) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if SETTLING:
-        report("e2e: waited for scale-downs to finish before scenarios: " +
-               ", ".join(f"{stack} {seconds:.0f} s" for stack, seconds in SETTLING.items()))
     folder = artifacts_dir()
     if folder is not None and _TIER_STARTED:
         write_measurements(folder, time.monotonic() - _TIER_STARTED[0])
@@ -195,9 +190,5 @@ def control_planes(binaries: Binaries, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture
 def cluster(stack: str, control_planes: ControlPlanes) -> StackCluster:
-    """The control plane of the test's `stack` parameter, with no node on its way out."""
-    sc = control_planes.get(stack)
-    started = time.monotonic()
-    wait_pools_settled(sc.kubectl, sc.config)
-    SETTLING[stack] = SETTLING.get(stack, 0.0) + time.monotonic() - started
-    return sc
+    """The control plane of the test's `stack` parameter."""
+    return control_planes.get(stack)

@@ -2,12 +2,15 @@
 
 The generated ones cover what the two real stacks do not: a spot GPU pool (AKS's spot taint and
 label) beside an autoscaled topology-aware pool (both with ProvisioningRequest), several GPU sizes side by side (flavor order between GPU pools) with a topology-aware
-GPU pool, and several teams that each use a subset of the pools (quotas only where a team may
-go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`).
+GPU pool, several teams that each use a subset of the pools (quotas only where a team may
+go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`), and a GPU
+pool whose quotas the preflight clamped to the subscription's vCPU quota.
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -15,8 +18,13 @@ import yaml
 from components.config import StackConfig, parse_config, raw_from_stack_file
 from components.device_plugin_values import DEVICE_PLUGIN_VERSION
 from components.kueue_versions import DEFAULT_VERSION
+from components.preflight.arm import ArmClient, ProviderToken
+from components.preflight.check import decide, read
+from tests.azure_fake import SUBSCRIPTION, FakeArm, recorded
 from tests.harness import ROOT, SHARED
+from tests.loopback_tls import make_tls
 
+PREFLIGHT_CLAMPED = "quota-clamp"
 _GENERATED: dict[str, dict[str, Any]] = {
     "spot-gpu": {
         "kueue-aks:nodePools": [
@@ -38,6 +46,13 @@ _GENERATED: dict[str, dict[str, Any]] = {
              "taints": ["sku=h100:NoSchedule"], "labels": {"example.com/gpu": "h100"}},
         ],
         "kueue-aks:teams": [{"name": "llm", "share": 70}, {"name": "infra", "share": 30}],
+    },
+    # A T4 pool of maxCount 3 in a subscription whose T4 family quota (8 vCPUs, the recorded answers
+    # in tests/fixtures/azure/) holds 2 of its nodes: the preflight's clamp sizes Kueue's quotas.
+    PREFLIGHT_CLAMPED: {
+        "kueue-aks:nodePools": [{"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 3}],
+        "kueue-aks:teams": [{"name": "ml", "share": 50}, {"name": "ops", "share": 50}],
+        "kueue-aks:preflight": {"quotaPolicy": "clamp"},
     },
     "team-subsets": {
         "kueue-aks:nodePools": [
@@ -109,5 +124,18 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
 
 
 def load(stack: str) -> StackConfig:
+    """The stack's config as the program builds from it: parsed, then for PREFLIGHT_CLAMPED
+    through the program's preflight, reading a loopback Azure with the recorded answers."""
     raw, location = raw_from_stack_file({"config": config_map(stack)})
-    return parse_config(raw, stack=stack, location=location)
+    config = parse_config(raw, stack=stack, location=location)
+    if stack != PREFLIGHT_CLAMPED:
+        return config
+    with tempfile.TemporaryDirectory(prefix="kueue-aks-azure-") as folder:
+        azure = FakeArm(*make_tls(Path(folder)))
+        azure.usages, azure.skus = recorded("usages-eastus2.json")["value"], recorded("skus-eastus2.json")["value"]
+        try:
+            with azure.serving():
+                built, _ = decide(config, read(config, ArmClient(ProviderToken("e2e"), SUBSCRIPTION), f"kueue-aks/{stack}"))
+        finally:
+            azure.stop()
+    return built

@@ -2,8 +2,9 @@
 Kueue: scale from zero and back, GPU gangs that start whole through ProvisioningRequest, gangs too
 big to start that hold nothing, and topology-aware jobs on an autoscaled topology pool.
 
-Every scenario starts from the pool as the stack left it (minCount nodes, or what the previous
-scenario left, which scales down after autoscaler.SCALE_DOWN_UNNEEDED).
+Every scenario starts from the pool as the stack left it: minCount nodes, or what the previous
+scenario left, which scales down after autoscaler.SCALE_DOWN_UNNEEDED except in pools with
+ProvisioningRequest, whose nodes the tier keeps (autoscaler.HostnameLabeler says why).
 """
 
 from __future__ import annotations

@@ -34,8 +34,9 @@ class BrokenStack:
 
     made: list["BrokenStack"] = []
 
-    def __init__(self, stack: str, *_: Any) -> None:
-        self.stack, self.downs = stack, 0
+    def __init__(self, stack: str, _config: Any, _binaries: Any, workdir: Path, *_: Any) -> None:
+        # The work folder: a failed up() saves its logs from there when KUEUE_AKS_E2E_ARTIFACTS is set.
+        self.stack, self.workdir, self.downs = stack, workdir, 0
         BrokenStack.made.append(self)
 
     def up(self, *, program: bool = True) -> None:
