@@ -23,6 +23,7 @@ import pytest
 from .binaries import Binaries, BuildError, ensure_binaries, ensure_operator_binaries
 from .cluster import E2EError
 from .forward import Forwarder
+from .jobs import delete_jobs
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, OPERATOR_STACKS, load
 
@@ -186,6 +187,15 @@ def control_planes(binaries: Binaries, tmp_path_factory: pytest.TempPathFactory)
     planes = ControlPlanes(binaries, tmp_path_factory.mktemp("e2e"))
     yield planes
     planes.stop()
+
+
+@pytest.fixture
+def cleanup(cluster: StackCluster) -> Iterator[list[tuple[str, str]]]:
+    """(namespace, Job name) pairs a scenario appends to; each Job is deleted when it ends."""
+    jobs: list[tuple[str, str]] = []
+    yield jobs
+    for namespace, name in jobs:
+        delete_jobs(cluster, namespace, name)
 
 
 @pytest.fixture

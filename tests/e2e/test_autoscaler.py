@@ -9,10 +9,8 @@ ProvisioningRequest, whose nodes the tier keeps (autoscaler.HostnameLabeler says
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import yaml
 
 from components.config import POOL_LABEL
@@ -42,14 +40,6 @@ def _check_state(wl: dict[str, Any] | None, check: str) -> dict[str, Any]:
 
 def _requests(cluster: StackCluster, namespace: str) -> list[dict[str, Any]]:
     return cluster.kubectl.items(PROVISIONING_REQUESTS, "-n", namespace)
-
-
-@pytest.fixture
-def cleanup(cluster: StackCluster) -> Iterator[list[tuple[str, str]]]:
-    jobs: list[tuple[str, str]] = []
-    yield jobs
-    for namespace, name in jobs:
-        delete_jobs(cluster, namespace, name)
 
 
 @on_stacks("dev")

@@ -7,10 +7,8 @@ queues count 2 GPUs while the pool (and its autoscaler node group) keeps maxCoun
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 
 from components.capacity import RESOURCE_GPU
 from components.config import POOL_LABEL
@@ -18,19 +16,11 @@ from components.config import POOL_LABEL
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import condition, is_true, wait_for
 from .conftest import on_stacks
-from .jobs import delete_jobs, job, pools_of, wait_admitted, wait_pods_placed, workload_of
+from .jobs import job, pools_of, wait_admitted, wait_pods_placed, workload_of
 from .stack_cluster import StackCluster
 from .stacks import PREFLIGHT_CLAMPED
 
 GPU_POD = {"cpu": "1", "memory": "1Gi", RESOURCE_GPU: "1"}
-
-
-@pytest.fixture
-def cleanup(cluster: StackCluster) -> Iterator[list[tuple[str, str]]]:
-    jobs: list[tuple[str, str]] = []
-    yield jobs
-    for namespace, name in jobs:
-        delete_jobs(cluster, namespace, name)
 
 
 def _gpu_quota(cluster: StackCluster) -> int:
