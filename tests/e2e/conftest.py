@@ -29,6 +29,14 @@ from .stacks import ENGINE, OPERATOR_STACKS, load
 
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
 CLUSTER_UP_BUDGET_SECONDS = 60.0
+# The stacks with job operators apply the operators' CRDs (about fifteen, several MB) before Kueue
+# may start, as `pulumi up` does on AKS; issue 21 added that step after the budget above was set.
+# It takes 25 to 35 s here, and those stacks came up in 50 to 67 s on a loaded 2-core machine.
+OPERATOR_STACK_UP_BUDGET_SECONDS = 90.0
+
+
+def up_budget(stack: str) -> float:
+    return OPERATOR_STACK_UP_BUDGET_SECONDS if stack in OPERATOR_STACKS else CLUSTER_UP_BUDGET_SECONDS
 # The job operators (issue 21) took the tier from about 250 s to about 830 s: five controllers on
 # two stacks, a test per kind, each waiting on real admission and scheduling. Pools that start at
 # minCount (issue 22) add scale-ups and scale-downs: 1043 s measured. The real Pulumi engine's
@@ -58,7 +66,8 @@ def write_measurements(folder: Path, tier_seconds: float) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     measured = {
         "tier_seconds": round(tier_seconds, 1), "tier_budget_seconds": TIER_BUDGET_SECONDS,
-        "cluster_up_budget_seconds": CLUSTER_UP_BUDGET_SECONDS, "stacks": STACK_TIMINGS, "report": REPORT,
+        "cluster_up_budget_seconds": CLUSTER_UP_BUDGET_SECONDS,
+        "operator_stack_up_budget_seconds": OPERATOR_STACK_UP_BUDGET_SECONDS, "stacks": STACK_TIMINGS, "report": REPORT,
     }
     (folder / "measurements.json").write_text(json.dumps(measured, indent=1) + "\n")
     verdict = "within" if tier_seconds <= TIER_BUDGET_SECONDS else "OVER"
@@ -66,7 +75,8 @@ def write_measurements(folder: Path, tier_seconds: float) -> None:
                    for stack, t in STACK_TIMINGS.items())
     (folder / "measurements.md").write_text(
         f"### e2e tier: {tier_seconds:.0f} s, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget\n\n"
-        f"| stack | up to all queues Active (s, budget {CLUSTER_UP_BUDGET_SECONDS:.0f}) | everything up (s) |\n"
+        f"| stack | up to all queues Active (s, budget {CLUSTER_UP_BUDGET_SECONDS:.0f}, with operators "
+        f"{OPERATOR_STACK_UP_BUDGET_SECONDS:.0f}) | everything up (s) |\n"
         f"|---|---|---|\n{rows}")
 
 
@@ -160,7 +170,7 @@ class ControlPlanes:
                                 "everything_up_seconds": round(time.monotonic() - started, 1),
                                 "timings_seconds_since_start": dict(sc.timings)}
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
-               f"(budget {CLUSTER_UP_BUDGET_SECONDS:.0f} s), everything up in {time.monotonic() - started:.1f} s; "
+               f"(budget {up_budget(stack):.0f} s), everything up in {time.monotonic() - started:.1f} s; "
                f"seconds since start: {sc.timings}")
         return sc
 

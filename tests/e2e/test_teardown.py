@@ -32,7 +32,9 @@ def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
         obj = yaml.safe_load((ROOT / "examples" / sample).read_text())
         obj["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})[RUN_FOR_ANNOTATION] = "1h"
         jobs.append(obj)
-    jobs.append(job("platform", "borrower", pods=2, requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
+    # One GPU beyond the team's nominal one (gpu-job.yaml's): a borrower that leaves one of the
+    # pool's three nodes free, so a node an earlier scenario's request still holds cannot stop it.
+    jobs.append(job("platform", "borrower", pods=1, requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
                     run_for="1h"))
     cluster.kubectl.apply(jobs)
     for obj in jobs:
