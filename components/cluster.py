@@ -23,6 +23,7 @@ import yaml
 from pulumi_azure_native import containerservice, resources
 
 from .preflight.check import STACK_TAG
+from .preflight.program import stack_tag
 from .capacity import MAX_PODS
 from .config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
 from .monitoring import azure_monitor_profile
@@ -240,7 +241,7 @@ class AksCluster(pulumi.ComponentResource):
             location=config.location,
             dns_prefix=settings.name,
             # How the next preview's preflight finds this stack's nodes, to count them only once.
-            tags={STACK_TAG: f"{pulumi.get_project()}/{pulumi.get_stack()}"},
+            tags={STACK_TAG: stack_tag()},
             kubernetes_version=settings.kubernetes_version,
             sku=containerservice.ManagedClusterSKUArgsDict(name="Base", tier=settings.tier),
             identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),

@@ -1,13 +1,13 @@
-"""Offline plan: what a stack's queues will hold, and the manifests, without any cloud access.
+"""Offline plan: what a stack's queues will hold, and the manifests, without any cloud access (with
+--azure, also what Azure's vCPU quota and VM sizes allow).
 
     python -m components.plan --stack dev                      # capacity and quota table
     python -m components.plan --stack dev --manifests out/     # plus every object as YAML
+    python -m components.plan --stack dev --azure              # plus Azure's vCPU quota and VM sizes
 
 It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
 The Kueue CRDs come from the chart the program installs, as in the program (components/kueue_crds.py).
-    python -m components.plan --stack dev --azure              # plus Azure's vCPU quota and VM sizes
-
 With --azure it also runs the program's preflight (components/preflight): it reads the
 subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
 azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload

@@ -144,6 +144,12 @@ class FakeArm:
             body["nextLink"] = f"{self.url}{path}?page={start + self.page_size}"
         return 200, {}, body
 
+    def recorded(self) -> FakeArm:
+        """Answer with the recorded eastus2 subscription of tests/fixtures/azure/."""
+        self.usages = recorded("usages-eastus2.json")["value"]
+        self.skus = recorded("skus-eastus2.json")["value"]
+        return self
+
     @contextmanager
     def serving(self) -> Iterator[FakeArm]:
         """The client points at this server and trusts its certificate while inside."""

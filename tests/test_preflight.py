@@ -37,9 +37,7 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture
 def azure(tls: tuple[Path, Path]) -> Iterator[FakeArm]:
     """Loopback Azure with the recorded eastus2 subscription; the client points at it."""
-    fake = FakeArm(*tls)
-    fake.usages = recorded("usages-eastus2.json")["value"]
-    fake.skus = recorded("skus-eastus2.json")["value"]
+    fake = FakeArm(*tls).recorded()
     with fake.serving():
         yield fake
     fake.stop()

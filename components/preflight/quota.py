@@ -92,7 +92,7 @@ class CapacityRow:
     pool: str
     vm_size: str
     family: str
-    quota: str  # the bucket the pool draws on first: its family, or lowPriorityCores for Spot
+    quota: str  # the title of the quota the pool draws on first: its family's, or low-priority for Spot
     cores_at_max: int
     quota_free: int | None  # None: Azure lists no such quota
     fits_nodes: int
@@ -197,26 +197,25 @@ def _availability(config: StackConfig, demand: Demand, offer: Offer | None) -> l
     return found
 
 
-def _fair_split(pools: Sequence[Demand], offers: Mapping[str, Offer], buckets: Mapping[str, Bucket]) -> dict[str, int]:
+def _fair_split(pools: Sequence[Demand], offer_of: Mapping[str, Offer], buckets: Mapping[str, Bucket]) -> dict[str, int]:
     """Nodes per pool that fit every quota the pool draws on: minCount first, then one node at a
     time round the pools, so no pool takes all that is left."""
     left = {name: b.free for name, b in buckets.items()}
+    draws = {d.pool: [b for b in _draws(d.spot, offer_of[d.pool]) if b in left] for d in pools}
     nodes = {}
     for d in pools:
         nodes[d.pool] = d.min_nodes
-        for b in _draws(d.spot, offers[d.vm_size.lower()]):
-            if b in left:
-                left[b] -= d.min_nodes * offers[d.vm_size.lower()].vcpus
+        for b in draws[d.pool]:
+            left[b] -= d.min_nodes * offer_of[d.pool].vcpus
     grew = True
     while grew:
         grew = False
         for d in pools:
-            offer = offers[d.vm_size.lower()]
-            draws = [b for b in _draws(d.spot, offer) if b in left]
-            if nodes[d.pool] < d.max_nodes and all(left[b] >= offer.vcpus for b in draws):
+            vcpus = offer_of[d.pool].vcpus
+            if nodes[d.pool] < d.max_nodes and all(left[b] >= vcpus for b in draws[d.pool]):
                 nodes[d.pool] += 1
-                for b in draws:
-                    left[b] -= offer.vcpus
+                for b in draws[d.pool]:
+                    left[b] -= vcpus
                 grew = True
     return nodes
 
@@ -235,32 +234,32 @@ def assess(config: StackConfig, usages: Mapping[str, Usage], offers: Mapping[str
     if errors:  # quota cannot be reasoned about for a size Azure does not offer
         return Assessment(config.location, subscription, (), tuple(errors), (), {})
 
+    offer_of = {d.pool: offers[d.vm_size.lower()] for d in wanted}
     # The stack's own running nodes are in `currentValue` already; they are what it holds.
-    names = {d.pool for d in wanted}
     own: dict[str, int] = {}
     for r in running:
         offer = offers.get(r.vm_size.lower())
-        if r.name in names and offer is not None:
+        if r.name in offer_of and offer is not None:
             for b in _draws(r.spot, offer):
                 own[b] = own.get(b, 0) + r.count * offer.vcpus
     buckets = {
         key: Bucket(usages[key].name, _TITLES.get(key, usages[key].title), usages[key].limit, usages[key].current,
                     own.get(key, 0))
-        for d in wanted for key in _draws(d.spot, offers[d.vm_size.lower()]) if key in usages
+        for d in wanted for key in _draws(d.spot, offer_of[d.pool]) if key in usages
     }
 
-    fits = _fair_split(wanted, offers, buckets)
+    fits = _fair_split(wanted, offer_of, buckets)
     shortfalls: list[Problem] = []
     for name, bucket in buckets.items():
-        members = [d for d in wanted if name in _draws(d.spot, offers[d.vm_size.lower()])]
-        at_min = sum(d.min_nodes * offers[d.vm_size.lower()].vcpus for d in members)
-        at_max = sum(d.max_nodes * offers[d.vm_size.lower()].vcpus for d in members)
+        members = [d for d in wanted if name in _draws(d.spot, offer_of[d.pool])]
+        at_min = sum(d.min_nodes * offer_of[d.pool].vcpus for d in members)
+        at_max = sum(d.max_nodes * offer_of[d.pool].vcpus for d in members)
         if at_max <= bucket.free:
             continue
         who = (f"pool {members[0].pool}" if len(members) == 1
                else "pools " + ", ".join(d.pool for d in members) + " together")
         sizes = "; ".join((f"{d.pool}: " if len(members) > 1 else "") +
-                          f"{d.vm_size}, {offers[d.vm_size.lower()].vcpus} vCPUs a node" for d in members)
+                          f"{d.vm_size}, {offer_of[d.pool].vcpus} vCPUs a node" for d in members)
         held = f", {bucket.own} of them by this stack's nodes" if bucket.own else ""
         facts = (f"{who} ({sizes}) need{'s' if len(members) == 1 else ''} {at_max} vCPUs of quota {bucket.title} "
                  f"at maxCount, but {max(bucket.free, 0)} are free for this stack in {config.location} "
@@ -279,7 +278,7 @@ def assess(config: StackConfig, usages: Mapping[str, Usage], offers: Mapping[str
 
     rows = []
     for d in wanted:
-        offer = offers[d.vm_size.lower()]
+        offer = offer_of[d.pool]
         first = _draws(d.spot, offer)[0]
         rows.append(CapacityRow(d.pool, d.vm_size, offer.family, buckets[first].title if first in buckets else first,
                                 d.max_nodes * offer.vcpus, buckets[first].free if first in buckets else None,

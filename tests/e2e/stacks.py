@@ -20,7 +20,7 @@ from components.device_plugin_values import DEVICE_PLUGIN_VERSION
 from components.kueue_versions import DEFAULT_VERSION
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import decide, read
-from tests.azure_fake import SUBSCRIPTION, FakeArm, recorded
+from tests.azure_fake import SUBSCRIPTION, FakeArm
 from tests.harness import ROOT, SHARED
 from tests.loopback_tls import make_tls
 
@@ -131,8 +131,7 @@ def load(stack: str) -> StackConfig:
     if stack != PREFLIGHT_CLAMPED:
         return config
     with tempfile.TemporaryDirectory(prefix="kueue-aks-azure-") as folder:
-        azure = FakeArm(*make_tls(Path(folder)))
-        azure.usages, azure.skus = recorded("usages-eastus2.json")["value"], recorded("skus-eastus2.json")["value"]
+        azure = FakeArm(*make_tls(Path(folder))).recorded()
         try:
             with azure.serving():
                 built, _ = decide(config, read(config, ArmClient(ProviderToken("e2e"), SUBSCRIPTION), f"kueue-aks/{stack}"))
