@@ -104,31 +104,69 @@ class Kubectl:
         return list(self.get(*args)["items"])
 
     def apply(self, objects: Iterable[Mapping[str, Any]], *, check: bool = True,
-              dry_run: bool = False) -> subprocess.CompletedProcess[str]:
+              dry_run: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Server-side apply; with dry_run the API server checks everything and stores nothing."""
         docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
         return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", *(["--dry-run=server"] if dry_run else []),
-                        "-f", "-", input=docs, check=check)
+                        "-f", "-", input=docs, check=check, timeout=timeout)
+
+
+class Api:
+    """The API server over one kept-alive HTTPS connection, with the kubeconfig's client certificate:
+    for callers that ask many times a second, where a kubectl process per call would be the load."""
+
+    def __init__(self, kubeconfig: Path, timeout: float = 30) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        user = config["users"][0]["user"]
+        self._context = ssl.create_default_context(cafile=cluster["certificate-authority"])
+        self._context.load_cert_chain(user["client-certificate"], user["client-key"])
+        url = urllib.parse.urlsplit(cluster["server"])
+        self._host, self._port, self._timeout = url.hostname or "127.0.0.1", url.port, timeout
+        self._connection: http.client.HTTPSConnection | None = None
+
+    def request(self, method: str, path: str, body: Mapping[str, Any] | list[Any] | None = None,
+                content_type: str = "application/json") -> tuple[int, Any]:
+        """(status, parsed body); reconnects once if the kept-alive connection was closed."""
+        for attempt in (1, 2):
+            if self._connection is None:
+                self._connection = self.connect()
+            try:
+                self._connection.request(method, path, body=None if body is None else json.dumps(body),
+                                         headers={"Content-Type": content_type})
+                response = self._connection.getresponse()
+                return response.status, json.loads(response.read() or b"{}")
+            except (http.client.HTTPException, ConnectionError):
+                self.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def connect(self) -> http.client.HTTPSConnection:
+        """A new connection of its own, e.g. for a watch that streams for minutes."""
+        return http.client.HTTPSConnection(self._host, self._port, context=self._context, timeout=self._timeout)
+
+    def items(self, path: str) -> list[dict[str, Any]]:
+        status, body = self.request("GET", path)
+        if status >= 300:
+            raise E2EError(f"GET {path}: {status} {body.get('message', body)}")
+        return list(body.get("items") or [])
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
 
 def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:
     """POST an object straight to the API server; returns the status code and, on failure, the
     `message` of the Status the API server answered with, exactly as any client receives it."""
-    config = yaml.safe_load(kubeconfig.read_text())
-    cluster = config["clusters"][0]["cluster"]
-    user = config["users"][0]["user"]
-    context = ssl.create_default_context(cafile=cluster["certificate-authority"])
-    context.load_cert_chain(user["client-certificate"], user["client-key"])
-    url = urllib.parse.urlsplit(cluster["server"])
-    connection = http.client.HTTPSConnection(url.hostname or "127.0.0.1", url.port, context=context, timeout=30)
+    api = Api(kubeconfig)
     try:
-        connection.request("POST", path + ("?dryRun=All" if dry_run else ""), body=json.dumps(dict(obj)),
-                           headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        body = json.loads(response.read() or b"{}")
+        status, body = api.request("POST", path + ("?dryRun=All" if dry_run else ""), obj)
     finally:
-        connection.close()
-    return response.status, "" if response.status < 300 else str(body.get("message", body))
+        api.close()
+    return status, "" if status < 300 else str(body.get("message", body))
 
 
 class KwokCluster:

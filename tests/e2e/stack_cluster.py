@@ -103,16 +103,10 @@ class StackCluster:
             # The program's Kueue release waits for them: Kueue sets up each kind's controller at start-up.
             self.operators.install_crds(self.config)
             self._timed("operator CRDs", start)
-        self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
         self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
         if self.config.governance.enforce:
             self.kubectl.apply(pool_guard(self.config))  # components/governance.py
-        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config), namespace=KUEUE_NAMESPACE,
-                          values=kueue_helm_values(self.config), workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
-        self._timed("kueue chart", start)
-        self.kueue.start()
-        self.kueue.wait_ready()
-        self._timed("kueue webhook serving", start)
+        self.install_kueue(kueue_helm_values(self.config), start)
 
         if self.config.has_gpu:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}}])
@@ -129,6 +123,16 @@ class StackCluster:
         if self.operator_binaries:
             # After the queues: the program creates them in parallel, and Kueue needs no operator.
             self.operators.install(self.config, lambda step: self._timed(step, start))
+
+    def install_kueue(self, values: Mapping[str, Any], start: float) -> None:
+        """Kueue's namespace and chart with these values, then its controller, serving webhooks."""
+        self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
+        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config), namespace=KUEUE_NAMESPACE,
+                          values=values, workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
+        self._timed("kueue chart", start)
+        self.kueue.start()
+        self.kueue.wait_ready()
+        self._timed("kueue webhook serving", start)
 
     def apply_scrape_objects(self) -> None:
         """Monitoring's objects (components/monitoring.py), after the ServiceMonitor CRD that the
