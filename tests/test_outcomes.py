@@ -86,7 +86,7 @@ def test_outcomes_jain_and_percentiles_have_their_textbook_values() -> None:
 def test_outcomes_lower_bound_is_the_largest_of_work_longest_job_and_last_end() -> None:
     gpu_job = TraceJob("g", "a", 0.0, 10.0, 2, Pod(1000, 1024, 1))
     cpu_job = TraceJob("c", "a", 5.0, 30.0, 1, Pod(4000, 1024))
-    # GPU work 20 GPU-s / 4 = 5 s; CPU work 120,000 m-s / 8,000 = 15 s; longest 30 s; last end 35 s.
+    # GPU work 20 GPU-s / 4 = 5 s; CPU work (20,000 + 120,000) m-s / 8,000 = 17.5 s; longest 30 s; last end 35 s.
     assert metrics.lower_bound([gpu_job, cpu_job], CAPACITY) == 35.0
     heavy = TraceJob("h", "a", 0.0, 10.0, 8, Pod(1000, 1024, 1))
     assert metrics.lower_bound([heavy, gpu_job], CAPACITY) == (80 + 20) / 4
@@ -234,7 +234,8 @@ def test_outcomes_jobs_carry_their_queue_run_time_and_the_users_toleration(confi
 def test_outcomes_capacity_is_allocatable_not_raw(config: Any) -> None:
     capacity = setups.capacity_of(config)
     assert capacity[GPU] == 24
-    assert 8 * 15_000 < capacity[CPU] < 8 * 16_000, "D16s_v5 allocatable is below its 16 vCPUs"
+    # Every user node's CPU: 8 × D16s_v5 and 24 × NC24ads_A100_v4, each below its vCPUs after AKS's reservation.
+    assert 8 * 15_000 + 24 * 23_000 < capacity[CPU] < 8 * 16_000 + 24 * 24_000
 
 
 # --- throughput ------------------------------------------------------------------------------------
@@ -258,12 +259,13 @@ def test_outcomes_report_table_json_and_picture(tmp_path: Path) -> None:
     outcomes = [_outcome("kueue-aks", delay_s={"a": (1.0, 2.0)}, timeline=((0.0, 0.5, 0.2), (1.0, 1.0, 0.3))),
                 _outcome("no-kueue", makespan_s=None, unfinished=2, fairness=None, delay_s={"a": (3.0, 9.0)},
                          timeline=((0.0, 0.1, 0.1),))]
-    text = report.table(outcomes, {"shapes": [{"name": "kueue-baseline", "workloads": 10, "admitted_per_second": 5.0,
-                                               "time_to_admission_p50_s": 0.1, "time_to_admission_p95_s": 0.4}]})
+    text = report.table(outcomes, {"shapes": [{"name": "kueue-baseline", "queues": 30, "workloads": 10, "not_admitted": 1,
+                                               "admitted_per_second": 5.0, "time_to_admission_p50_s": 0.1,
+                                               "time_to_admission_p95_s": 0.4}]})
     lines = text.splitlines()
     assert lines[2].startswith("| kueue-aks | 90% | 50% | 110 / 100.0 | 0 | 0.95 | 1 / 2, 95% |")
     assert "| no-kueue |" in lines[3] and "n/a / 100.0 | 2 | n/a" in lines[3]
-    assert "| kueue-baseline | 10 | 5.0 | 0.1 / 0.4 |" in text
+    assert "| kueue-baseline | 30 | 10 (1) | 5.0 | 0.1 / 0.4 |" in text
     json.dumps(report.sample_json(Sample(1.0, {"a": {GPU: 1.0}}, {"a": ((0.5, 10.0),)}, 0, frozenset({"x"}))))
     png = tmp_path / "o.png"
     report.picture(outcomes, png)

@@ -36,7 +36,7 @@ from .trace import describe, generate
 # A set-up that has not finished the trace by this many lower bounds is stopped and reported with
 # its unfinished jobs (the hand-written team quotas can hold a gang larger than a team may borrow
 # forever); it keeps the whole run within the 15 minutes.
-DEADLINE_FACTOR = 2.0
+DEADLINE_FACTOR = 1.6
 RUN_BUDGET_SECONDS = 15 * 60
 
 

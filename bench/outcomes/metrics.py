@@ -8,7 +8,7 @@ Definitions (sources in ../shared/reference/benchmark.md §3):
 - utilization: used ÷ available, time-weighted over the run (Kueue's perf-test "CQ usage" shape),
   where a gang's pods count only while all of them run;
 - makespan: when the last job finished; its lower bound is the largest of the work on each
-  resource ÷ its capacity, the longest job, and the latest arrival plus its own run time;
+  dimension ÷ its capacity, the longest job, and the latest arrival plus its own run time;
 - queueing delay: first time all of a job's pods run − submission (Philly's definition);
 - share kept: while a team has work waiting (a job waiting WAIT_GRACE_S or more), what it holds ÷ what it is owed, where it is owed its
   promised share, capped by what it holds plus its waiting jobs that fit in the unused part of the
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .trace import TraceJob
 
-GPU, CPU = "gpu", "cpu"  # the two dimensions: GPUs of the GPU pools, millicores of the CPU pools
+GPU, CPU = "gpu", "cpu"  # the two dimensions: GPUs, and millicores of every user pool (a GPU node's too)
 # A job counts as waiting for the share and fairness figures once it has waited this long (since
 # submission, or since it lost its pods to a preemption): about the p95 of admission to all pods
 # running measured here, the controllers' part of any start, which is not the queue's doing.
@@ -79,10 +79,8 @@ class Outcome:
 
 
 def dominant_size(job: TraceJob, capacity: Mapping[str, float]) -> float:
-    """The job's largest fraction of a dimension: GPUs for a GPU job, millicores for a CPU job."""
-    if job.is_gpu:
-        return job.gpus / capacity[GPU]
-    return job.pods * job.pod.cpu_m / capacity[CPU]
+    """The job's largest fraction of a dimension."""
+    return max(job.gpus / capacity[GPU], job.pods * job.pod.cpu_m / capacity[CPU])
 
 
 def dominant_share(used: Mapping[str, float], capacity: Mapping[str, float]) -> float:
@@ -127,7 +125,7 @@ def utilization(samples: Sequence[Sample], capacity: Mapping[str, float], dimens
 
 def lower_bound(jobs: Sequence[TraceJob], capacity: Mapping[str, float]) -> float:
     gpu_work = sum(j.gpus * j.duration_s for j in jobs)
-    cpu_work = sum(j.pods * j.pod.cpu_m * j.duration_s for j in jobs if not j.is_gpu)
+    cpu_work = sum(j.pods * j.pod.cpu_m * j.duration_s for j in jobs)
     return max(gpu_work / capacity[GPU], cpu_work / capacity[CPU], max(j.duration_s for j in jobs),
                max(j.arrival_s + j.duration_s for j in jobs))
 

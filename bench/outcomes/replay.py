@@ -63,15 +63,10 @@ def bring_up(setup: Setup, config: StackConfig, hand_config: StackConfig, binari
         raise
 
 
-def _dimension_of_nodes(sc: StackCluster) -> dict[str, str]:
-    """node -> GPU or CPU for the user pools' nodes (the system pool's are left out)."""
-    pools = {p.name: p for p in sc.config.node_pools}
-    kinds = {}
-    for node in sc.nodes:
-        pool = pools.get(node["metadata"]["labels"].get(POOL_LABEL, ""))
-        if pool is not None:
-            kinds[node["metadata"]["name"]] = GPU if pool.is_gpu else CPU
-    return kinds
+def _user_nodes(sc: StackCluster) -> set[str]:
+    """The user pools' nodes (the system pool's are left out of every figure)."""
+    pools = {p.name for p in sc.config.node_pools}
+    return {n["metadata"]["name"] for n in sc.nodes if n["metadata"]["labels"].get(POOL_LABEL) in pools}
 
 
 def _unschedulable(pod: Mapping[str, Any]) -> bool:
@@ -81,12 +76,10 @@ def _unschedulable(pod: Mapping[str, Any]) -> bool:
                for c in pod["status"].get("conditions") or [])
 
 
-def _holds(pod: Mapping[str, Any], dimension: str) -> float:
+def _holds(pod: Mapping[str, Any]) -> dict[str, float]:
     requests = pod["spec"]["containers"][0]["resources"].get("requests", {})
-    if dimension == GPU:
-        return float(requests.get(GPU_RESOURCE, 0))
     cpu = str(requests.get("cpu", "0"))
-    return float(cpu[:-1]) if cpu.endswith("m") else float(cpu) * 1000
+    return {GPU: float(requests.get(GPU_RESOURCE, 0)), CPU: float(cpu[:-1]) if cpu.endswith("m") else float(cpu) * 1000}
 
 
 class _Submitter(threading.Thread):
@@ -113,7 +106,7 @@ def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: M
            deadline_s: float) -> Run:
     """Post the trace, sample until every job finished or `deadline_s` passed; the jobs stay."""
     by_name = {j.name: j for j in jobs}
-    node_dimension = _dimension_of_nodes(sc)
+    user_nodes = _user_nodes(sc)
     api = Api(sc.kubectl.kubeconfig)
     t0 = time.monotonic()
     submitter = _Submitter(Api(sc.kubectl.kubeconfig), setup, jobs, t0)
@@ -135,7 +128,7 @@ def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: M
                 _note_admissions(t, workloads, by_name, admitted, released)
                 _note_preemptions(workloads, preempted)
             samples.append(_sample(t, pods, job_objects, by_name, submitter.submitted, started, finished,
-                                   waiting_since, node_dimension, capacity))
+                                   waiting_since, user_nodes, capacity))
             if submitter.errors:
                 raise E2EError(f"{setup.name}: the API server refused trace jobs: {submitter.errors[:5]}")
             if len(finished) == len(jobs) or t > deadline_s:
@@ -155,7 +148,7 @@ def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: M
 
 def _sample(t: float, pods: Sequence[Mapping[str, Any]], job_objects: Mapping[str, Mapping[str, Any]],
             by_name: Mapping[str, TraceJob], submitted: Mapping[str, float], started: dict[str, float],
-            finished: dict[str, float], waiting_since: dict[str, float], node_dimension: Mapping[str, str],
+            finished: dict[str, float], waiting_since: dict[str, float], user_nodes: set[str],
             capacity: Mapping[str, float]) -> Sample:
     running: dict[str, list[Mapping[str, Any]]] = {}
     unschedulable: dict[str, int] = {}
@@ -188,13 +181,12 @@ def _sample(t: float, pods: Sequence[Mapping[str, Any]], job_objects: Mapping[st
                 partial.add(name)
         held = used.setdefault(job.team, {})
         for pod in mine:
-            dimension = node_dimension.get(pod["spec"]["nodeName"])
-            if dimension is None:
+            if pod["spec"]["nodeName"] not in user_nodes:
                 continue
-            amount = _holds(pod, dimension)
-            held[dimension] = held.get(dimension, 0.0) + amount
-            if not whole:  # a gang's pods do no work until all of them run
-                idle[dimension] = idle.get(dimension, 0.0) + amount
+            for dimension, amount in _holds(pod).items():
+                held[dimension] = held.get(dimension, 0.0) + amount
+                if not whole:  # a gang's pods do no work until all of them run
+                    idle[dimension] = idle.get(dimension, 0.0) + amount
     admitted_unplaced = sum(n for name, n in unschedulable.items()
                             if not ((job_objects.get(name) or {}).get("spec") or {}).get("suspend"))
     return Sample(t, used, {k: tuple(v) for k, v in waiting.items()}, admitted_unplaced, frozenset(partial), idle)

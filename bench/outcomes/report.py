@@ -39,11 +39,12 @@ def table(outcomes: Sequence[Outcome], throughput: Mapping[str, Any] | None) -> 
         cells += [_num(o.unschedulable_pod_seconds), str(o.partial_gangs), str(o.preemptions)]
         lines.append("| " + " | ".join(cells) + " |")
     if throughput:
-        lines += ["", "| admission throughput | workloads | admitted/s | time to admission p50 / p95 (s) |",
-                  "|---|---|---|---|"]
+        lines += ["", "| admission throughput | ClusterQueues | workloads (not admitted) | admitted/s | "
+                      "time to admission p50 / p95 (s) |", "|---|---|---|---|---|"]
         for shape in throughput["shapes"]:
-            lines.append(f"| {shape['name']} | {shape['workloads']} | {shape['admitted_per_second']} | "
-                         f"{shape['time_to_admission_p50_s']} / {shape['time_to_admission_p95_s']} |")
+            lines.append(f"| {shape['name']} | {shape['queues']} | {shape['workloads']} ({shape['not_admitted']}) | "
+                         f"{shape['admitted_per_second']} | {shape['time_to_admission_p50_s']} / "
+                         f"{shape['time_to_admission_p95_s']} |")
     return "\n".join(lines)
 
 

@@ -164,8 +164,9 @@ def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
 
 
 def capacity_of(config: StackConfig) -> dict[str, float]:
-    """The two dimensions the metrics use: GPUs of the GPU pools, millicores of the CPU pools."""
-    gpu = sum(p.allocatable.gpus * p.max_count for p in config.node_pools if p.is_gpu)
-    cpu = sum(p.allocatable.cpu_millicores * p.max_count for p in config.node_pools if not p.is_gpu)
+    """The two dimensions the metrics use: GPUs, and millicores of every user pool (a CPU job may
+    run on a GPU node when its flavor allows, and a GPU pod's CPU is used too)."""
+    gpu = sum(p.allocatable.gpus * p.max_count for p in config.node_pools)
+    cpu = sum(p.allocatable.cpu_millicores * p.max_count for p in config.node_pools)
     return {"gpu": float(gpu), "cpu": float(cpu)}
 
