@@ -100,8 +100,8 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         # from the teams' shares. Only LessThanOrEqualToFinalShare: a queue preempts a borrower only
         # if, after both moves, it holds no larger a share than the victim, so two borrowers do not
         # take GPUs back and forth, each time losing the victim's work. A queue under its quota still
-        # reclaims it (its share is 0). Measured with bench/outcomes (docs/outcomes.md): the chart's
-        # two strategies preempted 33 times on the trace, this one 26, with a shorter makespan.
+        # reclaims it (its share is 0). Measured with bench/outcomes: fewer preemptions on one trace,
+        # even on another (docs/outcomes.md, "Measured here").
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]},
     }
 
