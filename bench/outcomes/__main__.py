@@ -68,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs = generate(scenario.TRACE, args.seed)
     capacity = capacity_of(config)
     shares = {t.name: float(t.share) / 100 for t in config.teams}
-    deadline = DEADLINE_FACTOR * lower_bound(jobs, capacity)
-    print(f"trace (seed {args.seed}): {json.dumps(describe(jobs))}; lower bound {lower_bound(jobs, capacity):.1f} s",
-          flush=True)
+    bound = lower_bound(jobs, capacity)
+    print(f"trace (seed {args.seed}): {json.dumps(describe(jobs))}; lower bound {bound:.1f} s", flush=True)
     try:
         binaries = ensure_binaries(DEFAULT_VERSION)
     except BuildError as err:
@@ -88,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 sc = bring_up(setup, config, hand_config, binaries, Path(folder), forwarder)
                 try:
                     print(f"[{time.monotonic() - began:5.0f} s] {setup.name}: replaying {len(jobs)} jobs", flush=True)
-                    run = replay(sc, setup, jobs, capacity, deadline)
+                    run = replay(sc, setup, jobs, capacity, DEADLINE_FACTOR * bound)
                 finally:
                     sc.down()
                 runs.append(run)

@@ -166,7 +166,7 @@ def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
 def capacity_of(config: StackConfig) -> dict[str, float]:
     """The two dimensions the metrics use: GPUs, and millicores of every user pool (a CPU job may
     run on a GPU node when its flavor allows, and a GPU pod's CPU is used too)."""
-    gpu = sum(p.allocatable.gpus * p.max_count for p in config.node_pools)
-    cpu = sum(p.allocatable.cpu_millicores * p.max_count for p in config.node_pools)
+    gpu = sum(p.capacity.gpus for p in config.node_pools)
+    cpu = sum(p.capacity.cpu_millicores for p in config.node_pools)
     return {"gpu": float(gpu), "cpu": float(cpu)}
 

@@ -23,7 +23,6 @@ import json
 import socket
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -37,12 +36,13 @@ from components.config import parse_config, raw_from_stack_file
 from components.kueue_objects import LOCAL_QUEUE_NAME, build_objects
 from components.kueue_values import kueue_helm_values
 from tests.e2e.binaries import Binaries
-from tests.e2e.cluster import Api, E2EError, wait_for
+from tests.e2e.cluster import Api, E2EError, is_true
 from tests.e2e.forward import Forwarder
 from tests.e2e.stack_cluster import StackCluster
 from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 from .metrics import percentile
+from .replay import with_kueue
 from .setups import chart_config
 
 API = "kueue.x-k8s.io/v1beta2"
@@ -165,8 +165,7 @@ class _Finisher(threading.Thread):
             wl = event.get("object") or {}
             meta = wl.get("metadata") or {}
             key = f"{meta.get('namespace')}/{meta.get('name')}"
-            if key in self.admitted or not any(c.get("type") == "Admitted" and c.get("status") == "True"
-                                               for c in (wl.get("status") or {}).get("conditions") or []):
+            if key in self.admitted or not is_true(wl, "Admitted"):
                 continue
             now = time.monotonic()
             self.admitted[key] = now
@@ -249,35 +248,13 @@ def drive(sc: StackCluster, name: str, queues: Sequence[tuple[str, str]], total:
             "average_time_to_admission_s": {c: round(sum(v) / len(v), 2) for c, v in by_class.items()}}
 
 
-# Kinds in the order they may be created; within a stage nothing names anything else.
-STAGES = (("Namespace",), ("Topology", "ResourceFlavor", "Cohort", "WorkloadPriorityClass", "ProvisioningRequestConfig",
-                           "AdmissionCheck"), ("ClusterQueue",), ("LocalQueue",))
-
-
-def apply_in_stages(sc: StackCluster, objects: Sequence[Mapping[str, Any]]) -> None:
-    """Hundreds of objects, each through Kueue's webhook: a stage's objects in CREATORS parallel
-    applies, the stages one after the other."""
-    staged = {kind: i for i, kinds in enumerate(STAGES) for kind in kinds}
-    unknown = sorted({o["kind"] for o in objects} - set(staged))
-    if unknown:
-        raise E2EError(f"no creation stage for {unknown}")
-    for i in range(len(STAGES)):
-        stage = [o for o in objects if staged[o["kind"]] == i]
-        with ThreadPoolExecutor(CREATORS) as pool:
-            list(pool.map(lambda chunk: sc.kubectl.apply(chunk, timeout=300), [stage[k::CREATORS] for k in range(CREATORS)
-                                                                                if stage[k::CREATORS]]))
-
-
 def _up(name: str, config: Any, values: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], binaries: Binaries,
         workdir: Path, forwarder: Forwarder) -> StackCluster:
     sc = StackCluster(name, config, binaries, workdir / name, forwarder)
     try:
         started = time.monotonic()
         sc.up(program=False)
-        sc.install_kueue(values, started)
-        sc.objects = [dict(o) for o in objects]
-        apply_in_stages(sc, sc.objects)
-        wait_for(f"{name}: every ClusterQueue and LocalQueue to be Active", sc.queues_active, 120)
+        with_kueue(sc, name, values, objects, started)
         return sc
     except BaseException:
         sc.down()
