@@ -9,6 +9,8 @@ from components.governance import PoolGuard
 from components.gpu import NvidiaDevicePlugin
 from components.kueue import KueueInstallation
 from components.monitoring import Monitoring
+from components.multikueue.component import MultiKueueManager, MultiKueueWorker, api_server, read_workers
+from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from components.operators.component import JobOperators
 from components.preflight.program import preflight
 from components.queues import KueueQueues, validated_objects
@@ -16,7 +18,9 @@ from components.queues import KueueQueues, validated_objects
 # Each step raises one pulumi.RunError listing every problem, before any resource is registered.
 # The preflight reads Azure's vCPU quota and VM sizes; under quotaPolicy clamp it shrinks Kueue's quotas.
 config = preflight(load_stack_config())
-kueue_objects = validated_objects(config)
+# A MultiKueue manager reads its workers' stack outputs and checks them, also before any resource.
+workers, worker_kubeconfigs = read_workers(config)
+kueue_objects = validated_objects(config, workers)
 
 Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
 cluster = Cluster("kueue", config)
@@ -31,8 +35,12 @@ device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_g
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
 monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)
               if config.monitoring.enabled else None)
-queues = KueueQueues("queues", config, kueue_objects, ready=kueue.ready, hooks=kueue.webhook_retry,
-                     namespaces_after=operators.ready, opts=k8s_opts)
+manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace, opts=k8s_opts)
+           if config.multi_kueue.is_manager else None)
+queues = KueueQueues("queues", config, kueue_objects, ready=[*kueue.ready, *(manager.secrets if manager else ())],
+                     hooks=kueue.webhook_retry, namespaces_after=operators.ready, workers=workers, opts=k8s_opts)
+worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace,
+                           opts=k8s_opts) if config.multi_kueue.is_worker else None)
 
 # Outputs that exist only in some cluster modes, or with monitoring, are left out otherwise, not exported empty.
 optional = {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
@@ -49,3 +57,8 @@ pulumi.export("kueueVersion", config.kueue.version)
 pulumi.export("operatorVersions", operators.versions)
 pulumi.export("localQueues", queues.local_queues)
 pulumi.export("quotaTable", queues.quota_table)
+if worker:  # what a manager reads through its StackReference (components/multikueue)
+    pulumi.export(FACTS_OUTPUT, worker.facts)
+    pulumi.export(KUBECONFIG_OUTPUT, worker.kubeconfig)
+if manager:
+    pulumi.export("multiKueueWorkers", manager.workers)

@@ -297,6 +297,51 @@ class Preflight:
     quota_policy: str = "error"  # error | warn | clamp (Kueue quotas from what the quota allows)
 
 
+MULTIKUEUE_ROLES = ("none", "worker", "manager")
+# MultiKueueConfig.spec.clusters holds 1 to 20 names (kueue v0.19.2 apis/kueue/v1beta2/multikueue_types.go).
+MAX_WORKERS = 20
+# The dispatchers Kueue builds in (../shared/reference/multikueue.md §8); any other name would
+# wait for an external controller this program does not install.
+DISPATCHERS = {"AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+               "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}
+# A stack reference: <organization>/<project>/<stack> (Pulumi Cloud) or <project>/<stack>
+# (self-managed backends, where the organization is "organization").
+_STACK_REF = re.compile(r"^([A-Za-z0-9_.-]+/){1,2}[A-Za-z0-9_.-]+$")
+# Go's time.ParseDuration, which Kueue's config decoding uses, without signs or fractions.
+_DURATION = re.compile(r"^([0-9]+(ns|us|µs|ms|s|m|h))+$")
+
+
+@dataclass(frozen=True)
+class WorkerStack:
+    """A MultiKueue worker as the manager names it: the MultiKueueCluster's name and the kueue-aks
+    worker stack whose outputs give its credentials, queues and quotas."""
+
+    name: str
+    stack: str
+
+
+@dataclass(frozen=True)
+class MultiKueue:
+    """kueue-aks:multiKueue. A worker is the ordinary single cluster plus a ServiceAccount whose
+    kubeconfig it exports; a manager keeps the teams' queues and dispatches to its workers."""
+
+    role: str = "none"  # none | worker | manager
+    server: str | None = None  # worker: the API server URL its managers dial; default the cluster's own
+    workers: tuple[WorkerStack, ...] = ()  # manager: in dispatch preference order
+    origin: str = ""  # manager: the label value on its objects in the workers; default kueue-aks-<stack>
+    worker_lost_timeout: str = "15m"
+    gc_interval: str = "1m"
+    dispatcher: str = "AllAtOnce"
+
+    @property
+    def is_manager(self) -> bool:
+        return self.role == "manager"
+
+    @property
+    def is_worker(self) -> bool:
+        return self.role == "worker"
+
+
 @dataclass(frozen=True)
 class StackConfig:
     stack: str
@@ -312,6 +357,7 @@ class StackConfig:
     monitoring: Monitoring = Monitoring()
     operators: tuple[OperatorSettings, ...] = ()  # every operator the frameworks need, in catalog order
     preflight: Preflight = Preflight()
+    multi_kueue: MultiKueue = MultiKueue()
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)
@@ -906,7 +952,9 @@ def _parse_operators(problems: _Problems, raw: Any, kueue: KueueSettings) -> tup
     return tuple(out)
 
 
-def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], pools_ok: bool) -> tuple[Team, ...]:
+def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], pools_ok: bool, *,
+                 manager: bool = False) -> tuple[Team, ...]:
+    """The teams; on a MultiKueue manager only their names: its quotas are the sum of the workers'."""
     c = _checker(problems)
     path = f"{NAMESPACE}:teams"
     if raw is None:
@@ -955,10 +1003,18 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
         name = r.get("name", None, team_name)
         if "name" not in r.value:
             problems.add(r.at("name"), "is required (a DNS-1123 label such as research)")
-        s = r.get("share", None, share)
-        if "share" not in r.value:
-            problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
-        team_pool_names = r.get("pools", tuple(pool_names), team_pools)
+        if manager:
+            for key in ("share", "pools"):
+                if key in r.value:
+                    problems.add(r.at(key), "is set on the workers: a MultiKueue manager's quota for a team is the sum "
+                                 "of the team's quotas on its workers; remove it")
+            s: Decimal | None = Decimal(0)
+            team_pool_names: tuple[str, ...] = ()
+        else:
+            s = r.get("share", None, share)
+            if "share" not in r.value:
+                problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
+            team_pool_names = r.get("pools", tuple(pool_names), team_pools)
         if name is not None and s is not None:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
@@ -1115,10 +1171,103 @@ def _parse_topology(problems: _Problems, raw: Any) -> tuple[str, ...]:
     return r.get("levels", DEFAULT_TOPOLOGY_LEVELS, levels)
 
 
+def _parse_multikueue(problems: _Problems, raw: Any, stack: str, kueue: KueueSettings) -> MultiKueue:
+    c = _checker(problems)
+    manager_keys = ("workers", "origin", "workerLostTimeout", "gcInterval", "dispatcher")
+    r = _Reader(problems, f"{NAMESPACE}:multiKueue", raw, ["role", "server", *manager_keys])
+    if not r.value:
+        return MultiKueue()
+    role = r.get("role", None, lambda p, v: c.enum(p, v, MULTIKUEUE_ROLES))
+    if "role" not in r.value:
+        problems.add(r.at("role"), f"is required: one of {' | '.join(MULTIKUEUE_ROLES)}")
+    if role is None:
+        return MultiKueue()
+
+    def server(p: str, v: Any) -> Any:
+        # Kueue takes only https servers with an IP or DNS host in a worker's kubeconfig
+        # (kueue v0.19.2 pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig).
+        return c.string(p, v, pattern=re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$"),
+                        hint=" (the worker's API server as its managers reach it, https://<host>[:port])")
+
+    def duration(p: str, v: Any) -> Any:
+        return c.string(p, v, pattern=_DURATION, hint=" (a duration such as \"15m\", \"90s\" or \"1h30m\")")
+
+    def origin(p: str, v: Any) -> Any:
+        if c.string(p, v) is _INVALID:
+            return _INVALID
+        if not v or not is_label_value(v):
+            problems.add(p, f"{v!r} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels "
+                         "the manager's objects in the workers with it")
+            return _INVALID
+        return v
+
+    def workers(p: str, v: Any) -> Any:
+        items = c.items(p, v, "workers {name, stack}")
+        if items is None:
+            return _INVALID
+        if not 1 <= len(items) <= MAX_WORKERS:
+            problems.add(p, f"lists {len(items)} workers; a MultiKueueConfig takes 1 to {MAX_WORKERS}")
+        out: list[WorkerStack] = []
+        for i, item in enumerate(items):
+            w = _Reader(problems, f"{p}[{i}]", item, ["name", "stack"])
+            if not w.value:
+                if item is None or isinstance(item, Mapping):
+                    problems.add(f"{p}[{i}]", "must be an object with name and stack")
+                continue
+
+            def worker_name(q: str, x: Any) -> Any:
+                if c.string(q, x) is _INVALID:
+                    return _INVALID
+                if not is_dns1123_label(x):
+                    problems.add(q, f"{x!r} must be a DNS-1123 label; it names the worker's MultiKueueCluster")
+                    return _INVALID
+                return x
+
+            name = w.get("name", None, worker_name)
+            ref = w.get("stack", None, lambda q, x: c.string(q, x, pattern=_STACK_REF, hint=(
+                " (the worker stack's name for a StackReference: <organization>/<project>/<stack>, or "
+                "<project>/<stack> on a self-managed backend)")))
+            for key in ("name", "stack"):
+                if key not in w.value:
+                    problems.add(w.at(key), "is required")
+            if name is None or ref is None:
+                continue
+            if any(o.name == name for o in out):
+                problems.add(w.at("name"), f"{name!r} names another worker too; worker names must be unique")
+            elif any(o.stack == ref for o in out):
+                problems.add(w.at("stack"), f"{ref!r} is listed twice; each worker stack is one cluster")
+            else:
+                out.append(WorkerStack(name, ref))
+        return tuple(out)
+
+    settings = MultiKueue(
+        role=role,
+        server=r.get("server", None, server),
+        workers=r.get("workers", (), workers),
+        origin=r.get("origin", f"kueue-aks-{stack}"[:63].rstrip("-_."), origin),
+        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout, duration),
+        gc_interval=r.get("gcInterval", MultiKueue.gc_interval, duration),
+        dispatcher=r.get("dispatcher", MultiKueue.dispatcher, lambda p, v: c.enum(p, v, tuple(DISPATCHERS))),
+    )
+    if role != "manager":
+        for key in manager_keys:
+            if key in r.value:
+                problems.add(r.at(key), f"configures a MultiKueue manager; this stack's role is {role!r}")
+    elif "workers" not in r.value:
+        problems.add(r.at("workers"), "is required for a manager: the worker stacks it dispatches to, "
+                     "[{name, stack}], in order of preference")
+    if role == "manager" and "server" in r.value:
+        problems.add(r.at("server"), "is a worker's key: the URL its managers dial")
+    if role != "none" and kueue.feature_gates.get("MultiKueue", kueue.release.gates["MultiKueue"].default) is False:
+        problems.add(f"{NAMESPACE}:kueue.featureGates.MultiKueue", f"is false, but multiKueue.role is {role!r}; "
+                     "enable the gate or set role: none")
+    return settings if role != "none" else MultiKueue()
+
+
 # --- entry points --------------------------------------------------------------------------
 
 KEYS = ("cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance", "devicePlugin",
-        "monitoring", "operators", "preflight")
+        "monitoring", "operators", "preflight", "multiKueue")
 
 
 def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
@@ -1136,11 +1285,20 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         # Listed first, where a reader of the stack file finds the key.
         problems.items.insert(0, Problem("azure-native:location", "is required: the Azure region, e.g. eastus2 (only "
                                          "a cluster.kubeconfig stack needs none)"))
+    # A manager's pools and teams follow other rules; the role's own problems come after the rest.
+    manager = isinstance(raw.get("multiKueue"), Mapping) and raw["multiKueue"].get("role") == "manager"
     before = len(problems.items)
-    pools = _parse_pools(problems, raw.get("nodePools"))
+    if manager:
+        # Its ClusterQueues only account and dispatch: every team job runs on a worker.
+        if raw.get("nodePools"):
+            problems.add(f"{NAMESPACE}:nodePools", "is for the workers: a MultiKueue manager runs no team jobs (its "
+                         "queues dispatch them to multiKueue.workers, and Kueue runs on the system pool); remove it")
+        pools: tuple[NodePool, ...] = ()
+    else:
+        pools = _parse_pools(problems, raw.get("nodePools"))
     pools_ok = len(problems.items) == before
     kueue = _parse_kueue(problems, raw.get("kueue"))
-    teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok)
+    teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok, manager=manager)
     priority_classes = _parse_priority_classes(problems, raw.get("priorityClasses"))
     levels = _parse_topology(problems, raw.get("topology"))
     governance = _parse_governance(problems, raw.get("governance"), teams)
@@ -1148,6 +1306,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     monitoring = _parse_monitoring(problems, raw.get("monitoring"), cluster, kueue)
     operators = _parse_operators(problems, raw.get("operators"), kueue)
     preflight = _parse_preflight(problems, raw.get("preflight"))
+    multi_kueue = _parse_multikueue(problems, raw.get("multiKueue"), stack, kueue)
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -1159,7 +1318,8 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         raise ConfigError(problems.items)
     config = StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,
                          teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
-                         device_plugin=device_plugin, monitoring=monitoring, operators=operators, preflight=preflight)
+                         device_plugin=device_plugin, monitoring=monitoring, operators=operators, preflight=preflight,
+                         multi_kueue=multi_kueue)
     from .operators.sizing import system_pool_problems  # it reads the whole parsed model
 
     sizing = system_pool_problems(config)

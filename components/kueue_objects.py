@@ -124,7 +124,7 @@ def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:
 # --- object builders ---------------------------------------------------------------------------
 
 
-def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+def object_meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": dict(COMMON_LABELS)}
     if namespace:
         meta["namespace"] = namespace
@@ -132,7 +132,7 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
 
 
 def namespace(team: Team) -> dict[str, Any]:
-    meta = _meta(team.name)
+    meta = object_meta(team.name)
     meta["labels"].update({TEAM_LABEL: team.name, MANAGED_LABEL: "true"})
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
 
@@ -141,7 +141,7 @@ def topology(config: StackConfig) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "Topology",
-        "metadata": _meta(TOPOLOGY_NAME),
+        "metadata": object_meta(TOPOLOGY_NAME),
         "spec": {"levels": [{"nodeLabel": level} for level in config.topology_levels]},
     }
 
@@ -155,11 +155,11 @@ def resource_flavor(pool: NodePool) -> dict[str, Any]:
         spec["tolerations"] = tolerations
     if pool.topology:
         spec["topologyName"] = TOPOLOGY_NAME
-    return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
+    return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(pool.name), "spec": spec}
 
 
-def _resource_group(config: StackConfig, rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None]) -> dict[str, Any]:
-    """The one resource group: every flavor that `quota` gives a value for, in flavor order."""
+def resource_group(resources: list[str], rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None]) -> dict[str, Any]:
+    """The one resource group: every flavor that `quota` gives a value for, in the rows' order."""
     flavors: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         amount = quota(row)
@@ -168,17 +168,17 @@ def _resource_group(config: StackConfig, rows: list[QuotaRow], quota: Callable[[
                 {"name": row.resource, "nominalQuota": format_quantity(row.resource, amount)}
             )
     return {
-        "coveredResources": covered_resources(config),
+        "coveredResources": resources,
         "flavors": [{"name": name, "resources": resources} for name, resources in flavors.items()],
     }
 
 
-def cohort(config: StackConfig, rows: list[QuotaRow]) -> dict[str, Any]:
+def cohort(resources: list[str], rows: list[QuotaRow]) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "Cohort",
-        "metadata": _meta(COHORT_NAME),
-        "spec": {"resourceGroups": [_resource_group(config, rows, lambda r: r.cohort)]},
+        "metadata": object_meta(COHORT_NAME),
+        "spec": {"resourceGroups": [resource_group(resources, rows, lambda r: r.cohort)]},
     }
 
 
@@ -230,9 +230,9 @@ def provisioning_objects(config: StackConfig) -> list[dict[str, Any]]:
         spec: dict[str, Any] = {"provisioningClassName": ATOMIC_SCALE_UP_CLASS,
                                 "managedResources": [RESOURCE_GPU] if check == ATOMIC_SCALE_UP_GPU else [],
                                 "retryStrategy": dict(PROVISIONING_RETRY)}
-        objects.append({"apiVersion": API_VERSION, "kind": "ProvisioningRequestConfig", "metadata": _meta(check),
+        objects.append({"apiVersion": API_VERSION, "kind": "ProvisioningRequestConfig", "metadata": object_meta(check),
                         "spec": spec})
-        objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": _meta(check), "spec": {
+        objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": object_meta(check), "spec": {
             "controllerName": PROVISIONING_CONTROLLER,
             "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": check}}})
     return objects
@@ -248,19 +248,25 @@ def _admission_checks(config: StackConfig, queue: TeamQueue) -> list[dict[str, A
 
 def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
     team = queue.team
-    checks = _admission_checks(config, queue)
+    group = resource_group(covered_resources(config), rows,
+                           lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None)
+    return team_cluster_queue(queue.name, team.name, team.share, group, _admission_checks(config, queue))
+
+
+def team_cluster_queue(name: str, team: str, share: Decimal, group: dict[str, Any],
+                       checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A team's ClusterQueue in the shared cohort, with its one resource group and admission checks."""
     strategy = {"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}
     return {
         "apiVersion": API_VERSION,
         "kind": "ClusterQueue",
-        "metadata": _meta(queue.name),
+        "metadata": object_meta(name),
         "spec": {
             "cohortName": COHORT_NAME,
-            "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
+            "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
             "queueingStrategy": "BestEffortFIFO",
             "stopPolicy": "None",
-            "resourceGroups": [_resource_group(
-                config, rows, lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None)],
+            "resourceGroups": [group],
             # Borrowing is unlimited within the cohort (no borrowingLimit); lenders get their quota
             # back by preemption, and inside the queue a higher priority evicts a lower one.
             "preemption": {
@@ -272,25 +278,25 @@ def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -
             # fits rather than spill onto the next (GPU) flavor.
             "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
             # Under fair sharing, borrowed capacity is divided in proportion to the shares.
-            "fairSharing": {"weight": canonical(team.share / 100)},
+            "fairSharing": {"weight": canonical(share / 100)},
             **strategy,
         },
     }
 
 
-def local_queue(name: str, queue: TeamQueue) -> dict[str, Any]:
+def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": "LocalQueue",
-        "metadata": _meta(name, queue.team.name),
-        "spec": {"clusterQueue": queue.name, "stopPolicy": "None"},
+        "metadata": object_meta(name, namespace),
+        "spec": {"clusterQueue": cluster_queue, "stopPolicy": "None"},
     }
 
 
 def priority_classes(config: StackConfig) -> list[dict[str, Any]]:
     # value and description sit at the top level of a WorkloadPriorityClass, not under spec.
     return [
-        {"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": _meta(pc.name),
+        {"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": object_meta(pc.name),
          "value": pc.value, "description": pc.description}
         for pc in config.priority_classes
     ]
@@ -301,11 +307,11 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
     rows = quota_table(config)
     objects: list[dict[str, Any]] = [topology(config)] if config.uses_topology else []
     objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
-    objects.append(cohort(config, rows))
+    objects.append(cohort(covered_resources(config), rows))
     objects += provisioning_objects(config)
     objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
     # After the queues that select them, so that destroy deletes them first (queues.references).
     objects += [namespace(t) for t in config.teams]
-    objects += [local_queue(name, q) for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    objects += [local_queue(name, t.name, q.name) for t in config.teams for name, q in local_queue_targets(config, t).items()]
     objects += priority_classes(config)
     return objects

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from .charts import ChartRef, chart_ref
-from .config import MANAGED_LABEL, StackConfig
+from .config import DISPATCHERS, MANAGED_LABEL, StackConfig
 
 KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every
@@ -103,7 +103,17 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         # reclaims it (its share is 0). Measured with bench/outcomes: fewer preemptions on one trace,
         # even on another (docs/outcomes.md, "Measured here").
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]},
+        **({"multiKueue": multikueue_settings(config)} if config.multi_kueue.is_manager else {}),
     }
+
+
+def multikueue_settings(config: StackConfig) -> dict[str, Any]:
+    """A manager's MultiKueue settings (../shared/reference/multikueue.md §3). The origin labels its
+    objects in the workers; Kueue's garbage collector deletes those of that origin whose workload
+    is gone, so two managers sharing workers must have distinct origins (the default is per stack)."""
+    mk = config.multi_kueue
+    return {"origin": mk.origin, "workerLostTimeout": mk.worker_lost_timeout, "gcInterval": mk.gc_interval,
+            "dispatcherName": DISPATCHERS[mk.dispatcher]}
 
 
 def kueue_chart(config: StackConfig) -> ChartRef:

@@ -16,12 +16,13 @@ import pulumi_kubernetes as k8s
 
 from .config import StackConfig
 from .manifest import ObjectResource
-from .kueue_objects import QuotaRow, build_objects, flavor_capacity, local_queue_targets, quota_table
+from .kueue_objects import QuotaRow, local_queue_targets, quota_table
+from .multikueue.manager import Worker, manager_local_queues, manager_quota_table, queue_objects
 from .kueue_crds import kueue_crds
 from .validate import CrdError, KueueValidationError, check_objects
 
 
-def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
+def validated_objects(config: StackConfig, workers: Sequence[Worker] = ()) -> list[dict[str, Any]]:
     """Build every Kueue object and check it against the pinned Kueue version and the pools' capacity.
 
     The CRD schema and CEL rules come from the chart the release installs (components/kueue_crds.py:
@@ -29,7 +30,7 @@ def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
     cross-object and capacity rules still run and one warning says what was skipped; with CI=true,
     or a chart source that answers wrongly, it is an error before any resource is registered.
     """
-    objects = build_objects(config)
+    objects, capacity = queue_objects(config, workers)
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version)
     except CrdError as err:
@@ -38,7 +39,7 @@ def validated_objects(config: StackConfig) -> list[dict[str, Any]]:
     if crds is None:
         pulumi.log.warn(found.missing or "Kueue objects are checked without the CRD schema and CEL rules")
     try:
-        check_objects(objects, crds=crds, capacity=flavor_capacity(config))
+        check_objects(objects, crds=crds, capacity=capacity)
     except KueueValidationError as err:
         raise pulumi.RunError(f"generated Kueue objects are invalid:\n{err}") from None
     return objects
@@ -64,6 +65,8 @@ def references(obj: Mapping[str, Any], objects: Sequence[Mapping[str, Any]] = ()
         checks = [c["name"] for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])]
         return ([("ResourceFlavor", f) for f in flavors] + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
                 + [("AdmissionCheck", c) for c in checks])
+    if kind == "MultiKueueConfig":
+        return [("MultiKueueCluster", name) for name in spec.get("clusters", [])]
     if kind == "AdmissionCheck" and spec.get("parameters"):
         return [(spec["parameters"]["kind"], spec["parameters"]["name"])]
     if kind == "Cohort":
@@ -83,18 +86,25 @@ def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
 
 def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
     """The capacity/quota table as plain rows for `pulumi stack output` (display units); each row
-    says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues."""
+    says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues (a
+    manager's flavors never are)."""
     units = {"cpu": "millicores", "memory": "MiB", "nvidia.com/gpu": "GPUs"}
     return [
-        {"flavor": r.flavor, "topologyAware": config.pool(r.flavor).topology, "resource": r.resource,
+        {"flavor": r.flavor, "topologyAware": not config.multi_kueue.is_manager and config.pool(r.flavor).topology,
+         "resource": r.resource,
          "unit": units[r.resource], "capacity": r.capacity, "nominalQuotaTotal": sum(r.teams.values()),
          "cohortShared": r.cohort, "teams": dict(r.teams)}
         for r in rows
     ]
 
 
-def local_queue_report(config: StackConfig) -> dict[str, dict[str, Any]]:
-    """team namespace -> LocalQueue -> the ClusterQueue it feeds and the pools that queue covers."""
+def local_queue_report(config: StackConfig, workers: Sequence[Worker] = ()) -> dict[str, dict[str, Any]]:
+    """team namespace -> LocalQueue -> the ClusterQueue it feeds and the pools that queue covers
+    (on a manager: the workers it dispatches to)."""
+    if config.multi_kueue.is_manager:
+        return {team: {lq: {"clusterQueue": cq, "topologyAware": False, "workers": [w.name for w in workers]}
+                       for lq, cq in queues.items()}
+                for team, queues in manager_local_queues(config, workers).items()}
     return {
         team.name: {name: {"clusterQueue": q.name, "topologyAware": q.topology, "pools": list(q.pools)}
                     for name, q in local_queue_targets(config, team).items()}
@@ -114,6 +124,7 @@ class KueueQueues(pulumi.ComponentResource):
         ready: Sequence[pulumi.Resource],
         hooks: pulumi.ResourceHookBinding | None = None,
         namespaces_after: Sequence[pulumi.Resource] = (),
+        workers: Sequence[Worker] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kueue-aks:queues:KueueQueues", name, None, opts)
@@ -140,6 +151,7 @@ class KueueQueues(pulumi.ComponentResource):
             created[(kind, f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"])] = resource
         self.resources = created
 
-        self.local_queues = local_queue_report(config)
-        self.quota_table = quota_report(config, quota_table(config))
+        self.local_queues = local_queue_report(config, workers)
+        self.quota_table = quota_report(config, manager_quota_table(config, workers) if config.multi_kueue.is_manager
+                                        else quota_table(config))
         self.register_outputs({"localQueues": self.local_queues, "quotaTable": self.quota_table})

@@ -131,6 +131,7 @@ def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[
 
 # The azure-native provider's token as getClientToken returns it; the preflight sends it to Azure.
 PROVIDER_TOKEN = "provider-token-not-real"
+SERVICE_ACCOUNT_TOKEN = "service-account-token-not-real"
 _AZURE: list[FakeArm] = []
 
 
@@ -158,11 +159,15 @@ class ProgramMocks(pulumi.runtime.Mocks):
     name not in it fails the invoke, as Azure's 404 would)."""
 
     def __init__(self, *, managed_cluster: Mapping[str, Any] | None = None,
-                 agent_pools: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 agent_pools: Mapping[str, Mapping[str, Any]] | None = None,
+                 stacks: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.invokes: list[str] = []
         self.invoke_args: list[tuple[str, dict[str, Any]]] = []
         self.managed_cluster = dict(managed_cluster or {})
         self.agent_pools = None if agent_pools is None else {k: dict(v) for k, v in agent_pools.items()}
+        # Other stacks' outputs by fully qualified name, for StackReferences (a MultiKueue manager's
+        # workers); every output whose name ends in "Kubeconfig" is a secret, as a worker exports it.
+        self.stacks = {k: dict(v) for k, v in (stacks or {}).items()}
         # Set by run_program; parsed only when a pool is read, so create-mode runs (bench/) pay nothing.
         self.config_map: tuple[Mapping[str, Any], str] | None = None
 
@@ -181,6 +186,14 @@ class ProgramMocks(pulumi.runtime.Mocks):
             state["name"] = f"{args.name}0a1b2c3d"
             state["identity"] = {**args.inputs.get("identity", {}), "principalId": GRAFANA_PRINCIPAL}
             state["properties"] = {**args.inputs.get("properties", {}), "endpoint": "https://grafana.example.invalid"}
+        elif args.typ == "pulumi:pulumi:StackReference":
+            outputs = self.stacks.get(args.inputs["name"], {})
+            state["outputs"] = outputs
+            state["secretOutputNames"] = [k for k in outputs if k.endswith("Kubeconfig")]
+        elif args.typ == "kubernetes:core/v1:Secret" and args.inputs.get("type") == "kubernetes.io/service-account-token":
+            # What the token controller writes into the Secret, and the provider waits for.
+            state["data"] = {"token": base64.b64encode(SERVICE_ACCOUNT_TOKEN.encode()).decode(),
+                             "ca.crt": base64.b64encode(b"-----BEGIN CERTIFICATE-----\nnot-real\n").decode()}
         elif args.typ == "kubernetes:helm.sh/v3:Release":
             state["status"] = {"name": args.inputs.get("name"), "namespace": args.inputs.get("namespace"),
                                "status": "deployed", "version": args.inputs.get("version")}

@@ -136,6 +136,7 @@ def keys_the_program_accepts() -> set[str]:
         "priorityClasses": [dict(one)],
         **{key: dict(one) for key in ("kueue", "topology", "governance", "devicePlugin", "monitoring")},
         "operators": {probe: {}},
+        "multiKueue": {**one, "role": "worker", "workers": [dict(one)]},
     }
     with pytest.raises(config.ConfigError) as err:
         config.parse_config(raw, stack="docs", location="eastus2")

@@ -171,15 +171,15 @@ def test_reports_show_which_queue_covers_which_pools() -> None:
 
 def test_invalid_objects_stop_the_program_before_any_resource(dev_config_map: dict[str, Any],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    real = queues.build_objects
+    real = queues.queue_objects
 
-    def broken(config: Any) -> list[dict[str, Any]]:
-        objects = real(config)
+    def broken(config: Any, workers: Any = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        objects, capacity = real(config, workers)
         lq = next(o for o in objects if o["kind"] == "LocalQueue")
         lq["spec"]["clusterQueue"] = "nobody"
-        return objects
+        return objects, capacity
 
-    monkeypatch.setattr(queues, "build_objects", broken)
+    monkeypatch.setattr(queues, "queue_objects", broken)
     with pytest.raises(pulumi.RunError) as err:
         run_program(dev_config_map)
     assert "LocalQueue/research/default" in str(err.value) and "nobody" in str(err.value)

@@ -1,0 +1,93 @@
+"""MultiKueue's Pulumi wiring: the worker's access and outputs, the manager's worker Secrets, and the
+StackReferences through which a manager reads its workers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.runtime.sync_await import _sync_await
+
+from ..cluster import kubeconfig_server
+from ..config import ConfigError, KUEUE_NAMESPACE, StackConfig
+from ..kueue_objects import object_meta
+from ..manifest import ObjectResource
+from .manager import SECRET_KEY, Worker, kubeconfig_secret, worker_problems
+from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, access_objects, worker_facts, worker_kubeconfig
+
+
+def read_workers(config: StackConfig) -> tuple[list[Worker], dict[str, pulumi.Output[str]]]:
+    """A manager's workers with the facts their stacks export, checked against this stack, and
+    their kubeconfigs (secret outputs); nothing for any other stack.
+
+    A StackReference only reads. Its outputs are known at preview, so the facts are awaited here,
+    before any resource is registered (the SDK's own synchronous invokes wait the same way), and a
+    worker that does not fit stops the preview with every problem named.
+    """
+    if not config.multi_kueue.is_manager:
+        return [], {}
+    refs = {w.name: pulumi.StackReference(f"worker-{w.name}", stack_name=w.stack) for w in config.multi_kueue.workers}
+    workers = []
+    for settings in config.multi_kueue.workers:
+        details = _sync_await(refs[settings.name].get_output_details(FACTS_OUTPUT))
+        facts = details.value if details.value is not None else details.secret_value
+        workers.append(Worker(settings.name, settings.stack, facts))
+    problems = worker_problems(config, workers)
+    if problems:
+        raise pulumi.RunError(str(ConfigError(problems)))
+    kubeconfigs = {name: pulumi.Output.secret(ref.require_output(KUBECONFIG_OUTPUT)) for name, ref in refs.items()}
+    return workers, kubeconfigs
+
+
+def api_server(config: StackConfig, kubeconfig: pulumi.Output[str] | None) -> pulumi.Input[str]:
+    """The URL a manager dials: configured, or the one in the cluster's own kubeconfig."""
+    if config.multi_kueue.server:
+        return config.multi_kueue.server
+    if kubeconfig is None:  # kubeconfig mode: the stack's own config holds it
+        assert config.cluster.kubeconfig is not None
+        return kubeconfig_server(config.cluster.kubeconfig)
+    return kubeconfig.apply(kubeconfig_server)
+
+
+class MultiKueueWorker(pulumi.ComponentResource):
+    """The ServiceAccount a manager's Kueue acts as in this cluster, its rules and token, and the
+    facts a manager plans with. `kubeconfig` is a secret; `facts` is plain data."""
+
+    def __init__(self, name: str, config: StackConfig, *, server: pulumi.Input[str],
+                 namespace: pulumi.Resource, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
+        *grants, token = access_objects(config)
+        created: list[pulumi.Resource] = []
+        for obj in grants:
+            created.append(ObjectResource(f"{name}-{obj['kind'].lower()}", obj, opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[namespace, *created])))
+        # Typed, so its `data` can be read back: the provider waits until the token controller filled it.
+        self.token_secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
+                                               opts=pulumi.ResourceOptions(parent=self, depends_on=created))
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(pulumi.Output.all(server, self.token_secret.data).apply(
+            lambda parts: worker_kubeconfig(config.cluster.name, parts[0], parts[1])))
+        self.facts: Mapping[str, Any] = worker_facts(config)
+        self.register_outputs({FACTS_OUTPUT: self.facts, KUBECONFIG_OUTPUT: self.kubeconfig})
+
+
+class MultiKueueManager(pulumi.ComponentResource):
+    """The manager's Secret for each worker's kubeconfig, in Kueue's namespace, where its
+    MultiKueueCluster (created with the other Kueue objects) points. A new token on a worker
+    reaches the Secret on the manager's next `up`; Kueue watches the Secret and reconnects."""
+
+    def __init__(self, name: str, workers: Sequence[Worker], kubeconfigs: Mapping[str, pulumi.Output[str]], *,
+                 namespace: pulumi.Resource, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:multikueue:MultiKueueManager", name, None, opts)
+        self.secrets = [
+            k8s.core.v1.Secret(
+                f"{name}-{w.name}",
+                metadata=object_meta(kubeconfig_secret(w.name), KUEUE_NAMESPACE),
+                type="Opaque",
+                string_data={SECRET_KEY: kubeconfigs[w.name]},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]))
+            for w in workers
+        ]
+        self.workers = {w.name: w.stack for w in workers}
+        self.register_outputs({"workers": self.workers})
