@@ -29,10 +29,11 @@ from typing import Any
 
 import yaml
 
-from .config import ConfigError, StackConfig, parse_config, raw_from_stack_file
+from .config import NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
 from .device_plugin_values import device_plugin_values
-from .kueue_objects import (COHORT_NAME, QuotaRow, build_objects, flavor_capacity, flavor_order, local_queue_targets,
-                           provisioning_check, quota_table)
+from .kueue_objects import COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, quota_table
+from .multikueue.manager import Worker, manager_local_queues, queue_objects, worker_problems, worker_quotas
+from .multikueue.worker import worker_facts
 from .kueue_values import kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
@@ -84,6 +85,56 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
               f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
               for t in config.teams for name, q in local_queue_targets(config, t).items()]
     return "\n".join(lines) + "\n" + pools_markdown(config)
+
+
+def manager_markdown(config: StackConfig, workers: Sequence[Worker]) -> str:
+    """A MultiKueue manager's plan: each team's quota on every worker and in total, which is the
+    manager's ClusterQueue quota, and where the teams submit."""
+    names = [w.name for w in workers]
+    lines = [
+        f"### kueue-aks plan: MultiKueue manager `{config.stack}` (Kueue {config.kueue.version}, cluster "
+        f"`{config.cluster.name}`)",
+        "",
+        "The manager runs no team jobs: each job its queues admit runs on the first worker whose own queues "
+        "admit it. A team's quota here is the sum of its quotas on the workers (their stack files, as their "
+        f"stacks export them); the cohort `{COHORT_NAME}` holds the workers' unassigned remainder.",
+        "",
+        "| team | flavor | resource | " + " | ".join(f"{w.name} ({w.stack.rsplit('/', 1)[-1]})" for w in workers)
+        + " | total |",
+        "|---|---|---|" + "---:|" * (len(workers) + 1),
+    ]
+    for q in worker_quotas(config, workers):
+        unit = _UNITS[q.resource][0]
+        cells = [human(q.resource, q.workers[n]) if n in q.workers else "–" for n in names]
+        lines.append(f"| {q.team} | {q.flavor} | {q.resource} ({unit}) | " + " | ".join(cells)
+                     + f" | {human(q.resource, q.total)} |")
+    lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | dispatched to |", "|---|---|---|---|"]
+    lines += [f"| {team} | `{team}/{lq}` | `{cq}` | {', '.join(names)} ({config.multi_kueue.dispatcher}) |"
+              for team, queues in manager_local_queues(config, workers).items() for lq, cq in queues.items()]
+    return "\n".join(lines) + "\n"
+
+
+def plan_workers(config: StackConfig, root: Path) -> list[Worker]:
+    """A manager's workers, their facts computed from their stack files under `root` (the last part
+    of each stack reference names the file) as their stacks would export them; ConfigError names
+    the worker that is missing, invalid or does not fit."""
+    workers = []
+    for i, settings in enumerate(config.multi_kueue.workers):
+        stack = settings.stack.rsplit("/", 1)[-1]
+        path = f"{NAMESPACE}:multiKueue.workers[{i}].stack"
+        if not (root / f"Pulumi.{stack}.yaml").exists():
+            raise ConfigError([Problem(path, f"the plan reads worker {settings.name!r} from {root / f'Pulumi.{stack}.yaml'}, "
+                                       "which does not exist")])
+        try:
+            worker = load_stack(stack, root)
+        except ConfigError as err:
+            raise ConfigError([Problem(path, f"worker {settings.name!r}: {p}") for p in err.problems]) from None
+        facts = worker_facts(worker) if worker.multi_kueue.is_worker else None
+        workers.append(Worker(settings.name, settings.stack, facts))
+    problems = worker_problems(config, workers)
+    if problems:
+        raise ConfigError(problems)
+    return workers
 
 
 def pools_markdown(config: StackConfig) -> str:
@@ -195,7 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (PreflightError, PreflightFailed) as err:
             print(f"error: preflight: {err}" if isinstance(err, PreflightError) else f"error: {err}", file=sys.stderr)
             return 5
-    objects = build_objects(config)
+    try:
+        workers = plan_workers(config, args.root) if config.multi_kueue.is_manager else []
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    objects, capacity_by_flavor = queue_objects(config, workers)
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
     except CrdError as err:
@@ -205,11 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if found.missing:
         print(f"warning: {found.missing}", file=sys.stderr)
     try:
-        check_objects(objects, crds=crds, capacity=flavor_capacity(config))
+        check_objects(objects, crds=crds, capacity=capacity_by_flavor)
     except KueueValidationError as err:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
-    print(quota_markdown(config, quota_table(config)) + operators_markdown(config))
+    queues = manager_markdown(config, workers) if workers else quota_markdown(config, quota_table(config))
+    print(queues + operators_markdown(config))
     print(capacity or "_Azure's vCPU quota and VM sizes not read: pass --azure to run the preflight._\n")
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
