@@ -107,7 +107,20 @@ def _rows() -> list[tuple[str, list[dict[str, Any]]]]:
                [(_wait_quantile("kueue_local_queue_admission_wait_time_seconds", lq, "namespace, name"),
                  "{{namespace}}/{{name}}")], unit="s"),
     ]
-    return [("ClusterQueues: the team's quota", cluster_queues), ("LocalQueues: what the team's users see", local_queues)]
+    # Only a MultiKueue manager exports these (kueue v0.19.2 pkg/metrics/metrics.go, subsystem "multikueue"):
+    # elsewhere the row stays empty. Each series is per ClusterQueue and worker (`cluster`).
+    multikueue = [
+        _panel("Workloads dispatched per worker",
+               "MultiKueue manager: copies of the team's admitted workloads created in each worker cluster.",
+               [(f"sum by (cluster_queue, cluster) (increase(multikueue_workloads_dispatched_total{{{cq}}}"
+                 "[$__rate_interval]))", "{{cluster_queue}} to {{cluster}}")]),
+        _panel("Workloads admitted per worker",
+               "MultiKueue manager: where the team's workloads ran, by the worker that admitted them.",
+               [(f"sum by (cluster_queue, cluster) (increase(multikueue_workloads_admitted_total{{{cq}}}"
+                 "[$__rate_interval]))", "{{cluster_queue}} on {{cluster}}")]),
+    ]
+    return [("ClusterQueues: the team's quota", cluster_queues), ("LocalQueues: what the team's users see", local_queues),
+            ("MultiKueue: the worker clusters the team's jobs run in", multikueue)]
 
 
 def dashboard() -> dict[str, Any]:
