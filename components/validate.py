@@ -899,6 +899,58 @@ def _reference_problems(index: _Index) -> Iterator[Violation]:
             )
     yield from _mixed_topology_problems(index)
     yield from _local_queue_reference_problems(index)
+    yield from _admission_check_problems(index)
+
+
+_MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+_PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+
+def _admission_check_problems(index: _Index) -> Iterator[Violation]:
+    """What keeps a ClusterQueue inactive for its admission checks (kueue v0.19.2
+    pkg/cache/scheduler/clusterqueue.go, inactiveReason): a check that names no AdmissionCheck, more
+    than one MultiKueue check, a MultiKueue check per flavor, or MultiKueue with ProvisioningRequest;
+    and a MultiKueue check whose MultiKueueConfig or clusters are missing (it stays inactive)."""
+    for obj in index.of("ClusterQueue"):
+        checks = _list(_dict(_dict(obj.get("spec")).get("admissionChecksStrategy")).get("admissionChecks"))
+        controllers: dict[str, list[str]] = defaultdict(list)
+        for i, check in enumerate(map(_dict, checks)):
+            found = index.get("AdmissionCheck", check.get("name"))
+            if found is None and not index.names("AdmissionCheck"):
+                continue  # checked alone: the AdmissionCheck may exist already, as for namespaces
+            if found is None:
+                yield Violation(_describe(obj), "REF-admissioncheck", (
+                    f"spec.admissionChecksStrategy.admissionChecks[{i}].name {check.get('name')!r} names no "
+                    f"AdmissionCheck (known: {_names(index.names('AdmissionCheck'))}); the queue would stay inactive"))
+                continue
+            controller = str(_dict(found.get("spec")).get("controllerName"))
+            controllers[controller].append(str(check.get("name")))
+            if controller == _MULTIKUEUE_CONTROLLER and check.get("onFlavors"):
+                yield Violation(_describe(obj), "MK-per-flavor", (
+                    f"applies MultiKueue check {check.get('name')!r} per flavor (onFlavors); Kueue keeps such a "
+                    "queue inactive: apply it to every flavor"))
+        multikueue = controllers.get(_MULTIKUEUE_CONTROLLER, [])
+        if len(multikueue) > 1:
+            yield Violation(_describe(obj), "MK-multiple", (
+                f"has {len(multikueue)} MultiKueue checks ({', '.join(multikueue)}); Kueue keeps the queue inactive"))
+        if multikueue and controllers.get(_PROVISIONING_CONTROLLER):
+            yield Violation(_describe(obj), "MK-provisioning", (
+                "combines MultiKueue with ProvisioningRequest checks; Kueue keeps the queue inactive (put "
+                "ProvisioningRequest on the workers' queues)"))
+    for check in index.of("AdmissionCheck"):
+        spec = _dict(check.get("spec"))
+        parameters = _dict(spec.get("parameters"))
+        if spec.get("controllerName") != _MULTIKUEUE_CONTROLLER or parameters.get("kind") != "MultiKueueConfig":
+            continue
+        config = index.get("MultiKueueConfig", parameters.get("name"))
+        if config is None:
+            yield Violation(_describe(check), "REF-multikueueconfig", (
+                f"spec.parameters names MultiKueueConfig {parameters.get('name')!r}, which is not among the objects"))
+            continue
+        missing = [c for c in _list(_dict(config.get("spec")).get("clusters")) if index.get("MultiKueueCluster", c) is None]
+        if missing:
+            yield Violation(_describe(config), "REF-multikueuecluster", (
+                f"spec.clusters names {', '.join(map(str, missing))}, with no MultiKueueCluster among the objects"))
 
 
 def _mixed_topology_problems(index: _Index) -> Iterator[Violation]:

@@ -368,3 +368,36 @@ def test_plan_of_a_manager_names_a_missing_worker_file(tmp_path: Path, capsys: p
     assert plan.main(["--stack", MANAGER, "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "kueue-aks:multiKueue.workers[1].stack: the plan reads worker 'swedencentral' from" in err
+
+
+# --- the validator's cross-object rules for admission checks ----------------------------------
+
+
+def _by(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def _second_check(objects: list[dict[str, Any]], controller: str) -> None:
+    extra = copy.deepcopy(_by(objects, "AdmissionCheck", ADMISSION_CHECK))
+    extra["metadata"]["name"] = "second"
+    extra["spec"]["controllerName"] = controller
+    objects.append(extra)
+    _by(objects, "ClusterQueue", "research")["spec"]["admissionChecksStrategy"]["admissionChecks"].append({"name": "second"})
+
+
+@pytest.mark.parametrize(("break_it", "rule"), [
+    (lambda objs: _by(objs, "ClusterQueue", "research")["spec"]["admissionChecksStrategy"]["admissionChecks"][0]
+     .update(onFlavors=["gpu"]), "MK-per-flavor"),
+    (lambda objs: _second_check(objs, MULTIKUEUE_CONTROLLER), "MK-multiple"),
+    (lambda objs: _second_check(objs, "kueue.x-k8s.io/provisioning-request"), "MK-provisioning"),
+    (lambda objs: _by(objs, "ClusterQueue", "research")["spec"]["admissionChecksStrategy"]["admissionChecks"][0]
+     .update(name="nothing"), "REF-admissioncheck"),
+    (lambda objs: _by(objs, "MultiKueueConfig", "multikueue")["spec"]["clusters"].append("eastus"), "REF-multikueuecluster"),
+    (lambda objs: _by(objs, "AdmissionCheck", ADMISSION_CHECK)["spec"]["parameters"].update(name="other"),
+     "REF-multikueueconfig"),
+])
+def test_validator_finds_what_keeps_a_manager_queue_inactive(manager: StackConfig, facts: dict[str, dict[str, Any]],
+                                                            break_it: Any, rule: str) -> None:
+    objects, capacity = queue_objects(manager, workers_of(manager, facts))
+    break_it(objects)
+    assert rule in {v.rule for v in validate_objects(objects, capacity=capacity)}
