@@ -1,12 +1,16 @@
 """A local control plane for one stack: kwokctl's binary runtime, fake nodes, the charts, Kueue.
 
-Everything listens on loopback. The API server's service range is 127.100.0.0/16, so when it
-calls a webhook or an aggregated API through a Service's ClusterIP the call stays on this
-machine, where a forwarder (forward.py) hands it to the Kueue process.
+Everything listens on loopback. The API server's service range is a loopback /16 (127.100.0.0/16
+unless the cluster is given another), so when it calls a webhook or an aggregated API through a
+Service's ClusterIP the call stays on this machine, where a forwarder (forward.py) hands it to the
+Kueue process. Clusters that run at the same time get distinct ranges: the forwarder listens on
+<ClusterIP>:443 for all of them, so two clusters must never hand out the same ClusterIP.
 """
 
 from __future__ import annotations
 
+import base64
+import datetime
 import http.client
 import json
 import os
@@ -27,8 +31,12 @@ from components.charts import ChartRef
 from .binaries import KUBERNETES_VERSION, Binaries
 
 STAGES = Path(__file__).resolve().parent / "stages.yaml"
+# The default service range; a cluster that runs beside others takes its own (KwokCluster).
 SERVICE_CIDR = "127.100.0.0/16"
-# Pod IPs kwok hands out: loopback too, though nothing ever dials them.
+# Pod IPs kwok hands out: loopback too, though nothing ever dials them (Services are reached at
+# their ClusterIP, the processes on 127.0.0.1), so clusters running side by side may share it.
+# EndpointSlices refuse loopback addresses, so Services have no endpoints here: the API server
+# calls webhooks at the ClusterIP, but the visibility APIService is never Available.
 POD_CIDR = "127.64.0.1/16"
 
 T = TypeVar("T")
@@ -84,6 +92,32 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports free on 127.0.0.1 now (all held open together while they are
+    chosen, so the kernel cannot hand out one of them twice)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def micro_time(value: str | None) -> float:
+    """A MicroTime (a Lease's acquireTime or renewTime) as a Unix time; 0 when unset."""
+    if not value:
+        return 0.0
+    return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+
+
+def kubeconfig_entries(kubeconfig: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (cluster, user) entries of a kubeconfig with one of each, as kwokctl writes it."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    return config["clusters"][0]["cluster"], config["users"][0]["user"]
+
+
 class Kubectl:
     """kubectl against one cluster; every call has a timeout and returns text or parsed JSON."""
 
@@ -116,9 +150,7 @@ class Api:
     for callers that ask many times a second, where a kubectl process per call would be the load."""
 
     def __init__(self, kubeconfig: Path, timeout: float = 30) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        cluster = config["clusters"][0]["cluster"]
-        user = config["users"][0]["user"]
+        cluster, user = kubeconfig_entries(kubeconfig)
         self._context = ssl.create_default_context(cafile=cluster["certificate-authority"])
         self._context.load_cert_chain(user["client-certificate"], user["client-key"])
         url = urllib.parse.urlsplit(cluster["server"])
@@ -170,10 +202,14 @@ def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: 
 
 
 class KwokCluster:
-    """kwokctl's binary runtime with the locally built binaries; downloads nothing."""
+    """kwokctl's binary runtime with the locally built binaries; downloads nothing.
 
-    def __init__(self, name: str, binaries: Binaries, workdir: Path) -> None:
-        self.name, self.binaries, self.workdir = name, binaries, workdir
+    `service_cidr` is the cluster's service range, a loopback /16; clusters that run at the same
+    time need distinct ones (see the module's docstring).
+    """
+
+    def __init__(self, name: str, binaries: Binaries, workdir: Path, service_cidr: str = SERVICE_CIDR) -> None:
+        self.name, self.binaries, self.workdir, self.service_cidr = name, binaries, workdir, service_cidr
         self.kubeconfig = workdir / "kubeconfig"
         self.env = {**os.environ, "KWOK_WORKDIR": str(workdir / "kwok")}
         self.kubectl = Kubectl(binaries.kubectl, self.kubeconfig)
@@ -201,11 +237,11 @@ class KwokCluster:
             "options": options,
             "componentsPatches": [
                 args("kube-apiserver", {
-                    "service-cluster-ip-range": SERVICE_CIDR,
+                    "service-cluster-ip-range": self.service_cidr,
                     "advertise-address": "127.0.0.1",
                     "endpoint-reconciler-type": "none",
                 }),
-                args("kube-controller-manager", {"service-cluster-ip-range": SERVICE_CIDR}),
+                args("kube-controller-manager", {"service-cluster-ip-range": self.service_cidr}),
                 args("kwok-controller", {"cidr": POD_CIDR, "node-ip": "127.0.0.1"}),
             ],
         }
@@ -224,6 +260,65 @@ class KwokCluster:
         if done.returncode != 0:
             raise E2EError(f"kwokctl create cluster failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
                            f"component logs: {self.workdir / 'kwok' / 'clusters' / self.name / 'logs'}")
+
+    def server_url(self) -> str:
+        """The API server's URL, https://127.0.0.1:<port>, as kwokctl wrote it into the kubeconfig."""
+        return str(kubeconfig_entries(self.kubeconfig)[0]["server"])
+
+    def ca_data(self) -> str:
+        """The cluster's CA certificate as base64 PEM, a kubeconfig's `certificate-authority-data`.
+        kwokctl's kubeconfig names the CA by file path, which a kubeconfig handed to another
+        process (MultiKueue's manager reads its workers' from Secrets) cannot use."""
+        ca_file = Path(kubeconfig_entries(self.kubeconfig)[0]["certificate-authority"])
+        return base64.b64encode(ca_file.read_bytes()).decode()
+
+    # Losing the cluster and getting it back. kwokctl 0.8 stops and starts only whole clusters, and
+    # stopping the API server alone gains nothing: the controller-manager and the scheduler exit
+    # once they cannot renew their leader leases (about 10 s), and `kwokctl start cluster` restarts
+    # every component that is not running, with its recorded arguments. (SIGTERM to the API server
+    # is no quicker: its graceful shutdown took 60 s.) Measured on 2 cores with three clusters up:
+    # stop 0.1 to 0.5 s, start to /readyz 3 to 6 s.
+
+    def stop(self, timeout: float = 30) -> None:
+        """Lose the control plane: `kwokctl stop cluster` SIGKILLs every component, as a crash
+        would; etcd's data, the certificates, the ports and the kubeconfig stay. Returns once no
+        component runs and the API server refuses connections."""
+        self._kwokctl("stop", timeout)
+
+        def down() -> tuple[bool, Any]:
+            pids, ready = self._component_pids(), self._ready()
+            return not pids and not ready[0], {"component pids": pids, "readyz": ready[1]}
+
+        wait_for(f"cluster {self.name}'s components to exit", down, timeout)
+
+    def start(self, timeout: float = 60) -> None:
+        """Bring a stopped control plane back with `kwokctl start cluster`: the same API server URL
+        and credentials, the objects etcd held. Returns once /readyz answers ok; on a running
+        cluster it only waits for that."""
+        port = urllib.parse.urlsplit(self.server_url()).port
+        if port is not None and not self._component_pids() and not port_is_free(port):
+            # kwokctl picks a new cluster's ports among the free ones at creation; one created while
+            # this one was stopped can take them.
+            raise E2EError(f"cluster {self.name}'s API server port {port} is in use by another process "
+                           "(a cluster created while this one was stopped?); find it with `ss -ltnp`")
+        self._kwokctl("start", timeout)
+        try:
+            wait_for(f"cluster {self.name}'s API server to be ready again", self._ready, timeout)
+        except E2EError as err:
+            apiserver_log = log_tail(self.logs_dir() / "kube-apiserver.log", 30)
+            raise E2EError(f"{err}\nkube-apiserver log:\n{apiserver_log}") from None
+
+    def _kwokctl(self, verb: str, timeout: float) -> None:
+        done = subprocess.run([str(self.binaries.kwokctl), verb, "cluster", f"--name={self.name}"],
+                              env=self.env, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise E2EError(f"kwokctl {verb} cluster --name={self.name} failed:\n{done.stderr[-3000:]}\n"
+                           f"component logs: {self.logs_dir()}")
+
+    def _ready(self) -> tuple[bool, str]:
+        """(ready, what /readyz answered); a stopped API server answers nothing."""
+        done = self.kubectl.run("get", "--raw", "/readyz", "--request-timeout=2s", check=False, timeout=10)
+        return done.returncode == 0, (done.stdout or done.stderr).strip()[-500:]
 
     def delete(self) -> None:
         """Delete the cluster and make sure every component process is gone (kwokctl returns

@@ -1,7 +1,9 @@
 """TCP forwarding on loopback, in one background thread: what kube-proxy does for a Service.
 
-The API server calls Kueue's webhook and visibility Services at their ClusterIP (in the
-127.100.0.0/16 service range), port 443; the Kueue process listens on 127.0.0.1:9443 and :8082.
+The API server calls Kueue's webhook and visibility Services at their ClusterIP (in the cluster's
+loopback service range, 127.100.0.0/16 by default), port 443; the Kueue process listens on ports
+of its own on 127.0.0.1 (kueue_controller.KueuePorts). One forwarder serves every cluster that
+runs, which is why clusters running side by side need distinct service ranges.
 """
 
 from __future__ import annotations

@@ -8,25 +8,23 @@ As for Kueue (kueue_controller.py), the operators' pods are kwok's fakes, so eac
   leader-election namespace a pod reads from its service-account folder;
 - for the three webhook owners (JobSet, Trainer, training-operator), the serving certificate their
   cert-controller rotator writes into the Secret, copied into `$TMPDIR/k8s-webhook-server/serving-certs`
-  with a TMPDIR of its own (controller-runtime's default cert folder is under os.TempDir(), so the
-  processes and Kueue never serve each other's certificate), and the webhook Service's ClusterIP:443
-  forwarded to the process's webhook port, as kube-proxy would.
+  with a TMPDIR of its own (controller-runtime's default cert folder is under os.TempDir(), so no
+  two processes serve each other's certificate; Kueue's folder is set in its config instead), and
+  the webhook Service's ClusterIP:443 forwarded to the process's webhook port, as kube-proxy would.
 The rotators also wait for `tls.crt` at the hard-coded /tmp/k8s-webhook-server/serving-certs
-(cert-controller's ensureCertsMounted only stats it; operators.md §4.3). When nothing is there, a
-copy of the process's own certificate is put there, created exclusively so that a Kueue certificate
-in that folder is never replaced (Kueue overwrites it when it starts; stop() removes it if unchanged).
-Start operators after Kueue is ready, so the two never write that folder at the same moment. When
-a tls.crt is already there, a first start can lose the race to the copy and exit; wait_ready then
-restarts it once, as a kubelet would (see _check_alive).
+(cert-controller's ensureCertsMounted only stats it; operators.md §4.3). No server here reads that
+folder, Kueue included (its cert folder is under its work folder). When nothing is there, a copy of
+the process's own certificate is put there, created exclusively so that another operator's copy (or
+a file left by an earlier run) is never replaced; stop() removes it if unchanged. When a tls.crt is
+already there, a first start can lose the race to the copy and exit; wait_ready then restarts it
+once, as a kubelet would (see _check_alive).
 """
 
 from __future__ import annotations
 
 import base64
-import datetime
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -37,7 +35,8 @@ from typing import Any
 
 import yaml
 
-from .cluster import E2EError, Kubectl, api_create, log_tail, port_is_free, stop_process, wait_for
+from .cluster import (E2EError, Kubectl, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
+                      wait_for)
 from .forward import Forwarder, forward_to
 
 SERVICE_PORT = 443
@@ -141,7 +140,7 @@ SPECS: dict[str, Spec] = {
     "kuberay": Spec(
         namespace="kuberay-system", deployment="kuberay-operator", container="kuberay-operator",
         deployment_required=False,
-        # Its defaults, :8080 metrics and :8082 probe, clash with the MPI Operator and Kueue.
+        # Its defaults, :8080 metrics and :8082 probe: the MPI Operator hard-codes :8080.
         flags=lambda port: {"--metrics-addr": "0", "--health-probe-bind-address": "0",
                             "--enable-leader-election": "true", "--leader-election-namespace": "kuberay-system"},
         lease="ray-operator-leader", ready_log="Starting workers",
@@ -177,18 +176,6 @@ def _merge(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
         else:
             base[key] = value
     return base
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _micro_time(value: str | None) -> float:
-    if not value:
-        return 0.0
-    return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
 class OperatorController:
@@ -247,7 +234,7 @@ class OperatorController:
         self.home.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
         self.cert_dir.mkdir(parents=True)
-        self.webhook_port = _free_port() if spec.secret else 0
+        self.webhook_port = free_ports(1)[0] if spec.secret else 0
         args = self._rendered_args()
         if spec.config_map:
             args = self._local_config(args)
@@ -303,7 +290,7 @@ class OperatorController:
         content = (self.cert_dir / "tls.crt").read_bytes()
         try:
             ROTATOR_CERT_DIR.mkdir(parents=True, exist_ok=True)
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # never replace Kueue's
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # never replace another's
         except FileExistsError:
             self._placeholder = b""  # someone's tls.crt is there: the stat passes, nothing to undo
             return
@@ -324,10 +311,10 @@ class OperatorController:
             return
         if self._started_without_cert and not self.restarted:
             # The race a kubelet meets too: when some tls.crt is already at the rotator's hard-coded
-            # folder (Kueue's, or another operator's), its check passes the moment it has filled the
-            # Secret, and the webhook server can start before the copy above reaches the process's
-            # own folder ("Starting webhook server", then the manager stops). Restart it once, as the
-            # kubelet would, now with the Secret's certificate in place before it starts.
+            # folder (another operator's, or one left by an earlier run), its check passes the moment
+            # it has filled the Secret, and the webhook server can start before the copy above reaches
+            # the process's own folder ("Starting webhook server", then the manager stops). Restart it
+            # once, as the kubelet would, now with the Secret's certificate in place before it starts.
             self._copy_secret()
             if "tls.crt" in self._written:
                 self.restarted = True
@@ -348,7 +335,7 @@ class OperatorController:
                                 check=False, timeout=10)
         lease = yaml.safe_load(done.stdout).get("spec", {}) if done.returncode == 0 else {}
         # Ours: acquired after this process started (a lease left by an earlier process expires first).
-        ours = _micro_time(lease.get("acquireTime")) >= self.started_wall - 1
+        ours = micro_time(lease.get("acquireTime")) >= self.started_wall - 1
         logged = self.spec.ready_log in self.log.read_text(errors="replace")
         return ours and logged, {"lease": lease or done.stderr.strip(), f"logged {self.spec.ready_log!r}": logged}
 
@@ -383,7 +370,7 @@ class OperatorController:
         if self._placeholder:
             target = ROTATOR_CERT_DIR / "tls.crt"
             try:
-                if target.read_bytes() == self._placeholder:  # Kueue has not replaced it since
+                if target.read_bytes() == self._placeholder:  # still our copy
                     target.unlink()
             except OSError:
                 pass

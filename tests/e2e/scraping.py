@@ -2,9 +2,11 @@
 
 `scrape_as(cluster, monitor)` follows the program's ServiceMonitor step by step, as the managed
 Prometheus add-on or the Prometheus Operator would: the Services its selector matches in its
-namespaces, the named port's target port (where the Kueue process listens here, since kube-proxy
-is not running), its scheme, path and TLS settings, and the bearer token from the Secret it
-names, read from the monitor's own namespace. Nothing about the endpoint is hard-coded here.
+namespaces, the named port, its scheme, path and TLS settings, and the bearer token from the Secret
+it names, read from the monitor's own namespace. Nothing about the endpoint is hard-coded here.
+Where Prometheus dials the pod's IP and the target port, this dials the Service's ClusterIP and
+port, which the tier relays to the Kueue process's own metrics port (kueue_controller.py), as
+kube-proxy would: the process listens on a port of its own, not the pod's.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def endpoint_urls(kubectl: Kubectl, monitor: Mapping[str, Any]) -> list[str]:
                 continue
             for port in service["spec"]["ports"]:
                 if port.get("name") == endpoint["port"]:
-                    urls.append(f"{endpoint['scheme']}://127.0.0.1:{port['targetPort']}{endpoint.get('path', '/metrics')}")
+                    address = f"{service['spec']['clusterIP']}:{port['port']}"
+                    urls.append(f"{endpoint['scheme']}://{address}{endpoint.get('path', '/metrics')}")
     return urls
 
 

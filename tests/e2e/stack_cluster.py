@@ -29,7 +29,7 @@ from components.device_plugin_values import (
     device_plugin_chart,
     device_plugin_values,
 )
-from components.kueue_objects import build_objects
+from components.multikueue.manager import Worker, queue_objects
 from components.kueue_values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from components.policies import aggregated_role_guard, pool_guard
 from components.queues import references
@@ -37,7 +37,7 @@ from components.scrape import scrape_objects, service_monitor
 
 from .autoscaler import Autoscaler, autoscaled_pools
 from .binaries import Binaries, provisioning_request_crd
-from .cluster import E2EError, Helm, KwokCluster, conditions, is_true, wait_for
+from .cluster import SERVICE_CIDR, E2EError, Helm, KwokCluster, conditions, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
 from .nodes import fake_nodes
@@ -57,6 +57,12 @@ class StackCluster:
     forwarder: Forwarder
     # The job operators' controllers by name (binaries.ensure_operator_binaries); empty: no operators.
     operator_binaries: dict[str, Path] = field(default_factory=dict)
+    # The control plane's service range: distinct for every cluster that runs at the same time.
+    service_cidr: str = SERVICE_CIDR
+    # A MultiKueue manager's workers (tests/e2e/multikueue.py): its objects are built from them,
+    # and `secrets` (their kubeconfig Secrets, as MultiKueueManager makes them) come before those.
+    workers: tuple[Worker, ...] = ()
+    secrets: list[dict[str, Any]] = field(default_factory=list)
     objects: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     up_seconds: float = 0.0
@@ -64,12 +70,12 @@ class StackCluster:
     stoppers: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.cluster = KwokCluster(f"kueue-aks-{self.stack}", self.binaries, self.workdir)
+        self.cluster = KwokCluster(f"kueue-aks-{self.stack}", self.binaries, self.workdir, self.service_cidr)
         self.kubectl = self.cluster.kubectl
         self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
         self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
-        self.objects = build_objects(self.config)
+        self.objects = queue_objects(self.config, self.workers)[0]
         self.initial_nodes = fake_nodes(self.config)
         self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
 
@@ -115,6 +121,8 @@ class StackCluster:
                               wait_seconds=HELM_WAIT_SECONDS)
             self._timed("device plugin chart", start)
 
+        if self.secrets:
+            self.kubectl.apply(self.secrets)  # the program's Kueue objects wait for them (__main__.py)
         self.apply_objects()
         if self.config.monitoring.enabled:
             self.apply_scrape_objects()
@@ -163,6 +171,26 @@ class StackCluster:
         inactive = {q["metadata"]["name"]: conditions(q) for q in queues if not is_true(q, "Active")}
         expected = sum(1 for o in self.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
         return len(queues) == expected and not inactive, {"queues": len(queues), "inactive": inactive}
+
+    def stop_control_plane(self) -> None:
+        """Lose the cluster (KwokCluster.stop); the processes it started here keep running, as
+        they would beside an API server that went away."""
+        self.cluster.stop()
+
+    def start_control_plane(self) -> None:
+        """Get the cluster back (KwokCluster.start), with Kueue serving again. Kueue exits once it
+        cannot renew its leader Lease for renewDeadline (10 s), so after an outage it either renews
+        it or exits soon; when it exited it is restarted here, as a kubelet would restart its pod.
+        A restarted Kueue serves its webhooks at once but leads (admits) only once the dead
+        process's Lease has expired, about 15 s (leaseDuration) later. The autoscaler and the job
+        operators are not restarted."""
+        back = time.time()
+        self.cluster.start()
+        wait_for("Kueue to renew its leader Lease or exit", lambda: self.kueue.settled_since(back), 30)
+        if self.kueue.process is not None and self.kueue.process.poll() is not None:
+            self.kueue.stop()
+            self.kueue.start()
+            self.kueue.wait_ready()
 
     def down(self) -> None:
         """Stop every process this cluster started; safe to call twice and after a failed up()."""

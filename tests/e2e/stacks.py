@@ -94,6 +94,17 @@ MIRROR = "mirror.example.com"
 MIRRORED = "spot-gpu"
 
 
+# The MultiKueue example (examples/multikueue/): a manager and two workers, up at the same time
+# (tests/e2e/multikueue.py). The manager's timings are set short here, as Kueue's own integration
+# tests do (3 s there): a lost worker's jobs move after WORKER_LOST_TIMEOUT, and the manager's
+# garbage collector runs every GC_INTERVAL, instead of 15 min and 1 min.
+MULTIKUEUE_EXAMPLES = ROOT / "examples" / "multikueue"
+MULTIKUEUE_MANAGER = "batch-manager"
+MULTIKUEUE_WORKERS = ("batch-westus3", "batch-swedencentral")
+WORKER_LOST_TIMEOUT_SECONDS = 20
+GC_INTERVAL_SECONDS = 5
+
+
 def config_map(stack: str) -> dict[str, Any]:
     """The stack's `config:` map, with the charts installed from ../shared's files."""
     config = _stack_config_map(stack)
@@ -116,6 +127,13 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
         dev = _stack_config_map("dev")
         return {**dev, "kueue-aks:kueue": {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
                 "kueue-aks:monitoring": {"enabled": False}}
+    if stack in (MULTIKUEUE_MANAGER, *MULTIKUEUE_WORKERS):
+        config = dict(yaml.safe_load((MULTIKUEUE_EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"])
+        if stack == MULTIKUEUE_MANAGER:
+            config["kueue-aks:multiKueue"] = {**config["kueue-aks:multiKueue"],
+                                              "workerLostTimeout": f"{WORKER_LOST_TIMEOUT_SECONDS}s",
+                                              "gcInterval": f"{GC_INTERVAL_SECONDS}s"}
+        return config
     if stack == "design":
         return dict(yaml.safe_load((ROOT / "tests" / "fixtures" / "design-example.yaml").read_text())["config"])
     return {"azure-native:location": "eastus2",

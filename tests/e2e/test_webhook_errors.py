@@ -24,8 +24,7 @@ from components.kueue_values import KUEUE_WEBHOOK_SERVICE
 
 from .cluster import api_create, wait_for
 from .conftest import on_stacks, report
-from .forward import forward_to
-from .kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT, WEBHOOK_PORT
+from .kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
 from .stack_cluster import StackCluster
 
 # The captured messages, by cause, for the README and for the failure messages here.
@@ -37,7 +36,7 @@ def webhook_ip(cluster: StackCluster) -> Iterator[str]:
     """The webhook Service's ClusterIP; whatever a test puts there, Kueue serves again afterwards."""
     ip = cluster.kueue.service_ips[KUEUE_WEBHOOK_SERVICE]
     yield ip
-    cluster.forwarder.listen(ip, SERVICE_PORT, forward_to("127.0.0.1", WEBHOOK_PORT))
+    cluster.kueue.forward_services()
     cluster.kueue.wait_ready()
 
 
