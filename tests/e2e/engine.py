@@ -121,8 +121,20 @@ class PulumiProject:
         steps = json.loads(done.stdout).get("steps") or []
         return [s for s in steps if s.get("op") not in ("same", "read")]
 
-    def outputs(self) -> dict[str, Any]:
-        return json.loads(self.run("stack", "output", "--json", "--stack", self.stack).stdout)
+    def outputs(self, *, show_secrets: bool = False) -> dict[str, Any]:
+        shown = ["--show-secrets"] if show_secrets else []
+        return json.loads(self.run("stack", "output", "--json", *shown, "--stack", self.stack).stdout)
+
+    def another_stack(self, stack: str, config: Mapping[str, Any], kubeconfig: str) -> PulumiProject:
+        """A second stack of the same project and backend (e.g. a MultiKueue manager that
+        references this one), with its config and secret kubeconfig."""
+        other = PulumiProject(self.engine, self.workdir, stack)
+        other.runs = self.runs + 100  # its logs sort after this stack's, in the same folder
+        other.run("stack", "init", stack)
+        other.set_config(config)
+        other.run("config", "set", "--secret", "--path", "kueue-aks:cluster.kubeconfig", "--stack", stack, input=kubeconfig)
+        self.run("stack", "select", self.stack)  # `stack init` selected the new one
+        return other
 
     def resources(self) -> list[dict[str, Any]]:
         state = json.loads(self.run("stack", "export", "--stack", self.stack).stdout)

@@ -125,8 +125,9 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
         return {**_stack_config_map("dev"), "kueue-aks:governance": {"enforce": False}}
     if stack == ENGINE:
         dev = _stack_config_map("dev")
+        # A MultiKueue worker, so the engine also makes its ServiceAccount token and kubeconfig.
         return {**dev, "kueue-aks:kueue": {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
-                "kueue-aks:monitoring": {"enabled": False}}
+                "kueue-aks:monitoring": {"enabled": False}, "kueue-aks:multiKueue": {"role": "worker"}}
     if stack in (MULTIKUEUE_MANAGER, *MULTIKUEUE_WORKERS):
         config = dict(yaml.safe_load((MULTIKUEUE_EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"])
         if stack == MULTIKUEUE_MANAGER:

@@ -16,13 +16,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+import yaml
 
 from components.config import KUEUE_NAMESPACE
 from components.kueue_objects import COHORT_NAME, build_objects, team_queues
+from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
 from components.quantity import canonical
 
 from .binaries import BuildError, Engine, ensure_engine
-from .cluster import wait_for
+from .cluster import Kubectl, wait_for
 from .conftest import on_stacks, report
 from .engine import EngineError, KueueFollower, PulumiProject, changed
 from .jobs import job, wait_admitted
@@ -107,6 +109,50 @@ def test_engine_up_brings_the_stack_up_first_time(cluster: StackCluster, project
 def test_engine_preview_after_up_shows_no_changes(cluster: StackCluster, project: PulumiProject) -> None:
     steps = project.preview()
     assert not steps, "a preview right after `up` wants to change:\n" + "\n".join(map(changed, steps))
+
+
+@on_stacks(ENGINE)
+def test_engine_worker_exports_a_kubeconfig_that_works(cluster: StackCluster, project: PulumiProject) -> None:
+    """The stack is a MultiKueue worker: the provider waited for the token controller, and the
+    exported kubeconfig (a secret) reaches this API server as the worker's ServiceAccount, with
+    only MultiKueue's rights."""
+    assert project.outputs()[KUBECONFIG_OUTPUT] == "[secret]"
+    outputs = project.outputs(show_secrets=True)
+    kubeconfig = yaml.safe_load(outputs[KUBECONFIG_OUTPUT])
+    assert kubeconfig["clusters"][0]["cluster"] == {"server": cluster.cluster.server_url(),
+                                                    "certificate-authority-data": cluster.cluster.ca_data()}
+    assert set(kubeconfig["users"][0]["user"]) == {"token"}
+    path = cluster.workdir / "worker-kubeconfig"
+    path.write_text(outputs[KUBECONFIG_OUTPUT])
+    as_worker = Kubectl(cluster.kubectl.binary, path)
+    assert as_worker.run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == \
+        f"system:serviceaccount:{KUEUE_NAMESPACE}:{SERVICE_ACCOUNT}"
+    for verb, resource, allowed in (("create", "jobs.batch", "yes"), ("get", "secrets", "no")):
+        done = as_worker.run("auth", "can-i", verb, resource, "-n", "research", check=False)
+        assert done.stdout.strip() == allowed, (verb, resource, done.stdout, done.stderr)
+    # The same facts the builders give, but the region: a kubeconfig-mode stack has none.
+    assert outputs[FACTS_OUTPUT] == json.loads(json.dumps({**worker_facts(cluster.config), "location": ""}))
+
+
+@on_stacks(ENGINE)
+def test_engine_manager_preview_names_a_worker_that_does_not_fit(cluster: StackCluster, project: PulumiProject) -> None:
+    """A manager stack in the same backend reads this worker's outputs through its StackReference
+    at preview, and stops before any resource, naming the worker and what differs: here a
+    framework it enables that the worker does not run."""
+    manager_config = {
+        "kueue-aks:kueue": {**stack_config()["kueue-aks:kueue"], "frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+        "kueue-aks:teams": [{"name": t.name} for t in cluster.config.teams],
+        "kueue-aks:multiKueue": {"role": "manager", "workers": [{"name": "engine", "stack": f"organization/kueue-aks/{ENGINE}"}]},
+    }
+    manager = project.another_stack("engine-manager", manager_config, cluster.cluster.kubeconfig.read_text())
+    try:
+        done = manager.run("preview", check=False)
+        text = done.stdout + done.stderr
+        assert done.returncode != 0, text[-3000:]
+        assert (f"kueue-aks:multiKueue.workers[0].stack: worker 'engine' (stack organization/kueue-aks/{ENGINE}) "
+                "does not run jobset.x-k8s.io/jobset, which this manager enables") in text, text[-3000:]
+    finally:
+        manager.run("stack", "rm", "engine-manager", "--yes", "--force", check=False)
 
 
 @on_stacks(ENGINE)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from components.config import KUEUE_NAMESPACE
-from components.multikueue.manager import ADMISSION_CHECK, secret_object
+from components.multikueue.manager import ADMISSION_CHECK, kubeconfig_secret, queue_objects, secret_object
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules
 from components.scrape import service_monitor
 
@@ -217,6 +218,39 @@ def test_multikueue_metrics_show_where_jobs_went(mk: MultiKueueClusters) -> None
                 if name == "multikueue_workloads_admitted_total" and labels.get("cluster_queue") == "research"}
     # The scenarios above ran research jobs in both workers (the GPU ones).
     assert dispatched == admitted == set(mk.workers), (dispatched, admitted)
+
+
+@on_stacks(MULTIKUEUE)
+def test_multikueue_removing_and_adding_a_worker_is_one_config_change(mk: MultiKueueClusters,
+                                                                     jobs: list[tuple[str, str]]) -> None:
+    """The manager's objects rebuilt from a config without swedencentral, applied as `pulumi up`
+    applies them (changed objects updated, the worker's MultiKueueCluster and Secret deleted): the
+    queues shrink to westus3's quota and every job goes there; put back, it connects again."""
+    config = mk.m.config
+    kept = tuple(w for w in mk.m.workers if w.name == "westus3")
+    smaller = replace(config, multi_kueue=replace(config.multi_kueue, workers=tuple(
+        w for w in config.multi_kueue.workers if w.name == "westus3")))
+    mk.m.kubectl.apply(queue_objects(smaller, kept)[0])
+    mk.m.kubectl.run("delete", "multikueuecluster.kueue.x-k8s.io", "swedencentral", "--wait=true", "--timeout=60s")
+    mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret("swedencentral"))
+    try:
+        research = mk.m.kubectl.get("clusterqueue.kueue.x-k8s.io", "research")
+        expected = next(o for o in queue_objects(smaller, kept)[0]
+                        if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research")
+        assert research["spec"]["resourceGroups"] == expected["spec"]["resourceGroups"]  # westus3's quota alone
+        wait_for("the AdmissionCheck to stay Active with one worker",
+                 lambda: (is_true(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK), "Active"),
+                          conditions(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK))), 30)
+        mk.m.kubectl.apply([job("platform", "mk-one-worker")])
+        jobs.append(("platform", "mk-one-worker"))
+        _, where = mk.dispatched("platform", "mk-one-worker")
+        assert where == "westus3", where
+    finally:
+        mk.m.kubectl.apply([secret_object(name, kubeconfig) for name, kubeconfig in mk.kubeconfigs.items()])
+        mk.m.kubectl.apply(mk.m.objects)
+    wait_for("swedencentral to connect again once it is back in the config",
+             lambda: (is_true(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral"), "Active"),
+                      conditions(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral"))), 60)
 
 
 @on_stacks(MULTIKUEUE)
