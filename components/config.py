@@ -1192,14 +1192,9 @@ def _parse_multikueue(problems: _Problems, raw: Any, stack: str, kueue: KueueSet
     def duration(p: str, v: Any) -> Any:
         return c.string(p, v, pattern=_DURATION, hint=" (a duration such as \"15m\", \"90s\" or \"1h30m\")")
 
-    def origin(p: str, v: Any) -> Any:
-        if c.string(p, v) is _INVALID:
-            return _INVALID
-        if not v or not is_label_value(v):
-            problems.add(p, f"{v!r} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels "
-                         "the manager's objects in the workers with it")
-            return _INVALID
-        return v
+    origin = _checked(problems, lambda v: None if isinstance(v, str) and v and is_label_value(v) else (
+        f"{v!r} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels the manager's objects "
+        "in the workers with it"))
 
     def workers(p: str, v: Any) -> Any:
         items = c.items(p, v, "workers {name, stack}")
@@ -1215,15 +1210,8 @@ def _parse_multikueue(problems: _Problems, raw: Any, stack: str, kueue: KueueSet
                     problems.add(f"{p}[{i}]", "must be an object with name and stack")
                 continue
 
-            def worker_name(q: str, x: Any) -> Any:
-                if c.string(q, x) is _INVALID:
-                    return _INVALID
-                if not is_dns1123_label(x):
-                    problems.add(q, f"{x!r} must be a DNS-1123 label; it names the worker's MultiKueueCluster")
-                    return _INVALID
-                return x
-
-            name = w.get("name", None, worker_name)
+            name = w.get("name", None, _checked(problems, lambda x: None if isinstance(x, str) and is_dns1123_label(x)
+                                                 else f"{x!r} must be a DNS-1123 label; it names the worker's MultiKueueCluster"))
             ref = w.get("stack", None, lambda q, x: c.string(q, x, pattern=_STACK_REF, hint=(
                 " (the worker stack's name for a StackReference: <organization>/<project>/<stack>, or "
                 "<project>/<stack> on a self-managed backend)")))

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from pathlib import Path
 
@@ -157,15 +157,7 @@ class ControlPlanes:
         operators = self.operator_binaries() if stack in OPERATOR_STACKS else {}
         sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators)
         started = time.monotonic()
-        try:
-            sc.up(program=stack != ENGINE)
-        except Exception as err:  # any failure, a bug in a probe too: stop what up() started before the next test
-            save_logs(sc)
-            sc.down()
-            detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
-                traceback.format_exception(err))
-            self.failed[stack] = f"stack {stack}: the control plane did not come up: {detail}\n{sc.describe()}"
-            pytest.fail(self.failed[stack], pytrace=False)
+        self._up_or_fail(stack, lambda: sc.up(program=stack != ENGINE), sc)
         self.current = sc
         if stack == ENGINE:  # the engine's `pulumi up` is timed by its test
             report(f"e2e[{stack}]: platform up in {time.monotonic() - started:.1f} s: {sc.timings}")
@@ -189,16 +181,7 @@ class ControlPlanes:
         self.stop_current()
         group = MultiKueueClusters(self.binaries, self.root / MULTIKUEUE, self.forwarder, self.operator_binaries())
         started = time.monotonic()
-        try:
-            group.up()
-        except Exception as err:  # as in get(): stop whatever came up before the next test
-            for sc in group.clusters:
-                save_logs(sc)
-            group.down()
-            detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
-                traceback.format_exception(err))
-            self.failed[MULTIKUEUE] = f"{MULTIKUEUE}: the control planes did not come up: {detail}\n{group.describe()}"
-            pytest.fail(self.failed[MULTIKUEUE], pytrace=False)
+        self._up_or_fail(MULTIKUEUE, group.up, group)
         self.current = group
         took = group.up_seconds = round(time.monotonic() - started, 1)
         STACK_TIMINGS[MULTIKUEUE] = {"queues_active_seconds": took, "everything_up_seconds": took,
@@ -206,6 +189,20 @@ class ControlPlanes:
         report(f"e2e[{MULTIKUEUE}]: two workers and their manager up, all connected, in {took:.1f} s "
                f"(budget {MULTIKUEUE_UP_BUDGET_SECONDS:.0f} s); seconds since start: {group.timings}")
         return group
+
+    def _up_or_fail(self, name: str, up: Callable[[], None], planes: StackCluster | MultiKueueClusters) -> None:
+        """Run `up`. On any failure, a bug in a probe too: keep the logs, stop what came up before
+        the next test, and fail this test and every later one of `name` with that first error."""
+        try:
+            up()
+        except Exception as err:
+            for sc in planes.clusters:
+                save_logs(sc)
+            planes.down()
+            detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
+                traceback.format_exception(err))
+            self.failed[name] = f"{name}: the control plane did not come up: {detail}\n{planes.describe()}"
+            pytest.fail(self.failed[name], pytrace=False)
 
     def operator_binaries(self) -> dict[str, Path]:
         try:
@@ -215,7 +212,7 @@ class ControlPlanes:
 
     def stop_current(self) -> None:
         if self.current is not None:
-            for sc in self.current.clusters if isinstance(self.current, MultiKueueClusters) else [self.current]:
+            for sc in self.current.clusters:
                 save_logs(sc)
             self.current.down()
             self.current = None

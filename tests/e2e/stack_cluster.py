@@ -80,6 +80,12 @@ class StackCluster:
         self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
 
     @property
+    def clusters(self) -> list[StackCluster]:
+        """The control planes this stands for, whose logs the session keeps: itself (a MultiKueue
+        group, tests/e2e/multikueue.py, has several)."""
+        return [self]
+
+    @property
     def nodes(self) -> list[dict[str, Any]]:
         """The nodes now: the autoscaler adds and removes them."""
         return self.kubectl.items("nodes")

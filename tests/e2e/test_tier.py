@@ -37,6 +37,7 @@ class BrokenStack:
     def __init__(self, stack: str, _config: Any, _binaries: Any, workdir: Path, *_: Any) -> None:
         # The work folder: a failed up() saves its logs from there when KUEUE_AKS_E2E_ARTIFACTS is set.
         self.stack, self.workdir, self.downs = stack, workdir, 0
+        self.clusters = [self]
         BrokenStack.made.append(self)
 
     def up(self, *, program: bool = True) -> None:
