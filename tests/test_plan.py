@@ -175,16 +175,16 @@ def test_missing_stack_file_exits_2(run_plan: PlanRunner, tmp_path: Path) -> Non
 
 
 def test_invalid_objects_exit_3(run_plan: PlanRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = plan.build_objects
+    real = plan.queue_objects
 
-    def over_capacity(config: Any) -> list[dict[str, Any]]:
-        objects = real(config)
+    def over_capacity(config: Any, workers: Any = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        objects, capacity = real(config, workers)
         for obj in objects:
             if obj["kind"] == "ClusterQueue":
                 obj["spec"]["resourceGroups"][0]["flavors"][-1]["resources"][-1]["nominalQuota"] = 99
-        return objects
+        return objects, capacity
 
-    monkeypatch.setattr(plan, "build_objects", over_capacity)
+    monkeypatch.setattr(plan, "queue_objects", over_capacity)
     code, _, err = run_plan("--stack", "dev")
     assert code == 3 and "[CAPACITY]" in err
 
