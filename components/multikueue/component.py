@@ -11,10 +11,9 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.sync_await import _sync_await
 
 from ..cluster import kubeconfig_server
-from ..config import ConfigError, KUEUE_NAMESPACE, StackConfig
-from ..kueue_objects import object_meta
+from ..config import ConfigError, StackConfig
 from ..manifest import ObjectResource
-from .manager import SECRET_KEY, Worker, kubeconfig_secret, worker_problems
+from .manager import Worker, secret_object, worker_problems
 from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, access_objects, worker_facts, worker_kubeconfig
 
 
@@ -80,14 +79,11 @@ class MultiKueueManager(pulumi.ComponentResource):
     def __init__(self, name: str, workers: Sequence[Worker], kubeconfigs: Mapping[str, pulumi.Output[str]], *,
                  namespace: pulumi.Resource, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueManager", name, None, opts)
+        secrets = {w.name: secret_object(w.name, kubeconfigs[w.name]) for w in workers}
         self.secrets = [
-            k8s.core.v1.Secret(
-                f"{name}-{w.name}",
-                metadata=object_meta(kubeconfig_secret(w.name), KUEUE_NAMESPACE),
-                type="Opaque",
-                string_data={SECRET_KEY: kubeconfigs[w.name]},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]))
-            for w in workers
+            k8s.core.v1.Secret(f"{name}-{worker}", metadata=obj["metadata"], type=obj["type"],
+                               string_data=obj["stringData"], opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]))
+            for worker, obj in secrets.items()
         ]
         self.workers = {w.name: w.stack for w in workers}
         self.register_outputs({"workers": self.workers})

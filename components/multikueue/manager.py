@@ -146,29 +146,38 @@ def _resources(workers: Sequence[Worker]) -> list[str]:
     return [RESOURCE_CPU, RESOURCE_MEMORY] + ([RESOURCE_GPU] if gpu else [])
 
 
+def _team_quota(facts: Mapping[str, Any], team: str, flavor: str, resource: str) -> int | None:
+    """A team's quota on one worker for a flavor and resource, over its mirrored queues; None when
+    the worker has no such team or quota."""
+    if team not in facts["teams"]:
+        return None
+    queues = facts["clusterQueues"]
+    amounts = [queues[cq]["quota"].get(flavor, {}).get(resource) for cq in set(_mirrored(facts, team).values())]
+    found = [a for a in amounts if a is not None]
+    return sum(found) if found else None
+
+
 def worker_quotas(config: StackConfig, workers: Sequence[Worker]) -> list[WorkerQuota]:
     """Each team's quota per flavor and resource on every worker, in its mirrored queues."""
     rows = []
     for team in config.teams:
         for flavor in _flavors(workers):
             for resource in _resources(workers):
-                held = {}
-                for w in workers:
-                    facts = w.facts or {}
-                    for cq in set(_mirrored(facts, team.name).values()) if team.name in facts.get("teams", {}) else ():
-                        amount = facts["clusterQueues"][cq]["quota"].get(flavor["name"], {}).get(resource)
-                        if amount is not None:
-                            held[w.name] = held.get(w.name, 0) + amount
+                held = {w.name: amount for w in workers if w.facts is not None
+                        and (amount := _team_quota(w.facts, team.name, flavor["name"], resource)) is not None}
                 if held:
                     rows.append(WorkerQuota(team.name, flavor["name"], resource, held))
     return rows
 
 
-def _summed(workers: Sequence[Worker], key: str, flavor: str, resource: str) -> int:
-    """A flavor's capacity or cohort remainder summed over the workers that have it."""
-    if key == "capacity":
-        return sum(f["capacity"].get(resource, 0) for w in workers for f in (w.facts or {}).get("flavors", [])
-                   if f["name"] == flavor)
+def _capacity(workers: Sequence[Worker], flavor: str, resource: str) -> int:
+    """A flavor's capacity summed over the workers that have it."""
+    return sum(f["capacity"].get(resource, 0) for w in workers for f in (w.facts or {}).get("flavors", [])
+               if f["name"] == flavor)
+
+
+def _cohort_remainder(workers: Sequence[Worker], flavor: str, resource: str) -> int:
+    """What no team holds of a flavor, summed over the workers."""
     return sum((w.facts or {}).get("cohort", {}).get(flavor, {}).get(resource, 0) for w in workers)
 
 
@@ -180,35 +189,43 @@ def manager_quota_table(config: StackConfig, workers: Sequence[Worker]) -> list[
     for flavor in _flavors(workers):
         for resource in _resources(workers):
             teams = {q.team: q.total for q in quotas if q.flavor == flavor["name"] and q.resource == resource}
-            rows.append(QuotaRow(flavor["name"], resource, _summed(workers, "capacity", flavor["name"], resource),
-                                 teams, _summed(workers, "cohort", flavor["name"], resource)))
+            rows.append(QuotaRow(flavor["name"], resource, _capacity(workers, flavor["name"], resource),
+                                 teams, _cohort_remainder(workers, flavor["name"], resource)))
     return rows
+
+
+def _first_facts(workers: Sequence[Worker]) -> Mapping[str, Any]:
+    """The first worker's facts, which name the teams' LocalQueues and weights on the manager
+    (worker_problems has checked that every worker has facts and the same LocalQueues)."""
+    return next(w.facts for w in workers if w.facts)
 
 
 def manager_local_queues(config: StackConfig, workers: Sequence[Worker]) -> dict[str, dict[str, str]]:
     """team -> LocalQueue -> the manager's ClusterQueue (the team's name), as on the first worker."""
-    first = next((w.facts for w in workers if w.facts), None)
-    return {t.name: {lq: t.name for lq in (_mirrored(first, t.name) if first else {"default": t.name})}
-            for t in config.teams}
+    first = _first_facts(workers)
+    return {t.name: {lq: t.name for lq in _mirrored(first, t.name)} for t in config.teams}
 
 
 def _share(workers: Sequence[Worker], team: str) -> Decimal:
     """The team's fair-sharing weight on the manager: its share on the first worker."""
-    return Decimal(next(w.facts for w in workers if w.facts)["teams"][team]["share"])
+    return Decimal(_first_facts(workers)["teams"][team]["share"])
 
 
-def manager_objects(config: StackConfig, workers: Sequence[Worker]) -> list[dict[str, Any]]:
-    """Every Kueue object of a manager and the team namespaces, in apply order. Expects
-    worker_problems() to have found nothing."""
-    rows = manager_quota_table(config, workers)
+def cluster_object(worker: str) -> dict[str, Any]:
+    """The MultiKueueCluster of a worker, reading its kubeconfig from the worker's Secret."""
+    return {"apiVersion": API_VERSION, "kind": "MultiKueueCluster", "metadata": object_meta(worker),
+            "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret(worker)}}}}
+
+
+def manager_objects(config: StackConfig, workers: Sequence[Worker], rows: list[QuotaRow]) -> list[dict[str, Any]]:
+    """Every Kueue object of a manager and the team namespaces, in apply order, with the quotas of
+    manager_quota_table. Expects worker_problems() to have found nothing."""
     resources = _resources(workers)
     objects: list[dict[str, Any]] = [
         {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(f["name"]), "spec": {}}
         for f in _flavors(workers)]
     objects.append(cohort(resources, rows))
-    objects += [{"apiVersion": API_VERSION, "kind": "MultiKueueCluster", "metadata": object_meta(w.name),
-                 "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret(w.name)}}}}
-                for w in workers]
+    objects += [cluster_object(w.name) for w in workers]
     objects.append({"apiVersion": API_VERSION, "kind": "MultiKueueConfig", "metadata": object_meta(MULTIKUEUE_CONFIG),
                     "spec": {"clusters": [w.name for w in workers]}})
     objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": object_meta(ADMISSION_CHECK),
@@ -226,21 +243,25 @@ def manager_objects(config: StackConfig, workers: Sequence[Worker]) -> list[dict
     return objects
 
 
-def manager_capacity(workers: Sequence[Worker]) -> dict[str, dict[str, Any]]:
-    """flavor -> resource -> the workers' summed capacity, for the validator's capacity check."""
-    return {f["name"]: {r: format_quantity(r, _summed(workers, "capacity", f["name"], r)) for r in _resources(workers)}
-            for f in _flavors(workers)}
+def manager_capacity(rows: Sequence[QuotaRow]) -> dict[str, dict[str, Any]]:
+    """flavor -> resource -> the workers' summed capacity (from the manager's quota table), for the
+    validator's capacity check."""
+    capacity: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        capacity.setdefault(row.flavor, {})[row.resource] = format_quantity(row.resource, row.capacity)
+    return capacity
 
 
 def queue_objects(config: StackConfig, workers: Sequence[Worker] = ()) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """The stack's Kueue objects and the capacity their quotas must fit: a manager's from its
     workers, any other stack's from its own pools. The program, the plan and the e2e tier use it."""
     if config.multi_kueue.is_manager:
-        return manager_objects(config, workers), manager_capacity(workers)
+        rows = manager_quota_table(config, workers)
+        return manager_objects(config, workers, rows), manager_capacity(rows)
     return build_objects(config), flavor_capacity(config)
 
 
-def secret_object(worker: str, kubeconfig: str) -> dict[str, Any]:
-    """The manager's Secret for a worker (for the e2e tier; the program sets the same as a secret)."""
+def secret_object(worker: str, kubeconfig: Any) -> dict[str, Any]:
+    """The manager's Secret for a worker's kubeconfig (in the program a secret Output)."""
     return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
             "metadata": object_meta(kubeconfig_secret(worker), KUEUE_NAMESPACE), "stringData": {SECRET_KEY: kubeconfig}}

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from components.config import KUEUE_NAMESPACE
-from components.multikueue.manager import ADMISSION_CHECK, kubeconfig_secret, queue_objects, secret_object
+from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, queue_objects,
+                                           secret_object)
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules
 from components.scrape import service_monitor
 
@@ -109,9 +110,7 @@ def test_multikueue_a_cut_rule_disconnects_the_worker(mk: MultiKueueClusters) ->
             token["metadata"]["annotations"]["kubernetes.io/service-account.name"] = sa["metadata"]["name"]
             worker.kubectl.apply(objects)
             kubeconfig = kubeconfig_with(worker, token["metadata"]["name"])
-            mk.m.kubectl.apply([secret_object(cut, kubeconfig), {
-                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": cut},
-                "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": f"multikueue-{cut}"}}}}])
+            mk.m.kubectl.apply([secret_object(cut, kubeconfig), cluster_object(cut)])
             cut_names.append((cut, rule["resources"][0]))
 
         def all_refused() -> tuple[bool, Any]:
@@ -129,7 +128,7 @@ def test_multikueue_a_cut_rule_disconnects_the_worker(mk: MultiKueueClusters) ->
     finally:
         for cut, _ in cut_names:
             mk.m.kubectl.run("delete", "multikueuecluster.kueue.x-k8s.io", cut, "--ignore-not-found", check=False)
-            mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, f"multikueue-{cut}", "--ignore-not-found",
+            mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret(cut), "--ignore-not-found",
                              check=False)
 
 
