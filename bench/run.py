@@ -52,9 +52,10 @@ from bench.stacks import (
 )
 
 from components.kueue_versions import DEFAULT_VERSION
+from tests.paths import SHARED
 
 CRDS_ENV = "KUEUE_CRDS_DIR"
-SHARED_KUEUE = ROOT.parent / "shared" / "kueue" / f"v{DEFAULT_VERSION}"
+SHARED_KUEUE = SHARED / "kueue" / f"v{DEFAULT_VERSION}"
 DEFAULT_CRDS = SHARED_KUEUE / "crds"  # CRD files for the KUEUE_CRDS_DIR figures
 SEED_CHART = SHARED_KUEUE / "chart" / f"kueue-{DEFAULT_VERSION}.tgz"  # the published chart, packaged
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, ra
 from components.kueue_versions import DEFAULT_VERSION
 from components.validate import CRDS_ENV, CrdSchemas
 from tests.harness import ROOT, SHARED
+from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
 # The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
@@ -38,14 +40,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Run the e2e tier after the unit tests, grouped by stack so that each stack's control plane
-    is built once, and the teardown module last on each; the sort is stable, so file order holds
-    otherwise."""
+    is built once, and the teardown module last on each. The stacks that need only the control
+    plane's binaries come first, then those that run the job operators, then the Pulumi engine's,
+    so that on a cold machine .ci/run's background build finishes the later ones meanwhile. The
+    sort is stable, so file order holds otherwise."""
+    from tests.e2e.multikueue import MULTIKUEUE
+    from tests.e2e.stacks import ENGINE, OPERATOR_STACKS
 
-    def key(item: pytest.Item) -> tuple[bool, str, bool]:
+    def key(item: pytest.Item) -> tuple[bool, int, str, bool]:
         if E2E_DIR not in item.path.parents:
-            return (False, "", False)
+            return (False, 0, "", False)
         callspec = getattr(item, "callspec", None)
-        return (True, str(callspec.params.get("stack", "")) if callspec else "", item.path.name == "test_teardown.py")
+        stack = str(callspec.params.get("stack", "")) if callspec else ""
+        builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
+        return (True, builds, stack, item.path.name == "test_teardown.py")
 
     session.items.sort(key=key)
 
@@ -63,17 +71,20 @@ def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return cache_home
 
 
-@pytest.fixture(autouse=True)
-def offline_with_chart_cache(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module", autouse=True)
+def offline_with_chart_cache(request: pytest.FixtureRequest, kueue_chart_cache: Path) -> Iterator[None]:
     """Every unit test, the program's included, validates against the CRDs of the pinned chart,
     read the way users get them: KUEUE_CRDS_DIR unset, and the user cache holding the chart. No
     test reaches a registry on the internet: a fetch from anywhere but loopback finds no network,
     as offline, so a stack with a mirror's chart is checked without CRDs and warns (CI is unset
-    for that). Not for the e2e tier: its binaries live in the real user cache, and its stacks
-    install the chart from the packaged file."""
-    if E2E_DIR in request.node.path.parents:
+    for that); the one registry reached is the Go module proxy, for the operators' pinned module
+    zips, once a session. Module scope, so that it is in place before any module-scoped fixture that runs
+    the program (pytest sets up autouse fixtures first within a scope); a test's own monkeypatch
+    changes on top of it are undone after that test. Not for the e2e tier: its binaries have their
+    own cache (KUEUE_AKS_E2E_CACHE), and its stacks install the chart from the packaged file."""
+    if E2E_DIR in request.path.parents:
+        yield
         return
-    cache_home = request.getfixturevalue("kueue_chart_cache")
     real_fetch = kueue_crds.fetch_chart
 
     def loopback_only(source: str, version: str, transport: kueue_crds.Transport) -> bytes:
@@ -82,10 +93,16 @@ def offline_with_chart_cache(request: pytest.FixtureRequest, monkeypatch: pytest
             raise kueue_crds.ChartUnavailable(f"{source} cannot be reached (the unit tests have no network)")
         return real_fetch(source, version, transport)
 
-    monkeypatch.delenv(CRDS_ENV, raising=False)
-    monkeypatch.delenv("CI", raising=False)  # offline is a warning here; the tests of CI=true set it
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home))
-    monkeypatch.setattr(kueue_crds, "fetch_chart", loopback_only)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(CRDS_ENV, raising=False)
+        patch.delenv("CI", raising=False)  # offline is a warning here; the tests of CI=true set it
+        patch.setenv("XDG_CACHE_HOME", str(kueue_chart_cache))
+        # The operators' module zips (components/operators/sources.py) are read from Go's module
+        # cache when it has them: an empty one, so they come from the module proxy, checked against
+        # their pinned checksums, into the session's cache above, whatever this machine holds.
+        patch.setenv("GOMODCACHE", str(kueue_chart_cache / "empty-go-mod-cache"))
+        patch.setattr(kueue_crds, "fetch_chart", loopback_only)
+        yield
 
 
 @pytest.fixture(scope="session")

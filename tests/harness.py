@@ -25,10 +25,9 @@ from components.config import (ConfigError, NodePool, StackConfig, decode_config
                                raw_from_stack_file)
 from tests.azure_fake import FakeArm, generous
 from tests.loopback_tls import make_tls
+from tests.paths import ROOT, SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
 MAIN = ROOT / "__main__.py"
-SHARED = ROOT.parent / "shared"
 
 _KUBECONFIG = {
     "apiVersion": "v1",
