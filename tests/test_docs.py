@@ -237,3 +237,18 @@ def test_a_broken_link_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_an_undocumented_key_is_found() -> None:
     assert undocumented({"kueue.version", "kueue.chart"}, "| `kueue.version` | string |") == ["kueue.chart"]
+
+
+def test_ci_runs_the_readme_command_with_an_empty_home() -> None:
+    """.ci/run ends with the README's command, run with HOME and XDG_CACHE_HOME at new folders,
+    and keeps the caches that outlive a run by their own variables."""
+    script = (ROOT / ".ci" / "run").read_text()
+    lines = [line for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    last = lines[-1]
+    assert last.endswith(TEST_COMMAND), last
+    prefix = dict(part.split("=", 1) for part in last[: -len(TEST_COMMAND)].split())
+    assert set(prefix) == {"HOME", "XDG_CACHE_HOME"}, prefix
+    assert all(value.startswith('"$scratch/') for value in prefix.values()), prefix
+    assert 'scratch=$(mktemp -d)' in script
+    for kept in ("KUEUE_AKS_E2E_CACHE", "GOMODCACHE", "GOCACHE"):
+        assert re.search(rf"^\s*export .*\b{kept}\b", script, re.M), f".ci/run does not keep {kept}"
