@@ -21,6 +21,7 @@ import io
 import os
 import re
 import stat
+import subprocess
 import tarfile
 import threading
 import time
@@ -256,7 +257,7 @@ def serve_shared(go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None,
 
     def fetch(url: str) -> bytes:
         if url not in pages:
-            raise fr.FetchError(f"{url}: HTTP 404")
+            raise fr.NotFound(f"{url}: HTTP 404")
         return pages[url]
 
     return fetch
@@ -677,3 +678,89 @@ def test_http_get(loopback_server: tuple[str, list[str]], monkeypatch: pytest.Mo
         fr.http_get(f"{base}/missing")
     assert fr.http_get(f"{base}/flaky") == b"data"
     assert asked == ["/ok", "/missing", "/flaky", "/flaky"]  # a 404 is not retried, a 503 is
+
+
+# --- the manager config's types across files, and the tool on real clones ----------------------
+
+# At Kueue v0.19 configuration_types.go names an alias that deprecated_types.go declares.
+SPLIT_CONFIGURATION = """package v1beta2
+
+type Configuration struct {
+	Providers []ClusterProfileCredentialsProvider `json:"credentialsProviders"`
+}
+
+type ClusterProfileAccessProvider struct {
+	Name string `json:"name"`
+}
+"""
+SPLIT_DEPRECATED = """package v1beta2
+
+// ClusterProfileAccessProvider defines an access provider in the ClusterProfile API.
+type ClusterProfileCredentialsProvider = ClusterProfileAccessProvider
+"""
+
+
+def test_config_fields_read_the_aliases_of_deprecated_types_go(tmp_path: Path) -> None:
+    kueue = PINNED_SOURCES[0]
+    with pytest.raises(ValueError, match="type ClusterProfileCredentialsProvider is not declared"):
+        fr.fetch_reference(tmp_path / "without", fetch=serve_shared(SPLIT_CONFIGURATION))
+    served = serve_shared(SPLIT_CONFIGURATION)
+    deprecated_url = fr.raw_url(kueue.repo, kueue.ref, fr.KUEUE_DEPRECATED_TYPES)
+
+    def with_deprecated(url: str) -> bytes:
+        return SPLIT_DEPRECATED.encode() if url == deprecated_url else served(url)
+
+    fr.fetch_reference(tmp_path / "with", fetch=with_deprecated)
+    fields = yaml.safe_load((tmp_path / "with" / kueue.directory / fr.CONFIG_FIELDS).read_text())
+    assert fields == {"credentialsProviders": ["ClusterProfileCredentialsProvider"]}  # as ../shared spells it
+    assert fr.KUEUE_DEPRECATED_TYPES in (tmp_path / "with" / kueue.directory / "SOURCE.md").read_text()
+
+
+def test_only_a_missing_file_is_taken_as_absent(tmp_path: Path) -> None:
+    kueue = PINNED_SOURCES[0]
+    served = serve_shared()
+    deprecated_url = fr.raw_url(kueue.repo, kueue.ref, fr.KUEUE_DEPRECATED_TYPES)
+
+    def failing(url: str) -> bytes:
+        if url == deprecated_url:
+            raise fr.FetchError(f"{url}: HTTP 500")
+        return served(url)
+
+    with pytest.raises(fr.FetchError, match="HTTP 500"):
+        fr.fetch_reference(tmp_path, fetch=failing)
+    assert tree_files(tmp_path) == set()
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(cwd), "PATH": os.environ["PATH"]}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def test_git_fetch_reads_a_clone_at_the_ref_of_the_url(tmp_path: Path) -> None:
+    clone = tmp_path / "kueue"
+    (clone / "apis").mkdir(parents=True)
+    git(clone, "init", "-q")
+    (clone / "apis" / "a.go").write_text("first\n")
+    git(clone, "add", ".")
+    git(clone, "commit", "-q", "-m", "one")
+    git(clone, "tag", "v1.0.0")
+    (clone / "apis" / "a.go").write_text("second\n")
+    git(clone, "commit", "-q", "-am", "two")
+    elsewhere: list[str] = []
+    fetch = fr.git_fetch({"kubernetes-sigs/kueue": clone}, lambda url: elsewhere.append(url) or b"web")
+    assert fetch(fr.raw_url("kubernetes-sigs/kueue", "v1.0.0", "apis/a.go")) == b"first\n"
+    with pytest.raises(fr.NotFound, match="apis/b.go"):
+        fetch(fr.raw_url("kubernetes-sigs/kueue", "v1.0.0", "apis/b.go"))
+    with pytest.raises(fr.FetchError, match="v9.9.9") as err:
+        fetch(fr.raw_url("kubernetes-sigs/kueue", "v9.9.9", "apis/a.go"))
+    assert not isinstance(err.value, fr.NotFound)
+    assert fetch(fr.raw_url("pulumi/pulumi", "abc", "x")) == b"web" and elsewhere == [fr.raw_url("pulumi/pulumi", "abc", "x")]
+
+
+def test_the_git_option_names_the_repositories_it_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        fr.build_parser().parse_args(["--dest", str(tmp_path), "--git", f"someone/else={tmp_path}"])
+    assert "kubernetes-sigs/kueue" in capsys.readouterr().err
+    args = fr.build_parser().parse_args(["--dest", str(tmp_path), "--git", f"pulumi/pulumi={tmp_path}"])
+    assert args.git == [("pulumi/pulumi", tmp_path)]

@@ -39,6 +39,7 @@ import gzip
 import hashlib
 import io
 import re
+import subprocess
 import sys
 import tarfile
 import textwrap
@@ -149,8 +150,11 @@ KUEUE_FILES: tuple[RefFile, ...] = (
     RefFile("featuregates/removed_feature_list.yaml", "site/data/featuregates/removed_feature_list.yaml",
             "2a7c5cdeff9365569d73e4dda4ecc5100d9f2ef8"),
 )
-# The manager Configuration's Go types, parsed into config-fields.yaml (never stored).
+# The manager Configuration's Go types, parsed into config-fields.yaml (never stored). The same
+# package's deprecated_types.go declares aliases the types use (from v0.19: `type
+# ClusterProfileCredentialsProvider = ClusterProfileAccessProvider`); older tags have no such file.
 KUEUE_CONFIG_TYPES = "apis/config/v1beta2/configuration_types.go"
+KUEUE_DEPRECATED_TYPES = "apis/config/v1beta2/deprecated_types.go"
 CONFIG_FIELDS = "config-fields.yaml"
 
 # NVIDIA/k8s-device-plugin at tag v0.20.0 (commit 1b826acc6af3079d8923bac395c3124b8861a9a6).
@@ -220,6 +224,10 @@ def language_host_source() -> Source:
                   "Apache-2.0", LANGUAGE_HOST_FILES)
 
 
+# Every repository the sources and charts above come from.
+REPOSITORIES = frozenset({"kubernetes-sigs/kueue", "NVIDIA/k8s-device-plugin", "pulumi/pulumi"})
+
+
 # --- downloads -----------------------------------------------------------------------------
 
 
@@ -227,8 +235,38 @@ class FetchError(Exception):
     """A download failed or does not match its pinned blob id."""
 
 
+class NotFound(FetchError):
+    """The file is not there at that ref (HTTP 404)."""
+
+
 def raw_url(repo: str, ref: str, path: str) -> str:
     return f"https://raw.githubusercontent.com/{repo}/{ref}/{path}"
+
+
+RAW_URL = re.compile(r"^https://raw\.githubusercontent\.com/([^/]+/[^/]+)/([^/]+)/(.+)$")
+
+
+def git_fetch(clones: dict[str, Path], fallback: Fetch) -> Fetch:
+    """A fetch that reads the files of the repositories in `clones` (owner/name -> a clone or a
+    bare mirror) with `git show <ref>:<path>`, as the raw URL names them, and any other URL with
+    `fallback`: for a machine that has the repositories but not GitHub's raw host."""
+
+    def fetch(url: str) -> bytes:
+        match = RAW_URL.match(url)
+        if match is None or match.group(1) not in clones:
+            return fallback(url)
+        repo, ref, path = match.groups()
+        clone = clones[repo]
+        git_dir = clone / ".git" if (clone / ".git").exists() else clone
+        done = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{ref}:{path}"], capture_output=True)
+        if done.returncode != 0:
+            error = done.stderr.decode(errors="replace").strip()
+            if "does not exist in" in error or "exists on disk, but not in" in error:
+                raise NotFound(f"{url}: not in {git_dir} ({error})")
+            raise FetchError(f"{url}: git show in {git_dir} failed: {error}")
+        return done.stdout
+
+    return fetch
 
 
 def git_blob_id(data: bytes) -> str:
@@ -243,6 +281,8 @@ def http_get(url: str, attempts: int = 3) -> bytes:
             with urllib.request.urlopen(url, timeout=60) as response:
                 return bytes(response.read())
         except urllib.error.HTTPError as error:
+            if error.code == 404:
+                raise NotFound(f"{url}: HTTP 404") from error
             if error.code < 500 or attempt == attempts:
                 raise FetchError(f"{url}: HTTP {error.code}") from error
         except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
@@ -502,9 +542,13 @@ def json_tree(go_type: GoType, decls: dict[str, GoType], seen: tuple[str, ...] =
     return json_tree(decls[name], decls, (*seen, name))
 
 
-def config_fields(go_source: str, root: str = "Configuration") -> dict[str, Any]:
-    """The JSON field tree of Kueue's manager Configuration from configuration_types.go."""
-    tree = json_tree(("name", root), parse_go_types(go_source))
+def config_fields(go_source: str, root: str = "Configuration", *more_sources: str) -> dict[str, Any]:
+    """The JSON field tree of Kueue's manager Configuration from configuration_types.go and the
+    other files of its package that declare types it names (deprecated_types.go)."""
+    decls = parse_go_types(go_source)
+    for source in more_sources:
+        decls.update(parse_go_types(source))
+    tree = json_tree(("name", root), decls)
     assert isinstance(tree, dict)
     return tree
 
@@ -750,13 +794,14 @@ def language_host_note(source: Source) -> str:
     return LANGUAGE_HOST_NOTE.format(ref=source.ref, license=source.license, files=files)
 
 
-def kueue_derived_md(ref: str, go_sha256: str) -> str:
+def kueue_derived_md(ref: str, go_sha256: str, deprecated_sha256: str | None = None) -> str:
+    also = (f" and `{KUEUE_DEPRECATED_TYPES}`\n(sha256 `{deprecated_sha256}`)" if deprecated_sha256 else "")
     return (
         "\n## Derived data\n\n"
         f"`{CONFIG_FIELDS}` lists every field of the manager configuration\n"
         "(`config.kueue.x-k8s.io/v1beta2` `Configuration`) by its JSON name, with its type or nested fields.\n"
         f"It is parsed from `{KUEUE_CONFIG_TYPES}` at `{ref}`\n"
-        f"(sha256 `{go_sha256}`), with component-base's LeaderElectionConfiguration\n"
+        f"(sha256 `{go_sha256}`){also}, with component-base's LeaderElectionConfiguration\n"
         "fields. Kueue decodes the manager config strictly: a field not in this tree makes the manager\n"
         "exit at start-up.\n"
     )
@@ -789,12 +834,19 @@ def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str =
 
     kueue_files = download(kueue_src, fetch)
     go_source = fetch(raw_url(kueue_src.repo, kueue_src.ref, KUEUE_CONFIG_TYPES))
+    try:
+        deprecated: bytes | None = fetch(raw_url(kueue_src.repo, kueue_src.ref, KUEUE_DEPRECATED_TYPES))
+    except NotFound:
+        deprecated = None  # before v0.19 the package had no aliases
     # The charts are pinned for the default versions only (tools/chart_pins.py).
     kueue_chart = build_chart(KUEUE_CHART, fetch) if kueue == KUEUE_CHART.version else None
     kueue_derived: dict[str, str | bytes] = {
-        CONFIG_FIELDS: config_fields_yaml(config_fields(go_source.decode()), kueue_src.ref),
+        CONFIG_FIELDS: config_fields_yaml(
+            config_fields(go_source.decode(), "Configuration", *([deprecated.decode()] if deprecated else [])),
+            kueue_src.ref),
         "SOURCE.md": source_md(kueue_src, kueue_files,
-                               kueue_derived_md(kueue_src.ref, hashlib.sha256(go_source).hexdigest())
+                               kueue_derived_md(kueue_src.ref, hashlib.sha256(go_source).hexdigest(),
+                                                hashlib.sha256(deprecated).hexdigest() if deprecated else None)
                                + (chart_md(kueue_chart, KUEUE_CHART_EDITS) if kueue_chart else "")),
     }
     plugin_files = download(plugin_src, fetch)
@@ -831,7 +883,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device-plugin", default=DEVICE_PLUGIN_VERSION, metavar="X.Y.Z",
                         help=f"NVIDIA k8s-device-plugin release (default {DEVICE_PLUGIN_VERSION})")
     parser.add_argument("--force", action="store_true", help="replace a SOURCE.md this tool did not write")
+    parser.add_argument("--git", action="append", default=[], metavar="OWNER/NAME=DIR", type=_clone,
+                        help="read that repository's files from a local clone or mirror instead of GitHub "
+                             "(repeatable; the repositories: " + ", ".join(sorted(REPOSITORIES)) + ")")
     return parser
+
+
+def _clone(value: str) -> tuple[str, Path]:
+    repo, sep, directory = value.partition("=")
+    if not sep or repo not in REPOSITORIES or not Path(directory).is_dir():
+        raise argparse.ArgumentTypeError(f"{value!r}: want OWNER/NAME=DIR with OWNER/NAME one of "
+                                         f"{', '.join(sorted(REPOSITORIES))} and DIR an existing clone")
+    return repo, Path(directory)
 
 
 def main(argv: list[str] | None = None, fetch: Fetch = http_get) -> int:
@@ -841,6 +904,8 @@ def main(argv: list[str] | None = None, fetch: Fetch = http_get) -> int:
     for chart, version in ((KUEUE_CHART, args.kueue), (DEVICE_PLUGIN_CHART, args.device_plugin)):
         if version != chart.version:
             print(f"note: no chart pins for {chart.name} {version}; {chart.local} is not built", file=sys.stderr)
+    if args.git:
+        fetch = git_fetch(dict(args.git), fetch)
     try:
         written = fetch_reference(args.dest, args.kueue, args.device_plugin, fetch, args.force)
     except (FetchError, ValueError) as error:
