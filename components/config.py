@@ -208,6 +208,11 @@ class NodePool:
         return capacity.pool_capacity(self.node, self.capacity_nodes)
 
 
+# How Kueue gets onto the cluster: the stack's Helm release. AKS's managed extension (aksExtension
+# in ../shared/DESIGN.md) is not built in this version, so it is not offered.
+KUEUE_INSTALLS = ("helm",)
+
+
 @dataclass(frozen=True)
 class KueueSettings:
     version: str = kueue_versions.DEFAULT_VERSION
@@ -826,7 +831,8 @@ def _parse_pools(problems: _Problems, raw: Any) -> tuple[NodePool, ...]:
 def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
     c = _checker(problems)
     r = _Reader(problems, f"{NAMESPACE}:kueue", raw,
-                ["version", "featureGates", "frameworks", "replicas", "chart", "imageRepository"])
+                ["version", "featureGates", "frameworks", "replicas", "chart", "imageRepository", "install"])
+    r.get("install", "helm", lambda p, v: c.enum(p, v, KUEUE_INSTALLS))
     supported = sorted(kueue_versions.RELEASES)
 
     def version(p: str, v: Any) -> Any:
@@ -969,7 +975,7 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
     teams: dict[str, Team] = {}  # by name: uniqueness in constant time for hundreds of teams
     for i, t in enumerate(items):
         tp = f"{path}[{i}]"
-        r = _Reader(problems, tp, t, ["name", "share", "pools"])
+        r = _Reader(problems, tp, t, ["name", "share", "pools", "members"])
         if not r.value:
             if t is None or isinstance(t, Mapping):
                 problems.add(tp, "must be an object with name and share")
@@ -1015,6 +1021,10 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
             if "share" not in r.value:
                 problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
             team_pool_names = r.get("pools", tuple(pool_names), team_pools)
+        members = r.get("members", (), _group_ids(problems))
+        if members:  # never accepted and then ignored: that would drop the team's access silently
+            problems.add(r.at("members"), "team access from Entra ID groups is not built in this version of "
+                         "kueue-aks; leave it empty ([]) and grant the team's groups access yourself")
         if name is not None and s is not None:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")

@@ -591,3 +591,20 @@ def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
     assert problems == ["kueue-aks:monitoring.enabled: needs Kueue's LocalQueueMetrics feature gate: the dashboard's team "
                         "variable and LocalQueue panels read its series; enable the gate in kueue.featureGates"]
     assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == Monitoring()
+
+
+def test_team_members_and_kueue_install_are_refused_until_built_never_ignored() -> None:
+    """The contract's keys for team access and AKS's managed Kueue: empty members and install:
+    helm parse; members that this version could only ignore, a malformed group ID and the
+    managed extension are errors that name the key."""
+    teams = [{"name": "research", "share": 50, "members": []}]
+    assert parse(with_changes(teams=teams, kueue={"install": "helm"})).teams
+    group = "11111111-2222-3333-4444-555555555555"
+    problems = problems_of(with_changes(
+        teams=[{"name": "research", "share": 50, "members": [group]},
+               {"name": "platform", "share": 50, "members": ["not-a-guid"]}],
+        kueue={"install": "aksExtension"}))
+    assert any(p.startswith("kueue-aks:teams[0].members: team access from Entra ID groups is not built") for p in problems), problems
+    assert any(p.startswith("kueue-aks:teams[1].members[0]: ") and "object ID" in p for p in problems), problems
+    assert any(p.startswith("kueue-aks:kueue.install: 'aksExtension' is not allowed") and "one of: helm" in p
+               for p in problems), problems
