@@ -94,6 +94,10 @@ class Binaries:
 
 
 CACHE_ENV = "KUEUE_AKS_E2E_CACHE"
+# For every build: no VCS stamping (the wrapper modules sit in this repository's work tree), paths
+# trimmed (the provider and the host build in temporary folders), and no DWARF in the compiled
+# packages (the links strip it anyway with -s -w; helm cold: 87 s with, 82 s without).
+GOFLAGS = "-buildvcs=false -trimpath -gcflags=all=-dwarf=false"
 
 
 def cache_root() -> Path:
@@ -146,7 +150,7 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
         if all((folder / c).is_file() for c in commands):  # another process built it meanwhile
             return folder
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))
-        env = {**os.environ, "GOBIN": str(staging), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0"}
+        env = {**os.environ, "GOBIN": str(staging), "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOFLAGS": GOFLAGS}
         print(f"e2e: building {name} {version} into {folder} (first run only; minutes)", file=sys.stderr, flush=True)
         started = time.monotonic()
         try:
