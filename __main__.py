@@ -3,24 +3,27 @@
 import pulumi
 
 from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
-from components.cluster import AksCluster, ExistingAksCluster, KubeconfigCluster
+from components.cluster.component import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config import load_stack_config
-from components.governance import PoolGuard
-from components.gpu import NvidiaDevicePlugin
-from components.kueue import KueueInstallation
-from components.monitoring import Monitoring
+from components.governance.component import PoolGuard
+from components.gpu.component import NvidiaDevicePlugin
+from components.kueue.install import KueueInstallation
+from components.kueue.objects import queue_set
+from components.kueue.queues import KueueQueues, validated_objects
+from components.monitoring.component import Monitoring
 from components.multikueue.component import MultiKueueManager, MultiKueueWorker, api_server, read_workers
+from components.multikueue.manager import manager_queue_set
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from components.operators.component import JobOperators
 from components.preflight.program import preflight
-from components.queues import KueueQueues, validated_objects
 
 # Each step raises one pulumi.RunError listing every problem, before any resource is registered.
 # The preflight reads Azure's vCPU quota and VM sizes; under quotaPolicy clamp it shrinks Kueue's quotas.
 config = preflight(load_stack_config())
 # A MultiKueue manager reads its workers' stack outputs and checks them, also before any resource.
 workers, worker_kubeconfigs = read_workers(config)
-kueue_objects = validated_objects(config, workers)
+stack_queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
+validated_objects(config, stack_queues)
 
 Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
 cluster = Cluster("kueue", config)
@@ -37,8 +40,8 @@ monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=
               if config.monitoring.enabled else None)
 manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace, opts=k8s_opts)
            if config.multi_kueue.is_manager else None)
-queues = KueueQueues("queues", config, kueue_objects, ready=[*kueue.ready, *(manager.secrets if manager else ())],
-                     hooks=kueue.webhook_retry, namespaces_after=operators.ready, workers=workers, opts=k8s_opts)
+queues = KueueQueues("queues", config, stack_queues, ready=[*kueue.ready, *(manager.secrets if manager else ())],
+                     hooks=kueue.webhook_retry, namespaces_after=operators.ready, opts=k8s_opts)
 worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace,
                            opts=k8s_opts) if config.multi_kueue.is_worker else None)
 

@@ -51,7 +51,7 @@ from bench.stacks import (
     write_stack,
 )
 
-from components.kueue_versions import DEFAULT_VERSION
+from components.kueue.versions import DEFAULT_VERSION
 from tests.paths import SHARED
 
 CRDS_ENV = "KUEUE_CRDS_DIR"
@@ -118,7 +118,7 @@ def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: An
     (default: ../shared's packaged chart, then the user's cached one); without one, the chart is
     fetched (`fetch`, as kueue_crds.chart_archive takes it). The archive is checked as the program
     checks it. Returns where the chart came from, or why there is none ("missing")."""
-    from components import kueue_crds
+    from components.kueue import crds as kueue_crds
     from components.config import DEFAULT_KUEUE_CHART
     from components.operators import sources
 
@@ -275,8 +275,8 @@ def critical_figures(registrations: Sequence[Any]) -> dict[str, Any]:
 def pure_phases(config_map: Mapping[str, Any], stack: str, runs: int, crds: Any) -> dict[str, Any]:
     """Time of the program's own pure steps: config model, object builders, validator."""
     from components.config import parse_config, raw_from_stack_file
-    from components.kueue_objects import build_objects, flavor_capacity
-    from components.validate import validate_objects
+    from components.kueue.objects import build_objects, flavor_capacity
+    from components.kueue.validate import validate_objects
 
     raw, location = raw_from_stack_file({"config": config_map})
     config = parse_config(raw, stack=stack, location=location)
@@ -555,7 +555,7 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         results["crds"] = chart_cache(cache_home)
         chart_crds = None
         if results["crds"]["archive"]:
-            from components import kueue_crds
+            from components.kueue import crds as kueue_crds
 
             start = time.perf_counter()
             found = kueue_crds.kueue_crds(results["crds"]["source"], DEFAULT_VERSION,
@@ -584,7 +584,7 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
 
         crds = chart_crds
         if crds_dir is not None:
-            from components.validate import load_crds
+            from components.kueue.validate import load_crds
 
             start = time.perf_counter()
             dir_crds = load_crds(crds_dir)

@@ -34,10 +34,10 @@ import pulumi_kubernetes.apiextensions
 import pulumi_kubernetes.core.v1
 import pulumi_kubernetes.helm.v3  # noqa: F401
 
-import components.cluster
-import components.gpu
-import components.kueue
-import components.queues  # noqa: F401
+import components.cluster.component
+import components.gpu.component
+import components.kueue.install
+import components.kueue.queues  # noqa: F401
 
 
 def main(argv: list[str]) -> int:

@@ -19,18 +19,16 @@ from typing import Any
 
 import yaml
 
-from . import capacity, kueue_versions
+from .cluster import capacity
+from .kueue import versions as kueue_versions
 from .operators import catalog as operator_catalog
-from .charts import chart_source_problem, image_repository_problem
-from .capacity import NodeResources, VmSize
-from .k8s_names import (
-    TAINT_EFFECTS,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_label_value,
-    is_qualified_name,
-)
-from .quantity import QuantityError, cpu_millicores, memory_mib
+from .k8s.charts import chart_source_problem, image_repository_problem
+from .cluster.capacity import NodeResources, VmSize
+from .k8s.names import TAINT_EFFECTS, is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
+from .k8s.quantity import QuantityError, cpu_millicores, memory_mib
+from .gpu.chart import DEVICE_PLUGIN_VERSION
+from .kueue.resources import manager_memory_mib
+from .operators.sizing import system_pool_demand, system_pool_shortfall
 
 NAMESPACE = "kueue-aks"
 SYSTEM_POOL_NAME = "system"
@@ -101,7 +99,7 @@ _WORKSPACE_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Monitor/accounts", re.IGN
 _GRAFANA_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Dashboard/grafana", re.IGNORECASE)
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 INT32_MAX = 2**31 - 1
-# ValidatingAdmissionPolicy, which components/policies.py installs, is GA from 1.30.
+# ValidatingAdmissionPolicy, which components/governance/policies.py installs, is GA from 1.30.
 MIN_KUBERNETES_VERSION = (1, 30)
 # AKS's managed cluster autoscaler handles ProvisioningRequests from Kubernetes 1.33 (MicrosoftDocs
 # azure-aks-docs articles/aks/cluster-autoscaler.md, "Use ProvisioningRequest with the cluster
@@ -374,6 +372,11 @@ class StackConfig:
     @property
     def uses_topology(self) -> bool:
         return any(p.topology for p in self.node_pools)
+
+    @property
+    def reachable_nodes(self) -> int:
+        """Every node the cluster can have: the system pool's and each user pool's maxCount."""
+        return self.cluster.system_pool.count + sum(p.max_count for p in self.node_pools)
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -842,7 +845,7 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
         if c.string(p, v, pattern=_SEMVER, hint=" (an exact chart version such as \"0.19.2\"; never a range or \"latest\")") is _INVALID:
             return _INVALID
         if v not in kueue_versions.RELEASES:
-            problems.add(p, f"{v!r} has no gate and framework tables in components/kueue_versions.py; supported: {', '.join(supported)}")
+            problems.add(p, f"{v!r} has no gate and framework tables in components/kueue/versions.py; supported: {', '.join(supported)}")
             return _INVALID
         return v
 
@@ -899,8 +902,6 @@ def _checked(problems: _Problems, problem: Callable[[Any], str | None]) -> Calla
 
 
 def _parse_device_plugin(problems: _Problems, raw: Any) -> DevicePluginSettings:
-    from .device_plugin_values import DEVICE_PLUGIN_VERSION  # the device plugin's pin lives with its values
-
     r = _Reader(problems, f"{NAMESPACE}:devicePlugin", raw, ["chart", "imageRepository"])
     return DevicePluginSettings(
         chart=r.get("chart", DEFAULT_DEVICE_PLUGIN_CHART,
@@ -1318,12 +1319,24 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                          teams=teams, priority_classes=priority_classes, topology_levels=levels, governance=governance,
                          device_plugin=device_plugin, monitoring=monitoring, operators=operators, preflight=preflight,
                          multi_kueue=multi_kueue)
-    from .operators.sizing import system_pool_problems  # it reads the whole parsed model
-
     sizing = system_pool_problems(config)
     if sizing:
         raise ConfigError(sizing)
     return config
+
+
+def system_pool_problems(config: StackConfig) -> list[Problem]:
+    """A problem naming what to change when the system pool cannot hold Kueue and the managed
+    operators' controllers (operators/sizing.py has the rule); create mode only, where the
+    program knows the system pool."""
+    if config.cluster.mode != "create":
+        return []
+    pool = config.cluster.system_pool
+    demand = system_pool_demand(config.kueue.replicas,
+                                manager_memory_mib(config.reachable_nodes, config.uses_topology),
+                                [o.key for o in config.operators if o.install == "managed"])
+    shortfall = system_pool_shortfall(pool.vm_size, pool.count, demand)
+    return [Problem(f"{NAMESPACE}:cluster.systemPool", shortfall)] if shortfall else []
 
 
 def _check_provisioning(problems: _Problems, cluster: ClusterSettings, pools: Sequence[NodePool]) -> None:

@@ -7,7 +7,7 @@
 
 It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
-The Kueue CRDs come from the chart the program installs, as in the program (components/kueue_crds.py).
+The Kueue CRDs come from the chart the program installs, as in the program (components/kueue/crds.py).
 With --azure it also runs the program's preflight (components/preflight): it reads the
 subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
 azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload
@@ -30,20 +30,23 @@ from typing import Any
 import yaml
 
 from .config import NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
-from .device_plugin_values import device_plugin_values
-from .kueue_objects import COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, quota_table
-from .multikueue.manager import Worker, manager_local_queues, queue_objects, worker_problems, worker_quotas
+from .gpu.values import device_plugin_values
+from .kueue.objects import (COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, queue_set,
+                            quota_table)
+from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .kueue_values import kueue_helm_values
+from .kueue.values import kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
 from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
-from .policies import aggregated_role_guard, pool_guard, rayservice_guard
-from .scrape import scrape_objects
-from .kueue_crds import kueue_crds
-from .validate import CrdError, KueueValidationError, check_objects
+from .governance.policies import pool_guard
+from .kueue.policies import aggregated_role_guard
+from .operators.policies import rayservice_guard
+from .monitoring.scrape import scrape_objects
+from .kueue.crds import kueue_crds
+from .kueue.validate import CrdError, KueueValidationError, check_objects
 
 _UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
 
@@ -251,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    objects, capacity_by_flavor = queue_objects(config, workers)
+    queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
+    objects, capacity_by_flavor = queues.objects, queues.capacity
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
     except CrdError as err:

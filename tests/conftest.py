@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components import kueue_crds
+from components.kueue import crds as kueue_crds
 from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
-from components.kueue_versions import DEFAULT_VERSION
-from components.validate import CRDS_ENV, CrdSchemas
+from components.kueue.versions import DEFAULT_VERSION
+from components.kueue.validate import CRDS_ENV, CrdSchemas
 from tests.harness import ROOT, SHARED
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 

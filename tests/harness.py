@@ -94,7 +94,7 @@ class ProgramRun:
 
 def agent_pool_result(pool: NodePool) -> dict[str, Any]:
     """What azure-native's getAgentPool returns (wire names) for an AKS pool made as `pool` says:
-    written from the pool model, not from components/cluster.py, so the check is tested, not copied."""
+    written from the pool model, not from components/cluster/component.py, so the check is tested, not copied."""
     result: dict[str, Any] = {
         "name": pool.name,
         "vmSize": pool.vm_size,

@@ -36,11 +36,11 @@ from bench.stacks import (
     team_share,
     write_stack,
 )
-from components.capacity import CATALOG
-from components.kueue_objects import provisioning_objects
+from components.cluster.capacity import CATALOG
+from components.kueue.objects import provisioning_objects
 from components.operators.installs import installs, trainer_runtimes
 from components.plan import load_stack
-from components.policies import rayservice_guard
+from components.operators.policies import rayservice_guard
 from tests.conftest import load_stack as parse_map
 from tests.harness import run_program
 
@@ -239,7 +239,7 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # two ClusterQueues (<team>, <team>-topology) and two LocalQueues (default, topology); each pool
     # adds an AgentPool and a ResourceFlavor.
     assert (fit["per_team"], fit["per_pool"]) == (5, 2)
-    # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/policies.py)
+    # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/governance/policies.py)
     # and the PoolGuard component with its policy and binding (governance is on by default); and
     # the job operators: their component, each one's CRDs and release (with its namespace) or
     # manifest objects, the torch runtime, and the RayService guard (policy and binding); the
@@ -329,9 +329,9 @@ def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed
 
 
 def test_the_benchmark_cache_holds_the_chart_the_program_reads(tmp_path: Path) -> None:
-    from components import kueue_crds
+    from components.kueue import crds as kueue_crds
     from components.config import DEFAULT_KUEUE_CHART
-    from components.kueue_versions import DEFAULT_VERSION
+    from components.kueue.versions import DEFAULT_VERSION
     from components.operators import sources
 
     cache_home = tmp_path / "cache"

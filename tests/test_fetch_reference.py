@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.device_plugin_values import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
-from components.kueue_versions import DEFAULT_VERSION
+from components.gpu.values import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
+from components.kueue.versions import DEFAULT_VERSION
 from tests.harness import SHARED
 from tools import chart_pins
 from tools import fetch_reference as fr

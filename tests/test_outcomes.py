@@ -15,8 +15,8 @@ import pytest
 from bench.outcomes import metrics, report, scenario, setups, throughput, trace
 from bench.outcomes.metrics import CPU, GPU, JobRecord, Outcome, Sample
 from bench.outcomes.trace import Pod, TeamLoad, TraceJob, TraceSpec
-from components.kueue_crds import kueue_crds
-from components.validate import validate_objects
+from components.kueue.crds import kueue_crds
+from components.kueue.validate import validate_objects
 from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 SPEC = TraceSpec(

@@ -13,11 +13,13 @@ import pytest
 import yaml
 
 from components import plan
-from components.kueue_objects import build_objects, quota_table
+from components.kueue.objects import build_objects, quota_table
 from components.operators.installs import operator_objects
-from components.policies import rayservice_guard, aggregated_role_guard, pool_guard
-from components.scrape import scrape_objects
-from components.validate import validate_objects
+from components.governance.policies import pool_guard
+from components.kueue.policies import aggregated_role_guard
+from components.operators.policies import rayservice_guard
+from components.monitoring.scrape import scrape_objects
+from components.kueue.validate import validate_objects
 from tests.conftest import load_stack
 from tests.harness import ROOT
 
@@ -175,16 +177,16 @@ def test_missing_stack_file_exits_2(run_plan: PlanRunner, tmp_path: Path) -> Non
 
 
 def test_invalid_objects_exit_3(run_plan: PlanRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = plan.queue_objects
+    real = plan.queue_set
 
-    def over_capacity(config: Any, workers: Any = ()) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        objects, capacity = real(config, workers)
-        for obj in objects:
+    def over_capacity(config: Any) -> Any:
+        queues = real(config)
+        for obj in queues.objects:
             if obj["kind"] == "ClusterQueue":
                 obj["spec"]["resourceGroups"][0]["flavors"][-1]["resources"][-1]["nominalQuota"] = 99
-        return objects, capacity
+        return queues
 
-    monkeypatch.setattr(plan, "queue_objects", over_capacity)
+    monkeypatch.setattr(plan, "queue_set", over_capacity)
     code, _, err = run_plan("--stack", "dev")
     assert code == 3 and "[CAPACITY]" in err
 

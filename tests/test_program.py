@@ -9,7 +9,7 @@ import pulumi
 import pytest
 import yaml
 
-from components.policies import pool_guard
+from components.governance.policies import pool_guard
 from tests.conftest import design_example, load_stack
 from tests.harness import ProgramRun, run_program
 

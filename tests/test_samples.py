@@ -8,7 +8,7 @@ core/v1 PodTemplate; the queue label is set and every container states resource 
 checked too.
 
 Admissibility uses the project's own builders, not names typed here: the dev stack is parsed
-with components.config and its objects come from components.kueue_objects.build_objects. Each
+with components.config and its objects come from components.kueue.objects.build_objects. Each
 sample must name a LocalQueue that exists in its namespace, whose ClusterQueue selects that
 namespace and covers every resource the sample requests; a priority-class label must name a
 WorkloadPriorityClass the stack creates; its framework must be enabled. Flavors are then
@@ -30,12 +30,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.capacity import RESOURCE_CPU, RESOURCE_MEMORY
+from components.cluster.capacity import RESOURCE_CPU, RESOURCE_MEMORY
 from components.config import StackConfig, parse_config, raw_from_stack_file
 from components.operators.installs import installs, trainer_runtimes
-from components.k8s_names import is_dns1123_label
-from components.kueue_objects import build_objects
-from components.quantity import cpu_millicores, memory_mib, parse_quantity
+from components.k8s.names import is_dns1123_label
+from components.kueue.objects import build_objects
+from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from tests.harness import ROOT
 
 EXAMPLES = ROOT / "examples"

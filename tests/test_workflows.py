@@ -32,8 +32,8 @@ import yaml
 from tests import actionlint as lint
 from tests.e2e import binaries
 from tests.e2e import conftest as e2e_conftest
-from components import kueue_crds
-from components.validate import CRDS_ENV
+from components.kueue import crds as kueue_crds
+from components.kueue.validate import CRDS_ENV
 from tests.harness import ROOT, SHARED
 from tests.paths import DEFAULT_SHARED
 from tools.fetch_reference import build_parser
@@ -380,7 +380,7 @@ def job_environments(doc: dict[str, Any], job: dict[str, Any]) -> list[dict[str,
 
 @pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
 def test_pulumi_job_validates_against_the_chart_it_installs(name: str) -> None:
-    # The plan and the program read the Kueue CRDs from the stack's chart (components/kueue_crds.py),
+    # The plan and the program read the Kueue CRDs from the stack's chart (components/kueue/crds.py),
     # as the Helm release gets it: no KUEUE_CRDS_DIR override, so no ../shared to fetch either
     # (nothing else in the job reads it: the plan, load_stack and the program use the repository,
     # the chart source and the Go module proxy).

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from components.config import POOL_LABEL, GPU_RESOURCE, StackConfig
-from components.quantity import parse_quantity
+from components.k8s.quantity import parse_quantity
 from tests.e2e.binaries import Binaries
 from tests.e2e.cluster import Api, E2EError, is_true, wait_for
 from tests.e2e.forward import Forwarder

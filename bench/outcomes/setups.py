@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 
 from components.config import GPU_RESOURCE, NodePool, StackConfig
-from components.kueue_objects import LOCAL_QUEUE_NAME, build_objects
-from components.kueue_values import kueue_helm_values
+from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
+from components.kueue.values import kueue_helm_values
 from tests.e2e.nodes import ACCELERATOR_LABEL
 
 from .trace import TraceJob

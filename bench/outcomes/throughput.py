@@ -33,8 +33,8 @@ import yaml
 
 from bench.stacks import generated_config
 from components.config import parse_config, raw_from_stack_file
-from components.kueue_objects import LOCAL_QUEUE_NAME, build_objects
-from components.kueue_values import kueue_helm_values
+from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
+from components.kueue.values import kueue_helm_values
 from tests.e2e.binaries import Binaries
 from tests.e2e.cluster import Api, E2EError, is_true
 from tests.e2e.forward import Forwarder

@@ -10,9 +10,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime.sync_await import _sync_await
 
-from ..cluster import kubeconfig_server
+from ..cluster.component import kubeconfig_server
 from ..config import ConfigError, StackConfig
-from ..manifest import ObjectResource
+from ..k8s.manifest import ObjectResource
 from .manager import Worker, secret_object, worker_problems
 from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, access_objects, worker_facts, worker_kubeconfig
 

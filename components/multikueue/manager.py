@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from ..config import KUEUE_NAMESPACE, NAMESPACE, Problem, StackConfig
-from ..kueue_objects import (API_VERSION, QuotaRow, build_objects, cohort, flavor_capacity, format_quantity,
-                             local_queue, namespace, object_meta, priority_classes, resource_group, team_cluster_queue)
-from ..kueue_values import kueue_frameworks
+from ..kueue.objects import (API_VERSION, QueueSet, QuotaRow, cohort, format_quantity, local_queue, namespace,
+                             object_meta, priority_classes, resource_group, team_cluster_queue)
+from ..kueue.values import kueue_frameworks
 from .worker import FACTS_OUTPUT, FACTS_VERSION, FRAMEWORK_RESOURCES
 
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
@@ -252,13 +252,14 @@ def manager_capacity(rows: Sequence[QuotaRow]) -> dict[str, dict[str, Any]]:
     return capacity
 
 
-def queue_objects(config: StackConfig, workers: Sequence[Worker] = ()) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    """The stack's Kueue objects and the capacity their quotas must fit: a manager's from its
-    workers, any other stack's from its own pools. The program, the plan and the e2e tier use it."""
-    if config.multi_kueue.is_manager:
-        rows = manager_quota_table(config, workers)
-        return manager_objects(config, workers, rows), manager_capacity(rows)
-    return build_objects(config), flavor_capacity(config)
+def manager_queue_set(config: StackConfig, workers: Sequence[Worker]) -> QueueSet:
+    """A manager's Kueue objects, capacity, quota rows and LocalQueues, all from its workers' facts
+    (the quota table computed once)."""
+    rows = manager_quota_table(config, workers)
+    local_queues = {team: {lq: {"clusterQueue": cq, "topologyAware": False, "workers": [w.name for w in workers]}
+                           for lq, cq in queues.items()}
+                    for team, queues in manager_local_queues(config, workers).items()}
+    return QueueSet(manager_objects(config, workers, rows), manager_capacity(rows), rows, local_queues)
 
 
 def secret_object(worker: str, kubeconfig: Any) -> dict[str, Any]:

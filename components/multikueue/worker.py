@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from ..config import KUEUE_NAMESPACE, StackConfig
-from ..kueue_objects import local_queue_targets, object_meta, quota_table, team_queues
-from ..kueue_values import kueue_frameworks
+from ..kueue.objects import local_queue_targets, object_meta, quota_table, team_queues
+from ..kueue.values import kueue_frameworks
 
 SERVICE_ACCOUNT = "kueue-aks-multikueue"
 TOKEN_SECRET = f"{SERVICE_ACCOUNT}-token"

@@ -3,7 +3,7 @@
 Order on `pulumi up`: each operator's CRDs, then its release (or its manifests' objects), which is
 awaited until the controller is Ready; Trainer after JobSet's CRD (its controller watches JobSets
 from the start); the torch runtime after Trainer, retried while Trainer's webhook is still starting.
-`pulumi destroy` runs the other way: team namespaces depend on `ready` (components/queues.py), so
+`pulumi destroy` runs the other way: team namespaces depend on `ready` (components/kueue/queues.py), so
 every job in them is deleted while its operator still runs to clear finalizers; then the
 operators; their CRDs last, when no object of theirs is left.
 """
@@ -14,11 +14,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
-from ..governance import admission_policy
-from ..helm import namespaced_release
-from ..kueue import webhook_retry_callback
-from ..manifest import ObjectResource
-from ..policies import rayservice_guard
+from ..k8s.helm import namespaced_release
+from ..kueue.install import webhook_retry_callback
+from ..k8s.manifest import ObjectResource, admission_policy
+from .policies import rayservice_guard
 from .installs import TRAINER_WEBHOOK_HOST, Install, installs, trainer_runtimes
 
 

@@ -5,7 +5,7 @@ objects of its upstream manifests.
 The same `Install` is registered by components/operators/component.py, listed by the offline plan
 and applied by the e2e tier, so all three install an operator the same way.
 
-Placement, as for Kueue (components/kueue_values.py): every controller runs on the system pool
+Placement, as for Kueue (components/kueue/values.py): every controller runs on the system pool
 (AKS's `kubernetes.azure.com/mode: system` label), tolerates CriticalAddonsOnly, and requests what
 the catalog says, which the system-pool check (sizing.py) adds up. CRDs are Pulumi resources of
 their own, not the charts' `crds/` folders: Helm neither upgrades nor deletes those (helm.sh docs,
@@ -19,9 +19,9 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..charts import ChartRef, chart_ref
+from ..k8s.charts import ChartRef, chart_ref
 from ..config import OperatorSettings, StackConfig
-from ..kueue_values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
+from ..kueue.values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from .catalog import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
 from .sources import module_documents
 

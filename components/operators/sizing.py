@@ -8,14 +8,13 @@ registered, in create mode, where the program knows the system pool's size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import capacity
-from ..config import NAMESPACE, Problem, StackConfig
-from ..kueue_values import DEFAULT_MANAGER_MEMORY_MIB, tas_memory_mib
+from ..cluster import capacity
+from ..kueue.resources import CPU_REQUEST_MILLICORES as KUEUE_CPU_REQUEST_MILLICORES
 from .catalog import OPERATORS
 
-KUEUE_CPU_REQUEST_MILLICORES = 500  # the Kueue chart's default request (values.yaml controllerManager.manager)
 # What AKS's own kube-system pods request. An estimate, not a figure AKS publishes or one measured
 # here: per node its DaemonSets (CNI, CSI node drivers, cloud-node-manager, kube-proxy or Cilium
 # agent), per cluster its Deployments (CoreDNS ×2 and its autoscaler, metrics-server ×2,
@@ -32,37 +31,29 @@ class Demand:
     replicas: int = 1
 
 
-def system_pool_demand(config: StackConfig) -> list[Demand]:
-    """Kueue's replicas and each managed operator's controller, as requested."""
-    memory = tas_memory_mib(config) if config.uses_topology else DEFAULT_MANAGER_MEMORY_MIB
-    demand = [Demand("Kueue", KUEUE_CPU_REQUEST_MILLICORES, memory, config.kueue.replicas)]
-    for settings in config.operators:
-        if settings.install == "managed":
-            r = OPERATORS[settings.key].resources
-            demand.append(Demand(OPERATORS[settings.key].title, r.cpu_millicores, r.memory_mib))
+def system_pool_demand(kueue_replicas: int, kueue_memory_mib: int, managed_operators: Sequence[str]) -> list[Demand]:
+    """Kueue's replicas and each managed operator's controller (by catalog key), as requested."""
+    demand = [Demand("Kueue", KUEUE_CPU_REQUEST_MILLICORES, kueue_memory_mib, kueue_replicas)]
+    for key in managed_operators:
+        r = OPERATORS[key].resources
+        demand.append(Demand(OPERATORS[key].title, r.cpu_millicores, r.memory_mib))
     return demand
 
 
-def system_pool_problems(config: StackConfig) -> list[Problem]:
-    """A problem naming what to change when the system pool cannot hold the controllers."""
-    if config.cluster.mode != "create":
-        return []  # the program does not know another cluster's system pool
-    pool = config.cluster.system_pool
-    vm = capacity.lookup_vm_size(pool.vm_size)
+def system_pool_shortfall(vm_size: str, count: int, demand: Sequence[Demand]) -> str | None:
+    """What to change when `count` nodes of `vm_size` cannot hold `demand` beside AKS's own pods;
+    None when they can, or when the size is unknown (the config reports that itself)."""
+    vm = capacity.lookup_vm_size(vm_size)
     if vm is None:
-        return []  # config parsing already reported the size
+        return None
     node = capacity.node_allocatable(vm)
-    demand = system_pool_demand(config)
-    cpu = sum(d.cpu_millicores * d.replicas for d in demand) + AKS_PER_CLUSTER[0] + AKS_PER_NODE[0] * pool.count
-    memory = sum(d.memory_mib * d.replicas for d in demand) + AKS_PER_CLUSTER[1] + AKS_PER_NODE[1] * pool.count
-    have_cpu, have_memory = node.cpu_millicores * pool.count, node.memory_mib * pool.count
+    cpu = sum(d.cpu_millicores * d.replicas for d in demand) + AKS_PER_CLUSTER[0] + AKS_PER_NODE[0] * count
+    memory = sum(d.memory_mib * d.replicas for d in demand) + AKS_PER_CLUSTER[1] + AKS_PER_NODE[1] * count
+    have_cpu, have_memory = node.cpu_millicores * count, node.memory_mib * count
     if cpu <= have_cpu and memory <= have_memory:
-        return []
+        return None
     listed = ", ".join(f"{d.what} {d.replicas} × ({d.cpu_millicores}m, {d.memory_mib}Mi)" for d in demand)
-    return [Problem(
-        f"{NAMESPACE}:cluster.systemPool",
-        f"{pool.count} × {pool.vm_size} has {have_cpu}m CPU and {have_memory}Mi allocatable, but the controllers "
-        f"that run there request {cpu}m and {memory}Mi ({listed}, and about {AKS_PER_CLUSTER[0]}m + "
-        f"{AKS_PER_NODE[0]}m per node for AKS's own system pods); raise cluster.systemPool.count, choose a larger "
-        "cluster.systemPool.vmSize, lower kueue-aks:kueue.replicas, or drop frameworks whose operators you do not need",
-    )]
+    return (f"{count} × {vm_size} has {have_cpu}m CPU and {have_memory}Mi allocatable, but the controllers "
+            f"that run there request {cpu}m and {memory}Mi ({listed}, and about {AKS_PER_CLUSTER[0]}m + "
+            f"{AKS_PER_NODE[0]}m per node for AKS's own system pods); raise cluster.systemPool.count, choose a larger "
+            "cluster.systemPool.vmSize, lower kueue-aks:kueue.replicas, or drop frameworks whose operators you do not need")

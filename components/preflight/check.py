@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cluster.tags import STACK_TAG
 from ..config import Problem, StackConfig
 from .arm import ComputeApi, PreflightError
 from .quota import Assessment, RunningPool, assess, clamped, parse_running_pools, parse_skus, parse_usages
 
 # The tag by which a later preview finds the cluster this stack made, to count its nodes once.
-STACK_TAG = "kueue-aks-stack"
 
 
 class PreflightFailed(Exception):

@@ -5,14 +5,11 @@ from __future__ import annotations
 import pulumi
 from pulumi_azure_native import authorization
 
+from ..cluster.tags import stack_tag
 from ..config import StackConfig
 from .arm import ArmClient, PreflightError, ProviderToken
 from .check import PreflightFailed, decide, read
 from .quota import capacity_markdown
-
-
-def stack_tag() -> str:
-    return f"{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
 def preflight(config: StackConfig) -> StackConfig:

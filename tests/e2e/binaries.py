@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
+from components.kueue.versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
 from components.operators.catalog import OPERATOR_PINS
 from tests.harness import SHARED
 
@@ -439,7 +439,7 @@ def ensure_all(kueue_version: str) -> None:
 
 
 if __name__ == "__main__":
-    from components.kueue_versions import DEFAULT_VERSION
+    from components.kueue.versions import DEFAULT_VERSION
 
     everything = "--all" in sys.argv[1:]
     versions = [a for a in sys.argv[1:] if a != "--all"]

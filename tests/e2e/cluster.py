@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from components.charts import ChartRef
+from components.k8s.charts import ChartRef
 
 from .binaries import KUBERNETES_VERSION, Binaries
 

@@ -129,7 +129,7 @@ def binaries() -> Binaries:
     (or waited for, when .ci/run's background build holds their locks) when the first test that
     needs them starts, so only what is collected is built, and the stacks that need neither run
     first (tests/conftest.py) while a background build finishes them."""
-    from components.kueue_versions import DEFAULT_VERSION
+    from components.kueue.versions import DEFAULT_VERSION
 
     try:
         return ensure_binaries(DEFAULT_VERSION)

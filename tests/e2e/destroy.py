@@ -1,7 +1,7 @@
 """`pulumi destroy` of the program's Kubernetes half, replayed on the local control plane.
 
 The engine deletes a resource once everything that depends on it is deleted, and deletes
-independent resources in parallel. The graph below is the program's (components/queues.py,
+independent resources in parallel. The graph below is the program's (components/kueue/queues.py,
 kueue.py, gpu.py, helm.py, governance.py, monitoring.py): each Kueue object depends on what it names and on the Kueue release;
 team namespaces depend on the release and on the ClusterQueues that select them; the release depends on its namespace and the
 aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.config import KUEUE_NAMESPACE
-from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
-from components.helm import RELEASE_TIMEOUT_SECONDS
-from components.kueue_values import KUEUE_RELEASE_NAME
+from components.gpu.values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
+from components.k8s.helm import RELEASE_TIMEOUT_SECONDS
+from components.kueue.values import KUEUE_RELEASE_NAME
 from components.operators.installs import trainer_runtimes
-from components.policies import aggregated_role_guard, pool_guard, rayservice_guard
-from components.queues import references
-from components.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
+from components.governance.policies import pool_guard
+from components.kueue.policies import aggregated_role_guard
+from components.operators.policies import rayservice_guard
+from components.kueue.queues import references
+from components.monitoring.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
 from .stack_cluster import StackCluster
 
@@ -91,7 +93,7 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
         depends[_key(binding)] = [_key(policy)]
     steps[kueue_release] = Step(kueue_release, uninstall(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, cluster.kueue.stop))
     depends[kueue_release] = [_key(o) for o in guard] + [_key(namespace(KUEUE_NAMESPACE))]
-    for obj in scrape_objects(cluster.config):  # components/monitoring.py: each waits for what it names
+    for obj in scrape_objects(cluster.config):  # components/monitoring/component.py: each waits for what it names
         meta = obj["metadata"]
         steps[_key(obj)] = Step(_key(obj), delete_object(obj))
         account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)

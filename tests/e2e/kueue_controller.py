@@ -34,8 +34,8 @@ from typing import Any
 import yaml
 
 from components.config import KUEUE_NAMESPACE
-from components.kueue_values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
-from components.scrape import METRICS_SERVICE
+from components.kueue.values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
+from components.monitoring.scrape import METRICS_SERVICE
 
 from .cluster import (E2EError, Kubectl, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
                       wait_for)

@@ -8,7 +8,7 @@ workers first, as docs/multikueue.md tells admins to deploy them:
   token controller put in that Secret (worker_kubeconfig), with the API server's loopback URL;
 - the manager: the workers' facts (worker_facts, as the worker stacks export them) checked with
   worker_problems, its kubeconfig Secrets (secret_object), then its Kueue objects summed from the
-  workers' (queue_objects), as the program builds them from its StackReferences.
+  workers' (manager_queue_set), as the program builds them from its StackReferences.
 Each cluster has a service range of its own; each Kueue its own ports and cert folder.
 """
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import yaml
 
-from components.charts import ChartRef
+from components.k8s.charts import ChartRef
 from components.operators.installs import Install, installs, trainer_runtimes
 from components.operators.sources import Module, module_zip
-from components.policies import rayservice_guard
+from components.operators.policies import rayservice_guard
 
 from .binaries import OPERATOR_BUILDS
 from .cluster import E2EError, Helm, Kubectl, is_true, wait_for

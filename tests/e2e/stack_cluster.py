@@ -6,10 +6,10 @@ when a pool autoscales, the real cluster autoscaler with the ProvisioningRequest
 
 `StackCluster.up()` does what `pulumi up` does inside the cluster, in the program's order, with
 the program's own functions and names: Kueue's namespace and chart (release name, namespace and
-values from components.kueue_values), the device plugin's when the stack has GPUs
-(components.device_plugin_values), then every Kueue object from components.kueue_objects in
+values from components.kueue.values), the device plugin's when the stack has GPUs
+(components.gpu.values), then every Kueue object from components.kueue.objects in
 dependency order once Kueue's webhook serves, and with monitoring the scrape objects of
-components.scrape. Nothing is copied from the program.
+components.monitoring.scrape. Nothing is copied from the program.
 """
 
 from __future__ import annotations
@@ -23,17 +23,14 @@ from typing import Any
 import yaml
 
 from components.config import KUEUE_NAMESPACE, StackConfig
-from components.device_plugin_values import (
-    DEVICE_PLUGIN_NAMESPACE,
-    DEVICE_PLUGIN_RELEASE_NAME,
-    device_plugin_chart,
-    device_plugin_values,
-)
-from components.multikueue.manager import Worker, queue_objects
-from components.kueue_values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
-from components.policies import aggregated_role_guard, pool_guard
-from components.queues import references
-from components.scrape import scrape_objects, service_monitor
+from components.gpu.values import (DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart, device_plugin_values)
+from components.kueue.objects import queue_set
+from components.multikueue.manager import Worker, manager_queue_set
+from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
+from components.governance.policies import pool_guard
+from components.kueue.policies import aggregated_role_guard
+from components.kueue.queues import references
+from components.monitoring.scrape import scrape_objects, service_monitor
 
 from .autoscaler import Autoscaler, autoscaled_pools
 from .binaries import Binaries, provisioning_request_crd
@@ -75,7 +72,8 @@ class StackCluster:
         self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
         self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
-        self.objects = queue_objects(self.config, self.workers)[0]
+        self.objects = (manager_queue_set(self.config, self.workers) if self.config.multi_kueue.is_manager
+                        else queue_set(self.config)).objects
         self.initial_nodes = fake_nodes(self.config)
         self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
 
@@ -115,9 +113,9 @@ class StackCluster:
             # The program's Kueue release waits for them: Kueue sets up each kind's controller at start-up.
             self.operators.install_crds(self.config)
             self._timed("operator CRDs", start)
-        self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue.py)
+        self.kubectl.apply(aggregated_role_guard())  # the release depends on it (components/kueue/install.py)
         if self.config.governance.enforce:
-            self.kubectl.apply(pool_guard(self.config))  # components/governance.py
+            self.kubectl.apply(pool_guard(self.config))  # components/governance/component.py
         self.install_kueue(kueue_helm_values(self.config), start)
 
         if self.config.has_gpu:
@@ -149,7 +147,7 @@ class StackCluster:
         self._timed("kueue webhook serving", start)
 
     def apply_scrape_objects(self) -> None:
-        """Monitoring's objects (components/monitoring.py), after the ServiceMonitor CRD that the
+        """Monitoring's objects (components/monitoring/component.py), after the ServiceMonitor CRD that the
         managed Prometheus add-on (or the Prometheus Operator) would have installed."""
         monitor = service_monitor(self.config)
         if monitor is not None:

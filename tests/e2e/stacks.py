@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from components.config import StackConfig, parse_config, raw_from_stack_file
-from components.device_plugin_values import DEVICE_PLUGIN_VERSION
-from components.kueue_versions import DEFAULT_VERSION
+from components.gpu.values import DEVICE_PLUGIN_VERSION
+from components.kueue.versions import DEFAULT_VERSION
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import decide, read
 from tests.azure_fake import SUBSCRIPTION, FakeArm
@@ -85,7 +85,7 @@ ENGINE = "engine"
 
 
 # The published charts as files (../shared), installed through the program's own chart source
-# code path (components/charts.py), as a stack whose registry is a local file would.
+# code path (components/k8s/charts.py), as a stack whose registry is a local file would.
 KUEUE_CHART_FILE = SHARED / "kueue" / f"v{DEFAULT_VERSION}" / "chart" / f"kueue-{DEFAULT_VERSION}.tgz"
 DEVICE_PLUGIN_CHART_FILE = (SHARED / "nvidia-device-plugin" / f"v{DEVICE_PLUGIN_VERSION}" / "chart"
                             / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz")

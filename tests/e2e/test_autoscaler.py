@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from components.config import POOL_LABEL
-from components.kueue_objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_GPU, provisioning_check
+from components.kueue.objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_GPU, provisioning_check
 from tests.harness import ROOT
 
 from .autoscaler import SCALE_DOWN_SECONDS, SCALE_UP_SECONDS, wait_pool_size

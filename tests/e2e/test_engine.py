@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from components.config import KUEUE_NAMESPACE
-from components.kueue_objects import COHORT_NAME, build_objects, team_queues
+from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
-from components.quantity import canonical
+from components.k8s.quantity import canonical
 
 from .binaries import BuildError, Engine, ensure_engine
 from .cluster import Kubectl, wait_for

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from components.config import POOL_LABEL, SYSTEM_POOL_NAME
-from components.kueue_objects import LOCAL_QUEUE_NAME
-from components.policies import POOL_GUARD
+from components.kueue.objects import LOCAL_QUEUE_NAME
+from components.governance.policies import POOL_GUARD
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import api_create, wait_for

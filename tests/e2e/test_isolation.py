@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from components.kueue_objects import API_VERSION
+from components.kueue.objects import API_VERSION
 
 from .cluster import conditions, wait_for
 from .conftest import on_stacks

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from components.config import KUEUE_NAMESPACE, POOL_LABEL, parse_config, raw_from_stack_file
-from components.dashboard import dashboard, dashboard_metric_names
-from components.scrape import AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects, service_monitor
+from components.monitoring.dashboard import dashboard, dashboard_metric_names
+from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects, service_monitor)
 
 from .cluster import wait_for
 from .conftest import on_stacks, report

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from components.config import KUEUE_NAMESPACE
-from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, queue_objects,
+from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, manager_queue_set,
                                            secret_object)
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules
-from components.scrape import service_monitor
+from components.monitoring.scrape import service_monitor
 
 from .cluster import conditions, condition, is_true, status, wait_for
 from .conftest import MULTIKUEUE_UP_BUDGET_SECONDS, ControlPlanes, on_stacks, report
@@ -229,12 +229,12 @@ def test_multikueue_removing_and_adding_a_worker_is_one_config_change(mk: MultiK
     kept = tuple(w for w in mk.m.workers if w.name == "westus3")
     smaller = replace(config, multi_kueue=replace(config.multi_kueue, workers=tuple(
         w for w in config.multi_kueue.workers if w.name == "westus3")))
-    mk.m.kubectl.apply(queue_objects(smaller, kept)[0])
+    mk.m.kubectl.apply(manager_queue_set(smaller, kept).objects)
     mk.m.kubectl.run("delete", "multikueuecluster.kueue.x-k8s.io", "swedencentral", "--wait=true", "--timeout=60s")
     mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret("swedencentral"))
     try:
         research = mk.m.kubectl.get("clusterqueue.kueue.x-k8s.io", "research")
-        expected = next(o for o in queue_objects(smaller, kept)[0]
+        expected = next(o for o in manager_queue_set(smaller, kept).objects
                         if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research")
         assert research["spec"]["resourceGroups"] == expected["spec"]["resourceGroups"]  # westus3's quota alone
         wait_for("the AdmissionCheck to stay Active with one worker",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.kueue_objects import build_objects
+from components.kueue.objects import build_objects
 
 from .autoscaler import autoscaled_pools, template
 from .nodes import fake_nodes

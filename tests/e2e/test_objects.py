@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.config import KUEUE_NAMESPACE, parse_config, raw_from_stack_file
-from components.device_plugin_values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
-from components.kueue_objects import build_objects
-from components.kueue_values import kueue_helm_values
-from components.quantity import QuantityError, parse_quantity
+from components.gpu.values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
+from components.kueue.objects import build_objects
+from components.kueue.values import kueue_helm_values
+from components.k8s.quantity import QuantityError, parse_quantity
 
 from .cluster import is_true
 from .conftest import on_stacks, up_budget

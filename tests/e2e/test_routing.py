@@ -9,12 +9,7 @@ import pytest
 import yaml
 
 from components.config import POOL_LABEL, NodePool, StackConfig, Team
-from components.kueue_objects import (
-    LOCAL_QUEUE_NAME,
-    TOPOLOGY_LOCAL_QUEUE_NAME,
-    local_queue_targets,
-    team_queues,
-)
+from components.kueue.objects import LOCAL_QUEUE_NAME, TOPOLOGY_LOCAL_QUEUE_NAME, local_queue_targets, team_queues
 from tests.harness import ROOT
 
 from .conftest import on_stacks

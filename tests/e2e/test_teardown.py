@@ -10,7 +10,7 @@ from __future__ import annotations
 import yaml
 
 from components.config import KUEUE_NAMESPACE
-from components.scrape import scrape_objects
+from components.monitoring.scrape import scrape_objects
 from tests.harness import ROOT
 
 from .cluster import is_true

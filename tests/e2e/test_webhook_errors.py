@@ -3,7 +3,7 @@
 Each test makes the real API server fail to reach Kueue's webhook in one way (nothing listening,
 a listener that closes the connection, a certificate from another CA, Kueue still starting),
 captures the error message exactly as the API server returns it to a client, and checks that
-components.kueue retries it; and that it does not retry a real denial by Kueue's webhook or a
+components.kueue.install retries it; and that it does not retry a real denial by Kueue's webhook or a
 failure of another service's webhook. The texts are produced here, never typed by hand.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from components.config import KUEUE_NAMESPACE
-from components.kueue import is_webhook_not_ready_error, should_retry_webhook_error
-from components.kueue_values import KUEUE_WEBHOOK_SERVICE
+from components.kueue.install import is_webhook_not_ready_error, should_retry_webhook_error
+from components.kueue.values import KUEUE_WEBHOOK_SERVICE
 
 from .cluster import api_create, wait_for
 from .conftest import on_stacks, report

@@ -1,0 +1,373 @@
+"""The cluster the program deploys into, in one of three modes (kueue-aks:cluster):
+
+- AksCluster (create): resource group, AKS with only the system pool inline, one AgentPool per
+  user pool, a secret kubeconfig and the Kubernetes provider the later components use;
+- ExistingAksCluster (existing): an AKS cluster made elsewhere, read with azure-native's invokes;
+  each configured pool is checked against Azure at preview, since the quotas assume it;
+- KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
+
+Each has `provider`, `node_pool_names` and `node_pools` (the AgentPools it created, by pool name); attributes that exist only in some modes (the
+cluster's name, ID and resource group...) are None in the others, and __main__.py
+exports only what is set.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+from pulumi_azure_native import containerservice, resources
+
+from .tags import STACK_TAG, stack_tag
+from .capacity import MAX_PODS
+from ..config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
+
+# The Entra ID server application every AKS-managed AAD cluster uses for tokens
+# (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).
+AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+
+
+def system_pool_profile(settings: ClusterSettings) -> containerservice.ManagedClusterAgentPoolProfileArgsDict:
+    """The one pool AKS needs inline. User pools are separate AgentPools: editing an inline
+    profile puts every pool into Scaling (pulumi-azure-native issue 4264)."""
+    return {
+        "name": SYSTEM_POOL_NAME,
+        "mode": "System",
+        "vm_size": settings.system_pool.vm_size,
+        "count": settings.system_pool.count,
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        "max_pods": MAX_PODS,
+        "availability_zones": list(settings.zones) or None,
+    }
+
+
+def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]:
+    """AgentPool inputs for one user pool (autoscaled, or fixed-size when topology-aware without
+    ProvisioningRequest; spot and GPU specifics included)."""
+    args: dict[str, Any] = {
+        "agent_pool_name": pool.name,
+        "mode": "User",
+        "vm_size": pool.vm_size,
+        "os_type": "Linux",
+        "type": "VirtualMachineScaleSets",
+        # Allocatable memory depends on maxPods (kube-reserved = 20 MiB per pod + 50 MiB), so
+        # the pool gets exactly the number the capacity model assumed.
+        "max_pods": MAX_PODS,
+        "node_labels": dict(pool.labels),
+        "node_taints": [str(t) for t in pool.node_taints],
+        "availability_zones": list(settings.zones) or None,
+        "orchestrator_version": settings.kubernetes_version,
+    }
+    if pool.topology and not pool.autoscaled:
+        # Fixed size: a topology-aware pool without ProvisioningRequest (TAS places pods only on
+        # nodes that exist; config enforces min == max). Other pools keep the autoscaler on, even
+        # with min == max, as they always had.
+        args.update(enable_auto_scaling=False, count=pool.max_count)
+    else:
+        # AKS still requires a count for autoscaled pools (azure-native issue 2943); the live
+        # value drifts with the autoscaler, so the resource ignores changes to it.
+        args.update(enable_auto_scaling=True, min_count=pool.min_count, max_count=pool.max_count, count=pool.min_count)
+    if pool.is_gpu:
+        # AKS installs the NVIDIA driver; the device plugin comes from components/gpu/component.py.
+        args["gpu_profile"] = {"driver": "Install"}
+    if pool.spot:
+        # Spot priority and eviction policy are fixed at creation (learn.microsoft.com/azure/aks/spot-node-pool);
+        # -1 pays at most the on-demand price and is never evicted for price.
+        args.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete", spot_max_price=-1)
+    return args
+
+
+def kubelogin_kubeconfig(kubeconfig: str) -> str:
+    """Make an Entra ID exec kubeconfig non-interactive, as `kubelogin convert-kubeconfig -l azurecli` does.
+
+    The deploying identity (a developer's `az login`, or CI's OIDC login) then gets tokens without
+    a device-code prompt; kubelogin's AAD_LOGIN_METHOD environment variable can pick another mode.
+    """
+    doc = yaml.safe_load(kubeconfig)
+    for user in doc.get("users") or []:
+        exec_cfg = (user.get("user") or {}).get("exec")
+        if exec_cfg and exec_cfg.get("command", "").endswith("kubelogin"):
+            exec_cfg["args"] = ["get-token", "--login", "azurecli", "--server-id", AKS_AAD_SERVER_ID]
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _decode_kubeconfig(result: Any, *, exec_login: bool) -> str:
+    text = base64.b64decode(result.kubeconfigs[0].value).decode()
+    return kubelogin_kubeconfig(text) if exec_login else text
+
+
+def aks_kubeconfig(resource_group: pulumi.Input[str], cluster: pulumi.Input[str], *, exec_login: bool) -> pulumi.Output[str]:
+    """The cluster's kubeconfig as a secret: admin credentials, or with local accounts off the
+    user credentials made non-interactive for kubelogin."""
+    credentials = (
+        containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=resource_group, resource_name=cluster, format="exec")
+        if exec_login
+        # Admin credentials work without kubelogin; AKS refuses them once local accounts are off.
+        else containerservice.list_managed_cluster_admin_credentials_output(
+            resource_group_name=resource_group, resource_name=cluster)
+    )
+    return pulumi.Output.secret(credentials.apply(lambda r: _decode_kubeconfig(r, exec_login=exec_login)))
+
+
+def kubernetes_provider(name: str, parent: pulumi.Resource, kubeconfig: pulumi.Input[str],
+                        cluster_identifier: pulumi.Input[str] | None) -> k8s.Provider:
+    return k8s.Provider(
+        name,
+        kubeconfig=kubeconfig,
+        # Without it, a changed kubeconfig (rotated credentials, unknown during preview)
+        # replaces the provider and with it every Kubernetes object (pulumi-kubernetes issue 2745).
+        cluster_identifier=cluster_identifier,
+        # `pulumi destroy` of a stack whose cluster is already gone still completes.
+        delete_unreachable=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def kubeconfig_server(kubeconfig: str) -> str:
+    """The API server URL of the kubeconfig's current context (its first cluster without one)."""
+    doc = yaml.safe_load(kubeconfig) or {}
+    context = next((c.get("context", {}) for c in doc.get("contexts", []) if c.get("name") == doc.get("current-context")), {})
+    clusters = doc.get("clusters") or [{}]
+    cluster = next((c for c in clusters if c.get("name") == context.get("cluster")), clusters[0])
+    return str((cluster.get("cluster") or {}).get("server", ""))
+
+
+def pool_mismatches(pool: NodePool, actual: Mapping[str, Any]) -> list[str]:
+    """How an existing AKS pool differs from the config's, field by field (empty: it matches).
+
+    `actual` has the agent pool's vm_size, enable_auto_scaling, count, min_count, max_count,
+    scale_set_priority, node_taints and node_labels, as azure-native's get_agent_pool gives them.
+    """
+    # Azure compares VM size names without case, so a different case is not a mismatch.
+    vm_size = str(actual.get("vm_size") or "")
+    expected: dict[str, Any] = {"vmSize": vm_size if vm_size.lower() == pool.vm_size.lower() else pool.vm_size,
+                                "spot": pool.spot, "taints": sorted(str(t) for t in pool.node_taints)}
+    got: dict[str, Any] = {"vmSize": vm_size,
+                           "spot": actual.get("scale_set_priority") == "Spot",
+                           "taints": sorted(actual.get("node_taints") or [])}
+    if pool.topology and not pool.autoscaled:
+        expected |= {"autoscaling": False, "count": pool.max_count}
+        got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "count": actual.get("count")}
+    else:
+        expected |= {"autoscaling": True, "minCount": pool.min_count, "maxCount": pool.max_count}
+        got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "minCount": actual.get("min_count"),
+                "maxCount": actual.get("max_count")}
+    labels = actual.get("node_labels") or {}
+    expected["labels"] = dict(pool.labels)
+    got["labels"] = {k: labels.get(k) for k in pool.labels}
+    return [f"{key} is {got[key]!r} in Azure but {expected[key]!r} in the config"
+            for key in expected if got[key] != expected[key]]
+
+
+
+def azure_monitor_profile(config: StackConfig) -> dict[str, Any] | None:
+    """The cluster's managed Prometheus add-on (ManagedCluster azure_monitor_profile), or None.
+    The allow lists are empty, the templates' default: kube-state-metrics keeps its own labels."""
+    if not config.monitoring.enabled:
+        return None
+    return {"metrics": {"enabled": True, "kube_state_metrics": {"metric_labels_allowlist": "",
+                                                                 "metric_annotations_allow_list": ""}}}
+
+
+class ExistingClusterMismatch(pulumi.RunError):
+    """The existing cluster is not what the config describes (a pool: the quotas would be wrong)."""
+
+
+def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
+    """Raise unless the existing cluster runs the managed Prometheus add-on monitoring relies on."""
+    metrics = getattr(profile, "metrics", None)
+    if not getattr(metrics, "enabled", False):
+        raise ExistingClusterMismatch(
+            f"kueue-aks:monitoring.enabled needs the managed Prometheus add-on on the existing AKS cluster "
+            f"{existing.name}, and it is off. Its owner turns it on with: az aks update --resource-group "
+            f"{existing.resource_group} --name {existing.name} --enable-azure-monitor-metrics "
+            "--azure-monitor-workspace-resource-id <kueue-aks:monitoring.azureMonitorWorkspaceId>")
+    return True
+
+
+def taint_advice(pool: NodePool, actual_taints: Sequence[str] | None, existing: ExistingCluster) -> str | None:
+    """What to do when an existing pool lacks taints the config gives it, or None when they match.
+
+    The governance taint is one the user never wrote, so the message says where it comes from.
+    AKS updates a pool's taints in place with `az aks nodepool update --node-taints`, which sets
+    the whole list (https://learn.microsoft.com/azure/aks/use-node-taints).
+    """
+    expected = [str(t) for t in pool.node_taints]
+    if sorted(expected) == sorted(actual_taints or []):
+        return None
+    lines = []
+    if QUEUED_TAINT in expected and QUEUED_TAINT not in (actual_taints or []):
+        lines.append(
+            f"{QUEUED_TAINT} is the taint kueue-aks:governance.enforce puts on every user pool, so that only "
+            "pods Kueue admitted run there; the stack file does not list it because governance adds it.")
+    lines.append(
+        "Give the pool its taints (the pool's owner runs it; NoSchedule leaves running pods where they are):\n"
+        f"    az aks nodepool update --resource-group {existing.resource_group} --cluster-name {existing.name} "
+        f"--name {pool.name} --node-taints {','.join(expected)}")
+    if pool.governed:
+        lines.append("or, to keep the pool as it is, set kueue-aks:governance.enforce to false.")
+    return "\n".join(lines)
+
+
+def check_pool(index: int, pool: NodePool, result: Any, existing: ExistingCluster) -> str:
+    """Raise when the existing pool differs; its name otherwise (an input for the provider)."""
+    actual = {key: getattr(result, key, None) for key in (
+        "vm_size", "enable_auto_scaling", "count", "min_count", "max_count", "scale_set_priority", "node_taints",
+        "node_labels")}
+    problems = pool_mismatches(pool, actual)
+    if problems:
+        advice = taint_advice(pool, actual["node_taints"], existing)
+        others = [p for p in problems if not p.startswith("taints ")]
+        what_to_do = [advice] if advice else []
+        if others:
+            what_to_do.append("Change the stack file or the pool" + (" for the other differences." if advice else "."))
+        raise ExistingClusterMismatch(
+            f"kueue-aks:nodePools[{index}] ({pool.name}) does not match the existing AKS pool; the quotas would be "
+            "wrong:\n" + "\n".join([*(f"  - {p}" for p in problems), *what_to_do]))
+    return pool.name
+
+
+class AksCluster(pulumi.ComponentResource):
+    """The AKS cluster with its user pools, and a Kubernetes provider for it."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:cluster:AksCluster", name, None, opts)
+        settings = config.cluster
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.resource_group = resources.ResourceGroup(f"{name}-rg", location=config.location, opts=child)
+        self.cluster = containerservice.ManagedCluster(
+            f"{name}-aks",
+            resource_name_=settings.name,
+            resource_group_name=self.resource_group.name,
+            location=config.location,
+            dns_prefix=settings.name,
+            # How the next preview's preflight finds this stack's nodes, to count them only once.
+            tags={STACK_TAG: stack_tag()},
+            kubernetes_version=settings.kubernetes_version,
+            sku=containerservice.ManagedClusterSKUArgsDict(name="Base", tier=settings.tier),
+            identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),
+            agent_pool_profiles=[system_pool_profile(settings)],
+            enable_rbac=True,
+            aad_profile=containerservice.ManagedClusterAADProfileArgsDict(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(settings.admin_group_object_ids),
+            ),
+            disable_local_accounts=settings.disable_local_accounts,
+            # Changing any of these replaces the cluster (azure-native PR 4771), so they are fixed.
+            network_profile=containerservice.ContainerServiceNetworkProfileArgsDict(
+                network_plugin="azure",
+                network_plugin_mode="overlay",
+                network_dataplane="cilium",
+                network_policy="cilium",
+                load_balancer_sku="standard",
+            ),
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgsDict(enabled=True),
+            # Managed Prometheus (kueue-aks:monitoring); its data collection is components/monitoring/component.py.
+            azure_monitor_profile=azure_monitor_profile(config),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgsDict(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgsDict(enabled=True)
+            ),
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgsDict(
+                upgrade_channel=settings.auto_upgrade_channel, node_os_upgrade_channel="NodeImage"
+            ),
+            opts=child,
+        )
+
+        # Pools depend on the cluster only, never on each other, so Azure creates them in parallel.
+        self.node_pools: dict[str, containerservice.AgentPool] = {
+            pool.name: containerservice.AgentPool(
+                f"{name}-{pool.name}",
+                resource_name_=self.cluster.name,
+                resource_group_name=self.resource_group.name,
+                **agent_pool_args(pool, settings),
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pool.topology and not pool.autoscaled else ["count"]),
+            )
+            for pool in config.node_pools
+        }
+
+        self.kubeconfig: pulumi.Output[str] = aks_kubeconfig(
+            self.resource_group.name, self.cluster.name, exec_login=settings.disable_local_accounts)
+        self.provider = kubernetes_provider(f"{name}-k8s", self, self.kubeconfig, self.cluster.id)
+
+        self.cluster_name = self.cluster.name
+        self.cluster_id: pulumi.Output[str] | None = self.cluster.id
+        self.verified: pulumi.Output[bool] | None = None  # nothing to check: the stack made it
+        self.resource_group_name = self.resource_group.name
+        self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
+        self.node_pool_names = [p.name for p in config.node_pools]
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "resourceGroupName": self.resource_group_name,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "nodePoolNames": self.node_pool_names,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+
+class ExistingAksCluster(pulumi.ComponentResource):
+    """An AKS cluster made elsewhere: read, never created, changed or deleted by this stack."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:cluster:ExistingAksCluster", name, None, opts)
+        existing = config.cluster.existing
+        assert existing is not None, "ExistingAksCluster needs kueue-aks:cluster.existing"
+        group, cluster_name = existing.resource_group, existing.name
+        cluster = containerservice.get_managed_cluster_output(resource_group_name=group, resource_name=cluster_name)
+        # Every pool is read and compared at preview; the provider waits for the checks, so a
+        # mismatch stops the run before any Kubernetes object is touched.
+        checked = [
+            containerservice.get_agent_pool_output(agent_pool_name=pool.name, resource_group_name=group,
+                                                   resource_name=cluster_name).apply(
+                lambda result, i=i, pool=pool: check_pool(i, pool, result, existing))
+            for i, pool in enumerate(config.node_pools)
+        ]
+        if config.monitoring.enabled:
+            addon = cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile))
+            checks = [*checked, addon]
+        else:
+            checks = checked
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
+            cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
+        # True once every check passed; monitoring's Azure resources wait for it too.
+        self.verified: pulumi.Output[bool] | None = pulumi.Output.all(*checks).apply(lambda _: True)
+        self.provider = kubernetes_provider(
+            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id)
+        self.cluster_name: pulumi.Output[str] | None = cluster.name
+        self.cluster_id: pulumi.Output[str] | None = cluster.id
+        self.resource_group_name: pulumi.Output[str] | None = pulumi.Output.from_input(group)
+        self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
+            lambda p: p.issuer_url if p else None)
+        self.node_pool_names = pulumi.Output.all(*checked)
+        self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
+        self.register_outputs({"clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
+                               "oidcIssuerUrl": self.oidc_issuer_url, "nodePoolNames": self.node_pool_names,
+                               "kubeconfig": self.kubeconfig})
+
+
+class KubeconfigCluster(pulumi.ComponentResource):
+    """Any Kubernetes cluster whose nodes carry AKS's pool labels, reached with a secret kubeconfig;
+    no Azure resource and no Azure credentials."""
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:cluster:KubeconfigCluster", name, None, opts)
+        assert config.cluster.kubeconfig is not None, "KubeconfigCluster needs kueue-aks:cluster.kubeconfig"
+        kubeconfig = pulumi.Output.secret(config.cluster.kubeconfig)
+        # The API server's address identifies the cluster: rotated credentials keep every object,
+        # another cluster replaces them (the address is not a credential).
+        self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
+        self.cluster_name = self.cluster_id = self.resource_group_name = self.oidc_issuer_url = None
+        self.verified = None
+        self.kubeconfig = None  # the stack's own secret config; not exported again
+        self.node_pool_names = [p.name for p in config.node_pools]
+        self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
+        self.register_outputs({"nodePoolNames": self.node_pool_names})

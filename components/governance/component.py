@@ -1,0 +1,27 @@
+"""PoolGuard: the ValidatingAdmissionPolicy that keeps pods Kueue did not admit off the user pools.
+
+The policy is built by the pure components/governance/policies.py; this component only registers it.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from ..config import StackConfig
+from ..k8s.manifest import admission_policy
+from .policies import pool_guard
+
+
+class PoolGuard(pulumi.ComponentResource):
+    """Only what Kueue admitted runs on user pools (kueue-aks:governance; README "Governance").
+
+    Create it only when config.governance.enforce is on; the pools' queued taint comes with the
+    pool model (NodePool.node_taints), the `pod` integration with kueue_values.
+    """
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:governance:PoolGuard", name, None, opts)
+        policy, binding = pool_guard(config)
+        self.resources = admission_policy(self, f"{name}-policy", policy, binding)
+        self.policy_name = policy["metadata"]["name"]
+        self.register_outputs({"policy": self.policy_name, "exemptNamespaces": list(config.governance.exempt)})

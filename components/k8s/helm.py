@@ -1,0 +1,62 @@
+"""One way to install a chart: its own Namespace and a pinned, awaited, atomic Helm release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .charts import ChartRef
+
+# Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
+RELEASE_TIMEOUT_SECONDS = 600
+# Revisions Helm keeps, as the helm CLI's default --history-max; each holds the whole chart.
+RELEASE_MAX_HISTORY = 10
+
+
+def namespaced_release(
+    parent: pulumi.Resource,
+    name: str,
+    *,
+    namespace: str,
+    release_name: str,
+    chart: ChartRef,
+    values: dict[str, Any],
+    depends_on: list[pulumi.Resource] | None = None,
+    skip_crds: bool = False,
+) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
+    """The chart's Namespace and Release, both children of `parent`.
+
+    An explicit Namespace rather than create_namespace: Helm never deletes the namespaces it
+    creates, and metadata.name gives the release a dependency edge (pulumi-aks.md §7). The release
+    name is explicit, since Pulumi would otherwise add a random suffix that every object of the
+    chart inherits.
+    """
+    child = pulumi.ResourceOptions(parent=parent)
+    ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=child)
+    release = k8s.helm.v3.Release(
+        f"{name}-release",
+        name=release_name,
+        # The same code path for an OCI chart, a chart in an https repository and a local .tgz
+        # (components/k8s/charts.py); the version is always exact (a local file is checked to hold it).
+        chart=chart.chart,
+        repository_opts={"repo": chart.repository} if chart.repository else None,
+        version=chart.version,
+        namespace=ns.metadata.name,
+        values=values,
+        # Awaited: whatever depends on the release starts once its workloads are Ready.
+        skip_await=False,
+        timeout=RELEASE_TIMEOUT_SECONDS,
+        # A failed upgrade rolls back to the last good revision instead of leaving a broken
+        # controller behind; a failed first install is purged, so the next `up` installs cleanly;
+        # cleanup_on_fail deletes what the failed upgrade created. (An interrupted `up` can still
+        # leave the release pending: pulumi-kubernetes#2054 and the README.)
+        atomic=True,
+        cleanup_on_fail=True,
+        max_history=RELEASE_MAX_HISTORY,
+        # True where the program manages the chart's CRDs itself (components/operators/installs.py).
+        skip_crds=skip_crds,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on or []),
+    )
+    return ns, release

@@ -1,0 +1,143 @@
+"""KueueInstallation: Kueue's namespace and pinned Helm release, and what Kueue objects wait for.
+
+Webhook start-up (kueue.md §8, §15; kubernetes-sigs/kueue#13036): right after the release is
+ready, the API server can still fail to call Kueue's webhook (connection refused, EOF, a
+certificate from a CA it does not trust yet...), and pulumi-kubernetes does not retry such errors
+(pulumi-aks.md §8), so the first `pulumi up` would fail creating the first ResourceFlavor. An
+`on_error` resource hook retries exactly those creates and updates, a few seconds apart and a
+bounded number of times. It classifies by what the API server says, not by the transport error:
+"failed calling webhook" with Kueue's webhook Service in the message is the API server getting no
+answer from Kueue, whatever the cause; "denied the request" is Kueue's answer and fails at once,
+as does a failure of any other service's webhook. Hooks run in the engine only (not under mocks),
+so the decision is plain functions, tested offline and on real API-server messages in tests/e2e.
+Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
+
+Uninstall: the release is atomic and awaited, so `pulumi destroy` runs `helm uninstall --wait`.
+The aggregated-role guard (components/governance/policies.py) is created before the release and deleted
+after it, so that wait ends and no ClusterRole is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..config import KUEUE_NAMESPACE, StackConfig
+from ..k8s.manifest import admission_policy
+from .policies import aggregated_role_guard
+from ..k8s.helm import namespaced_release
+from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_chart, kueue_helm_values
+
+# Measured on the local control plane (README "Kueue's webhook at start-up"): the webhook answers
+# about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
+# of failures after the Deployment is Ready on real clusters (kueue#13036). 10 tries 6 s apart
+# cover a minute.
+WEBHOOK_RETRY_ATTEMPTS = 10
+WEBHOOK_RETRY_DELAY_SECONDS = 6.0
+# Kueue's admission webhooks are registered for CREATE and UPDATE only (kueue.md §3).
+RETRIED_OPERATIONS = frozenset({"create", "update"})
+# How the API server names Kueue's webhook Service in every call it makes to it (admission and
+# CRD conversion alike): https://<service>.<namespace>.svc:443/<path>.
+KUEUE_WEBHOOK_HOST = f"{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc"
+
+ErrorHookCallback = Callable[[pulumi.ErrorHookArgs], Awaitable[bool]]
+
+
+def is_webhook_not_ready_error(message: str, hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
+    """True when the API server got no answer from Kueue's webhook, or from another of `hosts`
+    (an operator's webhook Service host, `<service>.<namespace>.svc`): a transient start-up error.
+
+    The API server says `failed calling webhook "<name>": failed to call webhook: Post
+    "https://kueue-webhook-service.kueue-system.svc:443/...": <cause>` for an admission webhook
+    it could not get an answer from, and `conversion webhook for <kind> failed: Post "https://..."`
+    for a conversion; the cause (refused, EOF, x509, timeout, no endpoints) does not matter. A
+    webhook that answered no says `admission webhook "<name>" denied the request` and never
+    matches; nor does a webhook of any other service.
+    """
+    if "denied the request" in message:
+        return False
+    reached_for = "failed calling webhook" in message or "conversion webhook for" in message
+    return reached_for and any(f"https://{host}:" in message for host in hosts)
+
+
+def should_retry_webhook_error(errors: Sequence[str], failed_operation: str,
+                               max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
+                               hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
+    """Retry a failed create/update whose newest error is the webhook race, up to max_attempts tries.
+
+    `errors` is newest first and holds one entry per failed try (pulumi ErrorHookArgs.errors).
+    """
+    return (
+        failed_operation in RETRIED_OPERATIONS
+        and 0 < len(errors) < max_attempts
+        and is_webhook_not_ready_error(errors[0], hosts)
+    )
+
+
+def webhook_retry_callback(
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    delay_seconds: float = WEBHOOK_RETRY_DELAY_SECONDS,
+    max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
+    hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,),
+) -> ErrorHookCallback:
+    """The on_error hook body. Async, so waiting does not block the program's event loop,
+    which also serves the hooks of other Kueue objects failing at the same time."""
+
+    async def retry(args: pulumi.ErrorHookArgs) -> bool:
+        if not should_retry_webhook_error(args.errors, args.failed_operation, max_attempts, hosts):
+            return False
+        pulumi.log.info(
+            f"A webhook ({', '.join(hosts)}) is not serving yet; retrying {args.failed_operation} of {args.name} "
+            f"in {delay_seconds:g} s (attempt {len(args.errors) + 1} of {max_attempts})"
+        )
+        await sleep(delay_seconds)
+        return True
+
+    return retry
+
+
+class KueueInstallation(pulumi.ComponentResource):
+    """Kueue from its official chart, pinned, in its own namespace.
+
+    Kueue objects must use `depends_on=installation.ready` and
+    `hooks=installation.webhook_retry`. The Kubernetes provider comes from
+    `opts.providers={"kubernetes": provider}` and reaches the children through `parent`.
+    """
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+    ready: list[pulumi.Resource]
+    webhook_retry: pulumi.ResourceHookBinding | None
+
+    def __init__(self, name: str, config: StackConfig, *, after: Sequence[pulumi.Resource] = (),
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        """`after`: what must exist when Kueue starts: the ProvisioningRequest API, which Kueue
+        looks for only at start-up, and the job operators' CRDs, whose controllers Kueue otherwise
+        sets up only after a backoff of up to 2 minutes."""
+        super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
+        self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
+        self.namespace, self.release = namespaced_release(
+            self,
+            name,
+            namespace=KUEUE_NAMESPACE,
+            release_name=KUEUE_RELEASE_NAME,
+            chart=kueue_chart(config),
+            values=kueue_helm_values(config),
+            # Created before the release and deleted after it: uninstall needs the guard.
+            depends_on=[*self.guard, *after],
+        )
+        self.ready = [self.release]
+        self.webhook_retry = pulumi.ResourceHookBinding(
+            on_error=[pulumi.ErrorHook(f"{name}-webhook-retry", webhook_retry_callback())]
+        )
+
+        self.register_outputs(
+            {
+                "namespace": self.namespace.metadata.name,
+                "releaseStatus": self.release.status,
+                "version": config.kueue.version,
+            }
+        )

@@ -1,0 +1,343 @@
+"""Kueue objects and team namespaces as plain dicts, derived from the config and pool capacity.
+
+One implementation serves the program (queues.py), the offline plan (plan.py), the validator
+(validate.py) and the tests. Quotas are never typed by hand: a team's nominalQuota for a flavor
+and resource is its share of that pool's allocatable capacity, rounded down; what no team owns
+(shares under 100 %, rounding, pools a team does not use) stays in the shared Cohort's own quota,
+so the cohort as a whole can admit exactly the pools' capacity and never more.
+
+A team gets one ClusterQueue per kind of pool it uses: `<team>` for its ordinary pools and
+`<team>-topology` for its topology-aware ones. Kueue places a workload that requests no topology
+only on flavors without `topologyName`, unless every flavor of its ClusterQueue is topology-aware
+(then it applies implicit TAS), so a queue that mixed the two would send ordinary jobs past a
+topology-aware CPU pool to the next (GPU) flavor, and never run them on a topology-aware GPU pool
+(../shared/reference/kueue.md §15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import ROUND_FLOOR, Decimal
+from typing import Any
+
+from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX, NodePool, StackConfig, Team
+from ..k8s.quantity import canonical, format_count, format_cpu, format_memory
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+COHORT_NAME = "teams"
+# Kueue puts jobs that name no queue into the LocalQueue called "default" of their namespace.
+LOCAL_QUEUE_NAME = "default"
+# The LocalQueue for topology-aware pools, in namespaces of teams that use any.
+TOPOLOGY_LOCAL_QUEUE_NAME = "topology"
+TOPOLOGY_NAME = "default"
+# ProvisioningRequest (../shared/reference/autoscaling.md §3-4): the autoscaler adds every node a
+# workload's pods need, or none, before Kueue admits it. CA's all-or-nothing scale-up must fit all
+# of a request's pods into one node group, so a request must hold only the pods of one pool.
+# Kueue picks a request's pods by resource, not by flavor: on GPU pools the check asks only for the
+# pods that use GPUs (a Ray head or MPI launcher on a CPU pool starts as usual); elsewhere it asks
+# for every pod, which in a `<team>-topology` queue are all on topology-aware flavors.
+ATOMIC_SCALE_UP_CLASS = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+ATOMIC_SCALE_UP = "atomic-scale-up"  # AdmissionCheck and ProvisioningRequestConfig, every pod
+ATOMIC_SCALE_UP_GPU = "atomic-scale-up-gpu"  # the same for the pods that use GPUs
+# Kueue's defaults, written out for reviewers: a request the autoscaler marks Failed (pods it
+# cannot create, or unprovisioned for 7 days) is retried 3 times, 1, 2 and 4 min apart; then
+# the workload is deactivated.
+PROVISIONING_RETRY = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
+COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
+
+# From the display units (CPU in millicores, memory in MiB, GPUs whole: capacity.NodeResources.as_dict())
+# to quantities in the API server's canonical form, so a preview after `up` shows no change.
+_FORMAT: Mapping[str, Callable[[int], str]] = {
+    RESOURCE_CPU: format_cpu,
+    RESOURCE_MEMORY: format_memory,
+    RESOURCE_GPU: format_count,
+}
+
+
+def covered_resources(config: StackConfig) -> list[str]:
+    """cpu and memory always; nvidia.com/gpu when any pool has GPUs (one group covers all three)."""
+    return [RESOURCE_CPU, RESOURCE_MEMORY] + ([RESOURCE_GPU] if config.has_gpu else [])
+
+
+def flavor_order(pools: tuple[NodePool, ...]) -> list[NodePool]:
+    """CPU pools first, then on-demand GPU pools, then spot: Kueue tries flavors in this order,
+    so CPU-only jobs fill CPU nodes before GPU nodes, and GPU jobs prefer nodes that stay."""
+    return sorted(pools, key=lambda p: (p.is_gpu, p.spot))  # sorted() is stable: config order within a kind
+
+
+def format_quantity(resource: str, amount: int) -> str:
+    return _FORMAT[resource](amount)
+
+
+# --- quota arithmetic ------------------------------------------------------------------------
+
+
+def team_quota(capacity: int, share: Decimal) -> int:
+    """A team's share of a capacity, rounded down so quotas never add up to more than exists."""
+    return int((Decimal(capacity) * share / 100).to_integral_value(rounding=ROUND_FLOOR))
+
+
+@dataclass(frozen=True)
+class QuotaRow:
+    """One flavor and resource: the pool's capacity and who holds how much of it (display units)."""
+
+    flavor: str
+    resource: str
+    capacity: int
+    teams: Mapping[str, int]  # nominal quota per team that uses the pool
+    cohort: int  # unassigned remainder, held by the Cohort and borrowable by every team
+
+    @property
+    def assigned(self) -> int:
+        return sum(self.teams.values()) + self.cohort
+
+    def borrowable(self, team: str) -> int:
+        """What a team can use beyond its own quota when every other team is idle."""
+        return self.capacity - self.teams.get(team, 0)
+
+
+def quota_table(config: StackConfig) -> list[QuotaRow]:
+    resources = covered_resources(config)
+    rows: list[QuotaRow] = []
+    for pool in flavor_order(config.node_pools):
+        capacity = pool.capacity.as_dict()
+        users = [t for t in config.teams if pool.name in t.pools]
+        for resource in resources:
+            quotas = {t.name: team_quota(capacity[resource], t.share) for t in users}
+            rows.append(QuotaRow(pool.name, resource, capacity[resource], quotas,
+                                 capacity[resource] - sum(quotas.values())))
+    return rows
+
+
+def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """flavor -> resource -> capacity quantity, for the validator's quota-versus-capacity check."""
+    resources = covered_resources(config)
+    return {
+        pool.name: {r: format_quantity(r, amount) for r, amount in pool.capacity.as_dict().items() if r in resources}
+        for pool in config.node_pools
+    }
+
+
+# --- object builders ---------------------------------------------------------------------------
+
+
+def object_meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(COMMON_LABELS)}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def namespace(team: Team) -> dict[str, Any]:
+    meta = object_meta(team.name)
+    meta["labels"].update({TEAM_LABEL: team.name, MANAGED_LABEL: "true"})
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def topology(config: StackConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Topology",
+        "metadata": object_meta(TOPOLOGY_NAME),
+        "spec": {"levels": [{"nodeLabel": level} for level in config.topology_levels]},
+    }
+
+
+def resource_flavor(pool: NodePool) -> dict[str, Any]:
+    # Kueue adds the flavor's nodeLabels and tolerations to every pod it admits on this flavor,
+    # so the tolerations must cover every taint the pool's nodes carry (spot taint included).
+    tolerations = [t.toleration() for t in pool.node_taints]
+    spec: dict[str, Any] = {"nodeLabels": {POOL_LABEL: pool.name}}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if pool.topology:
+        spec["topologyName"] = TOPOLOGY_NAME
+    return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(pool.name), "spec": spec}
+
+
+def resource_group(resources: list[str], rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None]) -> dict[str, Any]:
+    """The one resource group: every flavor that `quota` gives a value for, in the rows' order."""
+    flavors: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        amount = quota(row)
+        if amount is not None:
+            flavors.setdefault(row.flavor, []).append(
+                {"name": row.resource, "nominalQuota": format_quantity(row.resource, amount)}
+            )
+    return {
+        "coveredResources": resources,
+        "flavors": [{"name": name, "resources": resources} for name, resources in flavors.items()],
+    }
+
+
+def cohort(resources: list[str], rows: list[QuotaRow]) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Cohort",
+        "metadata": object_meta(COHORT_NAME),
+        "spec": {"resourceGroups": [resource_group(resources, rows, lambda r: r.cohort)]},
+    }
+
+
+@dataclass(frozen=True)
+class TeamQueue:
+    """One ClusterQueue of a team: its ordinary pools, or its topology-aware ones."""
+
+    team: Team
+    name: str
+    topology: bool
+    pools: tuple[str, ...]  # flavor order
+
+
+def team_queues(config: StackConfig, team: Team) -> list[TeamQueue]:
+    """The team's ClusterQueues: `<team>` (ordinary pools) and `<team>-topology`, each only when
+    the team uses a pool of that kind."""
+    pools = [p for p in flavor_order(config.node_pools) if p.name in team.pools]
+    queues = []
+    for topology, name in ((False, team.name), (True, team.name + TOPOLOGY_QUEUE_SUFFIX)):
+        kind = tuple(p.name for p in pools if p.topology == topology)
+        if kind:
+            queues.append(TeamQueue(team, name, topology, kind))
+    return queues
+
+
+def local_queue_targets(config: StackConfig, team: Team) -> dict[str, TeamQueue]:
+    """LocalQueue name -> ClusterQueue: `default` to the ordinary queue (the topology-aware one
+    when the team has only such pools), `topology` to the topology-aware queue when there is one."""
+    queues = team_queues(config, team)
+    targets = {LOCAL_QUEUE_NAME: queues[0]}
+    topology = [q for q in queues if q.topology]
+    if topology:
+        targets[TOPOLOGY_LOCAL_QUEUE_NAME] = topology[0]
+    return targets
+
+
+def provisioning_check(pool: NodePool) -> str | None:
+    """The AdmissionCheck a pool's flavor needs before admission, or None."""
+    if not pool.provisioning_request:
+        return None
+    return ATOMIC_SCALE_UP_GPU if pool.is_gpu else ATOMIC_SCALE_UP
+
+
+def provisioning_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """A ProvisioningRequestConfig and its AdmissionCheck for each kind of check the pools use."""
+    checks = sorted({c for p in config.node_pools if (c := provisioning_check(p))})
+    objects: list[dict[str, Any]] = []
+    for check in checks:
+        spec: dict[str, Any] = {"provisioningClassName": ATOMIC_SCALE_UP_CLASS,
+                                "managedResources": [RESOURCE_GPU] if check == ATOMIC_SCALE_UP_GPU else [],
+                                "retryStrategy": dict(PROVISIONING_RETRY)}
+        objects.append({"apiVersion": API_VERSION, "kind": "ProvisioningRequestConfig", "metadata": object_meta(check),
+                        "spec": spec})
+        objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": object_meta(check), "spec": {
+            "controllerName": PROVISIONING_CONTROLLER,
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": check}}})
+    return objects
+
+
+def _admission_checks(config: StackConfig, queue: TeamQueue) -> list[dict[str, Any]]:
+    on_flavors: dict[str, list[str]] = {}
+    for name in queue.pools:
+        if check := provisioning_check(config.pool(name)):
+            on_flavors.setdefault(check, []).append(name)
+    return [{"name": check, "onFlavors": flavors} for check, flavors in sorted(on_flavors.items())]
+
+
+def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
+    team = queue.team
+    group = resource_group(covered_resources(config), rows,
+                           lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None)
+    return team_cluster_queue(queue.name, team.name, team.share, group, _admission_checks(config, queue))
+
+
+def team_cluster_queue(name: str, team: str, share: Decimal, group: dict[str, Any],
+                       checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A team's ClusterQueue in the shared cohort, with its one resource group and admission checks."""
+    strategy = {"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": object_meta(name),
+        "spec": {
+            "cohortName": COHORT_NAME,
+            "namespaceSelector": {"matchLabels": {TEAM_LABEL: team}},
+            "queueingStrategy": "BestEffortFIFO",
+            "stopPolicy": "None",
+            "resourceGroups": [group],
+            # Borrowing is unlimited within the cohort (no borrowingLimit); lenders get their quota
+            # back by preemption, and inside the queue a higher priority evicts a lower one.
+            "preemption": {
+                "reclaimWithinCohort": "Any",
+                "borrowWithinCohort": {"policy": "Never"},
+                "withinClusterQueue": "LowerPriority",
+            },
+            # Written out as Kueue's defaults, so a reviewer sees them: borrow on the first flavor that
+            # fits rather than spill onto the next (GPU) flavor.
+            "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+            # Under fair sharing, borrowed capacity is divided in proportion to the shares.
+            "fairSharing": {"weight": canonical(share / 100)},
+            **strategy,
+        },
+    }
+
+
+def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": object_meta(name, namespace),
+        "spec": {"clusterQueue": cluster_queue, "stopPolicy": "None"},
+    }
+
+
+def priority_classes(config: StackConfig) -> list[dict[str, Any]]:
+    # value and description sit at the top level of a WorkloadPriorityClass, not under spec.
+    return [
+        {"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": object_meta(pc.name),
+         "value": pc.value, "description": pc.description}
+        for pc in config.priority_classes
+    ]
+
+
+def build_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """Every object kueue-aks creates inside the cluster besides the Helm releases, in apply order."""
+    rows = quota_table(config)
+    objects: list[dict[str, Any]] = [topology(config)] if config.uses_topology else []
+    objects += [resource_flavor(p) for p in flavor_order(config.node_pools)]
+    objects.append(cohort(covered_resources(config), rows))
+    objects += provisioning_objects(config)
+    objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
+    # After the queues that select them, so that destroy deletes them first (queues.references).
+    objects += [namespace(t) for t in config.teams]
+    objects += [local_queue(name, t.name, q.name) for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    objects += priority_classes(config)
+    return objects
+
+
+def local_queue_report(config: StackConfig) -> dict[str, dict[str, Any]]:
+    """team namespace -> LocalQueue -> the ClusterQueue it feeds and the pools that queue covers."""
+    return {
+        team.name: {name: {"clusterQueue": q.name, "topologyAware": q.topology, "pools": list(q.pools)}
+                    for name, q in local_queue_targets(config, team).items()}
+        for team in config.teams
+    }
+
+
+@dataclass(frozen=True)
+class QueueSet:
+    """What a stack applies of Kueue and reports of it: every object, the capacity its quotas must
+    fit (flavor -> resource -> amount), the quota rows and the LocalQueue report. `queue_set` builds
+    it for one cluster; a MultiKueue manager builds its own from its workers (multikueue.manager)."""
+
+    objects: list[dict[str, Any]]
+    capacity: dict[str, dict[str, Any]]
+    rows: list[QuotaRow]
+    local_queues: dict[str, dict[str, Any]]
+
+
+def queue_set(config: StackConfig) -> QueueSet:
+    """The Kueue objects, capacity, quota rows and LocalQueues of a stack's own pools."""
+    return QueueSet(build_objects(config), flavor_capacity(config), quota_table(config), local_queue_report(config))

@@ -1,0 +1,169 @@
+"""What each supported Kueue release accepts: feature gates and job frameworks.
+
+Config validation checks `kueue-aks:kueue` against these tables before anything is deployed,
+because Kueue refuses to start on an unknown or removed gate, a locked gate set the other way,
+or an unknown framework name. The tables are derived from Kueue's own data at each release tag
+(gates: `site/data/featuregates/versioned_feature_list.yaml` and `removed_feature_list.yaml`;
+frameworks: `pkg/config/validation.go`); tests/kueue/test_versions.py checks them against the
+upstream files kept in ../shared. To support a new Kueue release, add its entry here and its
+data to ../shared, and read the release's "Actions Required" notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+DEFAULT_VERSION = "0.19.2"
+
+
+@dataclass(frozen=True)
+class Gate:
+    stage: str  # Alpha | Beta | GA | Deprecated
+    default: bool
+    locked: bool = False  # LockToDefault: setting the other value stops the manager
+
+
+@dataclass(frozen=True)
+class KueueRelease:
+    version: str
+    gates: Mapping[str, Gate]
+    removed_gates: frozenset[str]
+    frameworks: frozenset[str]
+    # Gates that need TopologyAwareScheduling: config validation fails
+    # ("cannot use a TAS profile with TAS disabled") if TAS is off and these are on.
+    tas_subgates: frozenset[str]
+
+
+# Frameworks that run plain pods under Kueue: enabling any of them makes Kueue's pod webhook
+# act on every namespace its managedJobsNamespaceSelector matches.
+POD_BASED_FRAMEWORKS = frozenset(
+    {"pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"}
+)
+
+_V0_19_2 = KueueRelease(
+    version="0.19.2",
+    gates={
+        "AdmissionFairSharing": Gate("Beta", True),
+        "AdmissionGatedBy": Gate("Beta", True),
+        "AssignQueueLabelsForPods": Gate("Beta", True),
+        "CleanupProvisioningRequestsOnEviction": Gate("Beta", True),
+        "ConcurrentAdmission": Gate("Alpha", False),
+        "CustomMetricLabels": Gate("Alpha", False),
+        "DeferRayServiceFinalizationForRedisCleanup": Gate("Beta", True),
+        "DisableWaitForPodsReady": Gate("Alpha", False),
+        "ElasticJobsViaWorkloadSlices": Gate("Beta", True),
+        "ElasticJobsViaWorkloadSlicesWithTAS": Gate("Alpha", False),
+        "FailureRecoveryPolicy": Gate("Alpha", False),
+        "FairSharingPreemptWithinNominal": Gate("Beta", True),
+        "FairSharingPrioritizeNonBorrowing": Gate("Beta", True),
+        "FastQuotaReleaseInPodIntegration": Gate("Alpha", False),
+        "FinishOrphanedWorkloads": Gate("Beta", True),
+        "FlavorFungibility": Gate("Beta", True),
+        "FlavorFungibilityPreserveScanProgress": Gate("Beta", True),
+        "HierarchicalCohorts": Gate("GA", True, locked=True),
+        "KueueDRAIntegration": Gate("Beta", True),
+        "KueueDRAIntegrationConsumableCapacity": Gate("Alpha", False),
+        "KueueDRAIntegrationExtendedResource": Gate("Beta", True),
+        "KueueDRAIntegrationPartitionableDevices": Gate("Beta", True),
+        "KueueDRARejectWorkloadsWhenDRADisabled": Gate("Beta", True),
+        "LWSImmutableGroupSize": Gate("Beta", True),
+        "LocalQueueMetrics": Gate("Beta", True),
+        "ManagedJobsNamespaceSelectorAlwaysRespected": Gate("GA", True, locked=True),
+        "MetricForWorkloadCreationLatency": Gate("Beta", True),
+        "MetricsForCohorts": Gate("Beta", True),
+        "MultiKueue": Gate("Beta", True),
+        "MultiKueueAdaptersForCustomJobs": Gate("Beta", True),
+        "MultiKueueAllowInsecureKubeconfigs": Gate("Deprecated", False, locked=True),
+        "MultiKueueClusterProfile": Gate("Alpha", False),
+        "MultiKueueIncrementalDispatcherConfig": Gate("Beta", True),
+        "MultiKueueIncrementalDispatcherRespectConfigOrder": Gate("Beta", True),
+        "MultiKueueKubeConfigPathValidation": Gate("Alpha", False),
+        "MultiKueueManagerQuotaAutomation": Gate("Alpha", False),
+        "MultiKueueOrchestratedPreemption": Gate("Alpha", False),
+        "MultiKueueRedoAdmissionOnEvictionInWorker": Gate("GA", True, locked=True),
+        "MultiKueueRemoteSpecSync": Gate("Beta", True),
+        "MultiKueueWaitForWorkloadAdmitted": Gate("GA", True, locked=True),
+        "ObjectRetentionPolicies": Gate("GA", True, locked=True),
+        "PartialAdmission": Gate("Beta", True),
+        "PodIntegrationValidateGroupOwner": Gate("Beta", True),
+        "PrioritizePreemptorWorkloads": Gate("Alpha", False),
+        "PriorityBoost": Gate("Alpha", False),
+        "PrioritySortingWithinCohort": Gate("Beta", True),
+        "PropagateBatchJobLabelsToWorkload": Gate("GA", True, locked=True),
+        "QuotaCheckStrategy": Gate("Beta", True),
+        "ReclaimablePods": Gate("Beta", True),
+        "RecomputeAssignmentUponPreemptionTargetsOverlap": Gate("Alpha", False),
+        "RejectUpdatesToCQWithInvalidOnFlavors": Gate("Alpha", False),
+        "RemoveFinalizersWithStrictPatch": Gate("Beta", True),
+        "SchedulerLibraryIntegration": Gate("Alpha", False),
+        "SchedulerLongRequeueInterval": Gate("Alpha", False),
+        "SchedulerTimestampPreemptionBuffer": Gate("Alpha", False),
+        "SchedulingEquivalenceHashing": Gate("Beta", True),
+        "ShortWorkloadNames": Gate("Alpha", False),
+        "SkipAncestorCheckForDeletedWorkloads": Gate("Beta", True),
+        "SkipFinalizersForPodsSuspendedByParent": Gate("GA", True, locked=True),
+        "SkipReassignmentForPodOwnedWorkloads": Gate("Beta", True),
+        "SparkApplicationIntegration": Gate("Alpha", False),
+        "TASAssignmentsEncodingByHostnamePrefix": Gate("Beta", True),
+        "TASBalancedPlacement": Gate("Alpha", False),
+        "TASCacheNodeMatchResults": Gate("Beta", True),
+        "TASCacheTopologyTree": Gate("Alpha", False),
+        "TASCachingRemainingResources": Gate("Beta", True),
+        "TASFailedNodeReplacement": Gate("Beta", True),
+        "TASFailedNodeReplacementFailFast": Gate("Beta", True),
+        "TASHandleOverlappingFlavors": Gate("Beta", True),
+        "TASMultiLayerTopology": Gate("Beta", True),
+        "TASProfileMixed": Gate("Beta", True),
+        "TASRecomputeAssignmentWithinSchedulingCycle": Gate("Beta", True),
+        "TASReplaceNodeDueToNotReadyOverFixedTime": Gate("Deprecated", False),
+        "TASReplaceNodeOnNodeTaints": Gate("Beta", True),
+        "TASReplaceNodeOnPodTermination": Gate("Beta", True),
+        "TASRespectNodeAffinityPreferred": Gate("Alpha", False),
+        "TASValidateWorkloadSliceSize": Gate("Beta", True),
+        "TLSOptions": Gate("Beta", True),
+        "TopologyAwareScheduling": Gate("Beta", True),
+        "UnadmittedWorkloadsExplicitStatus": Gate("Beta", False),
+        "UnadmittedWorkloadsObservability": Gate("Beta", False),
+        "ValidateRayAndSparkJobUpdates": Gate("Beta", True),
+        "VectorizedResourceRequests": Gate("Beta", True),
+        "VisibilityOnDemand": Gate("Beta", True),
+        "WorkloadIdentifierAnnotations": Gate("Beta", True),
+        "WorkloadPriorityClassDefaulting": Gate("Alpha", False),
+        "WorkloadRequestUseMergePatch": Gate("Alpha", False),
+        "WorkloadValidateResourcesAreNonNegative": Gate("Beta", True),
+        "WorkloadValidationForPodSetMetadata": Gate("Beta", True),
+    },
+    removed_gates=frozenset(
+        {
+            "AdmissionCheckValidationRules", "ConfigurableResourceTransformations",
+            "DRAExtendedResources", "ExposeFlavorsInLocalQueue",
+            "FlavorFungibilityImplicitPreferenceDefault", "KeepQuotaForProvReqRetry",
+            "LendingLimit", "LocalQueueDefaulting", "ManagedJobsNamespaceSelector",
+            "MultiKueueBatchJobWithManagedBy", "MultiplePreemptions", "ProvisioningACC",
+            "QueueVisibility", "SanitizePodSets", "TASProfileLeastFreeCapacity",
+            "WorkloadResourceRequestsSummary",
+        }
+    ),
+    frameworks=frozenset(
+        {
+            "batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
+            "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
+            "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
+            "ray.io/rayservice", "ray.io/raycluster", "jobset.x-k8s.io/jobset",
+            "leaderworkerset.x-k8s.io/leaderworkerset", "workload.codeflare.dev/appwrapper",
+            "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+        }
+    ),
+    # Kueue reference notes, §5 (kueue v0.19.2 source: pkg/config/validation.go).
+    tas_subgates=frozenset(
+        {
+            "TASProfileMixed", "TASHandleOverlappingFlavors", "TASFailedNodeReplacement",
+            "TASFailedNodeReplacementFailFast", "TASReplaceNodeOnPodTermination",
+            "TASReplaceNodeOnNodeTaints", "TASMultiLayerTopology",
+            "TASRecomputeAssignmentWithinSchedulingCycle",
+        }
+    ),
+)
+
+RELEASES: Mapping[str, KueueRelease] = {r.version: r for r in (_V0_19_2,)}

@@ -1,0 +1,229 @@
+"""Monitoring: Kueue's metrics into Azure Managed Prometheus, shown in Azure Managed Grafana
+(kueue-aks:monitoring; README "Monitoring"). Created only when monitoring.enabled is true.
+
+On AKS it follows the managed Prometheus add-on's own onboarding templates (Azure/prometheus-
+collector AddonArmTemplate/FullAzureMonitorMetricsProfile.json, AddonBicepTemplate and
+AddonTerraformTemplate/main.tf):
+- an Azure Monitor workspace (or monitoring.azureMonitorWorkspaceId);
+- in create mode the cluster's azureMonitorProfile.metrics (components/cluster/component.py) and the data
+  collection endpoint and rule `MSProm-<workspace location>-<cluster>` (44 and 64 characters at
+  most) sending the stream Microsoft-PrometheusMetrics to the workspace, with the rule associated
+  to the cluster as `MSProm-<cluster location>-<cluster>`. With cluster.existing the add-on and
+  its data collection belong to whoever owns the cluster: the program checks the add-on is on and
+  takes the workspace it writes to from the config;
+- an Azure Managed Grafana linked to the workspace, its identity given Monitoring Data Reader on
+  the workspace (the templates' one role assignment), and Grafana Admin for
+  monitoring.grafanaAdminGroupObjectIds (default cluster.adminGroupObjectIds), since an
+  ARM-created Grafana has no admin otherwise. A Grafana named by monitoring.grafanaId is only
+  looked up: linking a workspace to it grants that same role (the portal's integration page, `az
+  aks update --grafana-resource-id`), and Azure refuses a second assignment of one role to one
+  principal at one scope (RoleAssignmentExists), so the stack leaves both to the Grafana's owner.
+In every mode, the scrape objects of components/monitoring/scrape.py. The dashboard (components/monitoring/dashboard.py)
+cannot be uploaded through Azure Resource Manager: Managed Grafana's dashboards live behind
+Grafana's own HTTP API, which azure-native does not cover (terraform-provider-azurerm #22206);
+README "Monitoring" gives the one `az grafana dashboard import` command.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes.apiextensions import CustomResource
+from pulumi_azure_native import authorization, dashboard, monitor
+
+from ..config import KUEUE_NAMESPACE, StackConfig
+from ..config import Monitoring as MonitoringSettings
+from .scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
+
+# Built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+MONITORING_DATA_READER_ROLE = "b0d8363b-8ddd-447d-831f-62ca05bff136"
+GRAFANA_ADMIN_ROLE = "22926164-76b3-42b3-bc55-97df8dab3e41"
+# From the add-on's onboarding templates (module docstring).
+PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
+WORKSPACE_DESTINATION = "MonitoringAccount1"
+ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT = 44, 64
+GRAFANA_SKU = "Standard"
+
+
+def prometheus_name(location: str, cluster: str, limit: int | None = None) -> str:
+    """The add-on's name for its data collection endpoint, rule and association. ARM takes a region
+    by its display name too ("East US"), but names hold its short form ("eastus"), as the API returns it."""
+    return f"MSProm-{location.replace(' ', '').lower()}-{cluster}"[:limit]
+
+
+def grafana_name(cluster_name: str) -> str:
+    """A Managed Grafana name from the cluster's: 2-23 letters, digits or '-', starting with a letter
+    and ending with a letter or digit (Microsoft.Dashboard/grafana naming rules,
+    learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules)."""
+    name = re.sub(r"[^A-Za-z0-9-]", "-", cluster_name)
+    name = name if name[:1].isalpha() else f"g-{name}"
+    return name[:23].rstrip("-").ljust(2, "0")
+
+
+def data_collection_rule(workspace_id: pulumi.Input[str]) -> dict[str, Any]:
+    """The data collection rule's inputs that send the add-on's Prometheus stream to the workspace."""
+    return {
+        "kind": "Linux",
+        "description": "Managed Prometheus metrics of the kueue-aks cluster",
+        "data_sources": {"prometheus_forwarder": [
+            {"name": "PrometheusDataSource", "streams": [PROMETHEUS_STREAM], "label_include_filter": {}}]},
+        "destinations": {"monitoring_accounts": [{"account_resource_id": workspace_id, "name": WORKSPACE_DESTINATION}]},
+        "data_flows": [{"streams": [PROMETHEUS_STREAM], "destinations": [WORKSPACE_DESTINATION]}],
+    }
+
+
+def resource_id_parts(resource_id: str) -> tuple[str, str, str]:
+    """(subscription, resource group, name) of an Azure resource ID."""
+    parts = resource_id.strip("/").split("/")
+    return parts[1], parts[3], parts[-1]
+
+
+def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
+    return pulumi.Output.concat("/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role)
+
+
+def kubernetes_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """One scrape object as its typed resource (a Secret's data is then a Pulumi secret)."""
+    kind, meta = obj["kind"], obj["metadata"]
+    if kind == "ServiceAccount":
+        return k8s.core.v1.ServiceAccount(name, metadata=meta, opts=opts)
+    if kind == "Secret":
+        return k8s.core.v1.Secret(name, metadata=meta, type=obj["type"], opts=opts)
+    if kind == "ClusterRoleBinding":
+        return k8s.rbac.v1.ClusterRoleBinding(name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts)
+    return CustomResource(name, api_version=obj["apiVersion"], kind=kind, metadata=meta, spec=obj["spec"], opts=opts)
+
+
+def check_subscription(settings: MonitoringSettings, subscription: str) -> bool:
+    """Raise when a configured workspace or Grafana is in another subscription than the deployment's:
+    the provider looks resources up and assigns roles in its own subscription only."""
+    for key, resource_id in (("azureMonitorWorkspaceId", settings.workspace_id), ("grafanaId", settings.grafana_id)):
+        theirs = resource_id_parts(resource_id)[0] if resource_id else subscription
+        if theirs.lower() != subscription.lower():
+            raise pulumi.RunError(f"kueue-aks:monitoring.{key} is in subscription {theirs}, but the stack deploys to "
+                                  f"{subscription} (azure-native's subscription); name a resource in that one")
+    return True
+
+
+class Monitoring(pulumi.ComponentResource):
+    """Kueue's metrics collected (managed Prometheus on AKS, or a Prometheus Operator) and shown.
+
+    `cluster` is the program's cluster component (its `cluster_id`, `resource_group_name` and
+    `verified`, None with cluster.kubeconfig); `kueue_namespace` is Kueue's Namespace,
+    which scrape objects placed there wait for. The Kubernetes provider comes from `opts.providers`.
+    """
+
+    def __init__(self, name: str, config: StackConfig, *, cluster: Any, kueue_namespace: pulumi.Resource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:monitoring:Monitoring", name, None, opts)
+        self.workspace_id: pulumi.Output[str] | None = None
+        self.prometheus_query_endpoint: pulumi.Output[Any] | None = None
+        self.grafana_name: pulumi.Output[str] | None = None
+        self.grafana_url: pulumi.Output[Any] | None = None
+        if config.cluster.mode != "kubeconfig":
+            self._azure(name, config, cluster)
+
+        # Each waits only for what it names: its namespace when that is Kueue's, a token Secret
+        # for its ServiceAccount. A binding may name the chart's ClusterRole before it exists. On
+        # AKS the ServiceMonitor kind comes with the cluster's add-on; pulumi-kubernetes retries a
+        # create whose kind is not registered yet (pulumi-aks.md §8) while the add-on installs.
+        self.scrape_objects: dict[tuple[str, str], pulumi.Resource] = {}
+        for obj in scrape_objects(config):
+            kind, meta = obj["kind"], obj["metadata"]
+            needs = [kueue_namespace] if meta.get("namespace") == KUEUE_NAMESPACE else []
+            account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)
+            if account:
+                needs.append(self.scrape_objects[("ServiceAccount", account)])
+            self.scrape_objects[(kind, meta["name"])] = kubernetes_object(
+                f"{name}-{kind.lower()}", obj, pulumi.ResourceOptions(parent=self, depends_on=needs))
+        self.register_outputs({"azureMonitorWorkspaceId": self.workspace_id, "grafanaName": self.grafana_name,
+                               "grafanaUrl": self.grafana_url, "prometheusQueryEndpoint": self.prometheus_query_endpoint})
+
+    def _azure(self, name: str, config: StackConfig, cluster: Any) -> None:
+        settings, child = config.monitoring, pulumi.ResourceOptions(parent=self)
+        client = authorization.get_client_config_output()
+        # Nothing is looked up or created before the checks pass: IDs in the deployment's
+        # subscription and, with cluster.existing, the cluster's add-on and pools.
+        checks = [client.subscription_id.apply(lambda subscription: check_subscription(settings, subscription))]
+        if cluster.verified is not None:
+            checks.append(cluster.verified)
+        gate = pulumi.Output.all(*checks)
+
+        def checked(value: pulumi.Input[str]) -> pulumi.Output[str]:
+            return pulumi.Output.all(gate, value).apply(lambda parts: parts[1])
+
+        # New resources go to the stack's resource group; with cluster.existing (whose group is not
+        # the stack's) to the workspace's, which the config then names.
+        resource_group_name = checked(cluster.resource_group_name)
+        if settings.workspace_id:
+            _, group, workspace_name = resource_id_parts(settings.workspace_id)
+            if config.cluster.mode == "existing":
+                resource_group_name = checked(group)
+            existing = monitor.get_azure_monitor_workspace_output(azure_monitor_workspace_name=workspace_name,
+                                                                  resource_group_name=checked(group))
+            workspace_id: pulumi.Output[str] = checked(settings.workspace_id)
+            workspace_location = existing.location
+            self.prometheus_query_endpoint = existing.metrics.apply(lambda m: m.prometheus_query_endpoint if m else None)
+        else:
+            workspace = monitor.AzureMonitorWorkspace(f"{name}-workspace", resource_group_name=resource_group_name,
+                                                      location=config.location, opts=child)
+            workspace_id, workspace_location = workspace.id, config.location
+            self.prometheus_query_endpoint = workspace.metrics.apply(lambda m: m.prometheus_query_endpoint if m else None)
+        self.workspace_id = workspace_id
+
+        if config.cluster.mode == "create":
+            cluster_name = config.cluster.name
+            endpoint = monitor.DataCollectionEndpoint(
+                f"{name}-dce", resource_group_name=resource_group_name, location=workspace_location, kind="Linux",
+                data_collection_endpoint_name=pulumi.Output.from_input(workspace_location).apply(
+                    lambda loc: prometheus_name(loc, cluster_name, ENDPOINT_NAME_LIMIT)),
+                opts=child)
+            rule = monitor.DataCollectionRule(
+                f"{name}-dcr", resource_group_name=resource_group_name, location=workspace_location,
+                data_collection_rule_name=pulumi.Output.from_input(workspace_location).apply(
+                    lambda loc: prometheus_name(loc, cluster_name, RULE_NAME_LIMIT)),
+                data_collection_endpoint_id=endpoint.id, **data_collection_rule(workspace_id), opts=child)
+            monitor.DataCollectionRuleAssociation(
+                f"{name}-dcra", resource_uri=cluster.cluster_id, data_collection_rule_id=rule.id,
+                association_name=prometheus_name(config.location, cluster_name),
+                description="Association of the data collection rule with the cluster's managed Prometheus add-on",
+                opts=child)
+
+        if settings.grafana_id:
+            _, group, existing_name = resource_id_parts(settings.grafana_id)
+            grafana = dashboard.get_grafana_output(resource_group_name=checked(group), workspace_name=existing_name)
+            self.grafana_name = pulumi.Output.from_input(existing_name)
+            self.grafana_url = grafana.properties.apply(lambda p: p.endpoint)
+            return  # its owners link it and manage who administers it (module docstring)
+
+        created = dashboard.Grafana(
+            f"{name}-grafana", workspace_name=grafana_name(config.cluster.name),
+            resource_group_name=resource_group_name, location=config.location,
+            sku={"name": GRAFANA_SKU}, identity={"type": "SystemAssigned"},
+            properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
+                {"azure_monitor_workspace_resource_id": workspace_id}]}},
+            opts=child)
+        self.grafana_name = created.name
+        self.grafana_url = created.properties.apply(lambda p: p.endpoint)
+        admins = list(settings.grafana_admin_group_ids)
+        if not admins:
+            pulumi.log.warn(
+                "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
+                "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
+                "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>", resource=self)
+
+        authorization.RoleAssignment(
+            f"{name}-grafana-reads-workspace", scope=workspace_id,
+            principal_id=created.identity.apply(lambda i: i.principal_id if i else None),
+            principal_type="ServicePrincipal", role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
+            opts=child)
+        # Groups only: the SDK would declare any principal without a type a User, and Azure refuses a
+        # role assignment whose type is wrong, so the deploying identity (a user or, in CI, a
+        # managed identity) is not assigned.
+        for i, group_id in enumerate(admins):
+            authorization.RoleAssignment(
+                f"{name}-grafana-admin-group-{i}", scope=created.id, principal_id=group_id, principal_type="Group",
+                role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE), opts=child)

@@ -1,0 +1,134 @@
+"""components/kueue/versions.py against Kueue's own data for 0.19.2 kept in ../shared.
+
+The gate table must equal what versioned_feature_list.yaml says is in force at 0.19 (stage,
+default, lockToDefault), and the removed set must equal removed_feature_list.yaml, so a gate
+that config validation accepts is one Kueue 0.19.2 starts with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+import yaml
+
+from components.kueue import versions as kueue_versions
+from components.config import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
+from components.kueue.versions import Gate, KueueRelease
+from tests.harness import SHARED
+
+VERSION = "0.19.2"
+DATA = SHARED / "kueue" / f"v{VERSION}"
+
+
+def _minor(version: str) -> tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def upstream_gates(version: str = VERSION) -> dict[str, Gate]:
+    """Each gate's spec in force at `version`: the newest versionedSpec not newer than it."""
+    doc = yaml.safe_load((DATA / "featuregates" / "versioned_feature_list.yaml").read_text())
+    at = _minor(version)
+    gates: dict[str, Gate] = {}
+    for entry in doc:
+        specs = [s for s in entry["versionedSpecs"] if _minor(str(s["version"])) <= at]
+        if specs:
+            spec = max(specs, key=lambda s: _minor(str(s["version"])))
+            gates[entry["name"]] = Gate(spec["preRelease"], spec["default"], spec["lockToDefault"])
+    return gates
+
+
+def upstream_removed() -> frozenset[str]:
+    doc = yaml.safe_load((DATA / "featuregates" / "removed_feature_list.yaml").read_text())
+    return frozenset(entry["feature"] for entry in doc)
+
+
+def chart_frameworks() -> set[str]:
+    """Every framework the chart's default config names, enabled or commented out."""
+    text = yaml.safe_load((DATA / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
+    section = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]
+    return set(re.findall(r'^\s*#?\s*- "([^"]+)"', section, re.M))
+
+
+def gate_differences(table: Mapping[str, Gate], upstream: Mapping[str, Gate]) -> list[str]:
+    problems = [f"{name}: not in upstream list" for name in sorted(set(table) - set(upstream))]
+    problems += [f"{name}: missing from table" for name in sorted(set(upstream) - set(table))]
+    problems += [f"{name}: table {table[name]} != upstream {upstream[name]}"
+                 for name in sorted(set(table) & set(upstream)) if table[name] != upstream[name]]
+    return problems
+
+
+@pytest.fixture(scope="module")
+def release() -> KueueRelease:
+    return kueue_versions.RELEASES[VERSION]
+
+
+def test_default_version_is_the_pinned_chart(release: KueueRelease) -> None:
+    chart = yaml.safe_load((DATA / "Chart.yaml").read_text())
+    assert kueue_versions.DEFAULT_VERSION == VERSION == chart["version"] == release.version
+    assert chart["appVersion"] == f"v{VERSION}"
+
+
+def test_gate_table_matches_upstream_list(release: KueueRelease) -> None:
+    upstream = upstream_gates()
+    assert len(upstream) == 89  # kueue.md §5
+    assert gate_differences(release.gates, upstream) == []
+
+
+def test_removed_gates_match_upstream_list(release: KueueRelease) -> None:
+    assert release.removed_gates == upstream_removed()
+    assert not release.removed_gates & set(release.gates)
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda g: {**g, "LocalQueueMetrics": Gate("Alpha", False)},  # wrong stage and default
+        lambda g: {**g, "HierarchicalCohorts": Gate("GA", True, locked=False)},  # lost the lock
+        lambda g: {k: v for k, v in g.items() if k != "TopologyAwareScheduling"},  # missing
+        lambda g: {**g, "LendingLimit": Gate("GA", True)},  # a removed gate
+    ],
+)
+def test_gate_comparison_catches_a_wrong_table(release: KueueRelease, tamper: Any) -> None:
+    assert gate_differences(tamper(dict(release.gates)), upstream_gates())
+
+
+def test_locked_gates_are_the_ga_and_locked_deprecated_ones(release: KueueRelease) -> None:
+    locked = {name for name, gate in release.gates.items() if gate.locked}
+    assert locked == {
+        "HierarchicalCohorts", "ObjectRetentionPolicies", "ManagedJobsNamespaceSelectorAlwaysRespected",
+        "PropagateBatchJobLabelsToWorkload", "SkipFinalizersForPodsSuspendedByParent",
+        "MultiKueueWaitForWorkloadAdmitted", "MultiKueueRedoAdmissionOnEvictionInWorker",
+        "MultiKueueAllowInsecureKubeconfigs",
+    }
+    # The opt-in namespace selector applies to every integration only because this gate is locked on.
+    assert release.gates["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("GA", True, locked=True)
+
+
+def test_tas_subgates_are_tas_gates_on_by_default(release: KueueRelease) -> None:
+    for name in release.tas_subgates:
+        assert name.startswith("TAS") and release.gates[name].default, name
+
+
+def test_default_gates_exist_and_are_not_locked_the_other_way(release: KueueRelease) -> None:
+    for name, on in DEFAULT_FEATURE_GATES.items():
+        gate = release.gates[name]
+        assert not (gate.locked and gate.default != on), name
+
+
+def test_frameworks_cover_the_chart_and_the_defaults(release: KueueRelease) -> None:
+    named = chart_frameworks()
+    assert "batch/job" in named and "kubeflow.org/pytorchjob" in named  # parsed enabled and commented entries
+    assert named <= release.frameworks
+    assert set(DEFAULT_FRAMEWORKS) <= release.frameworks
+    assert kueue_versions.POD_BASED_FRAMEWORKS <= release.frameworks
+
+
+def test_upstream_parsing_picks_the_newest_spec_not_after_the_version() -> None:
+    # ManagedJobsNamespaceSelectorAlwaysRespected went Alpha 0.13, Beta 0.15, GA+locked 0.19.
+    assert upstream_gates("0.14.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Alpha", False)
+    assert upstream_gates("0.18.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Beta", True)
+    assert upstream_gates()["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("GA", True, locked=True)

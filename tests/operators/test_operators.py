@@ -1,0 +1,342 @@
+"""The job operators (components/operators): config rules, what is installed, and how it is wired.
+
+Mocks prove the wiring (what is registered, pinned, placed and in which order); the e2e tier
+(tests/e2e/test_operators.py) shows the operators running the kinds on the real controllers.
+"""
+
+from __future__ import annotations
+
+import http.server
+import io
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.kueue import install as kueue
+from components.config import ConfigError, StackConfig, system_pool_problems
+from components.kueue.values import SYSTEM_POOL_SELECTOR
+from components.operators import sources
+from components.operators.catalog import OPERATOR_PINS, OPERATORS, needed_operators
+from components.operators.installs import (
+    MPIJOB_CRD,
+    TRAINER_WEBHOOK_HOST,
+    installs,
+)
+from components.operators.policies import RAYSERVICE_GUARD, rayservice_guard
+from tests.conftest import load_stack
+from tests.harness import ProgramRun, run_program, stack_file_config
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+@pytest.fixture(scope="module")
+def dev_map() -> dict[str, Any]:
+    return stack_file_config("dev")
+
+
+@pytest.fixture(scope="module")
+def dev(dev_map: dict[str, Any]) -> StackConfig:
+    return load_stack(dev_map)
+
+
+@pytest.fixture(scope="module")
+def dev_run(dev_map: dict[str, Any]) -> ProgramRun:
+    return run_program(dev_map)
+
+
+def problems(config_map: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load_stack(config_map)
+    return [str(p) for p in err.value.problems]
+
+
+# --- which operators, and config errors ----------------------------------------------------
+
+
+def test_the_default_frameworks_need_every_shipped_operator(dev: StackConfig) -> None:
+    assert [o.key for o in dev.operators] == ["kuberay", "jobset", "trainer", "mpiOperator", "trainingOperator"]
+    assert all(o.install == "managed" for o in dev.operators)
+
+
+def test_trainjob_alone_brings_jobset_too() -> None:
+    assert [o.key for o in needed_operators(["batch/job", "trainer.kubeflow.org/trainjob"])] == ["jobset", "trainer"]
+    assert needed_operators(["batch/job", "pod"]) == []
+
+
+def test_an_operator_entry_without_its_frameworks_is_an_error(dev_map: dict[str, Any]) -> None:
+    config = {**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job"]}, "kueue-aks:operators": {"kuberay": {}}}
+    assert problems(config) == ["kueue-aks:operators.kuberay: has no effect: none of its frameworks (ray.io/rayjob, "
+                                "ray.io/raycluster, ray.io/rayservice) is in kueue-aks:kueue.frameworks; enable one "
+                                "there or remove this key"]
+
+
+def test_a_framework_whose_operator_the_stack_does_not_ship_must_be_declared(dev_map: dict[str, Any]) -> None:
+    lws = "leaderworkerset.x-k8s.io/leaderworkerset"
+    config = {**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job", lws]}}
+    (problem,) = problems(config)
+    assert problem.startswith("kueue-aks:operators.leaderWorkerSet.install: is required")
+    assert "install: external" in problem
+    declared = load_stack({**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "external"}}})
+    assert [(o.key, o.install) for o in declared.operators] == [("leaderWorkerSet", "external")]
+    refused = problems({**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "managed"}}})
+    assert refused == ["kueue-aks:operators.leaderWorkerSet.install: managed is not possible: the stack does not ship "
+                       "the LeaderWorkerSet controller; install it yourself and set install: external"]
+
+
+def test_external_installs_nothing_and_takes_no_source(dev_map: dict[str, Any], dev: StackConfig) -> None:
+    config = {**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external", "chart": "oci://x.io/k"}}}
+    assert problems(config) == ["kueue-aks:operators.kuberay.chart: has no effect with install: external "
+                                "(the stack installs nothing); remove it"]
+    external = load_stack({**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external"}}})
+    assert "kuberay" not in [i.operator.key for i in installs(external)]
+    assert len(installs(external)) == len(installs(dev)) - 1
+
+
+def test_bad_operator_keys_name_the_key(dev_map: dict[str, Any]) -> None:
+    config = {**dev_map, "kueue-aks:operators": {
+        "kuberai": {}, "jobset": {"install": "yes", "imageRepository": "https://x"},
+        "mpiOperator": {"chart": "oci://x.io/mpi"}}}
+    found = problems(config)
+    assert found[0].startswith("kueue-aks:operators.kuberai: unknown key (did you mean 'kuberay'?)")
+    assert any(p.startswith("kueue-aks:operators.jobset.install: 'yes' is not allowed") for p in found)
+    assert any(p.startswith("kueue-aks:operators.jobset.imageRepository:") for p in found)
+    # The MPI Operator ships no chart: its manifests come from its module.
+    assert any(p.startswith("kueue-aks:operators.mpiOperator.chart: unknown key") for p in found)
+
+
+def test_a_system_pool_too_small_for_the_controllers_says_what_to_change(dev_map: dict[str, Any]) -> None:
+    small = {**dev_map, "kueue-aks:cluster": {"systemPool": {"vmSize": "Standard_D2s_v5", "count": 1}}}
+    (problem,) = problems(small)
+    assert problem.startswith("kueue-aks:cluster.systemPool: 1 × Standard_D2s_v5 has")
+    assert "raise cluster.systemPool.count" in problem and "KubeRay 1 × (100m, 512Mi)" in problem
+    # Without the operators' frameworks the same pool holds Kueue alone.
+    assert load_stack({**small, "kueue-aks:kueue": {"frameworks": ["batch/job"], "replicas": 1},
+                       "kueue-aks:monitoring": {"enabled": False}})
+
+
+def test_the_system_pool_check_counts_every_managed_controller(dev: StackConfig) -> None:
+    assert system_pool_problems(dev) == []
+
+
+# --- what is installed -----------------------------------------------------------------------
+
+
+def test_every_operator_is_pinned_for_the_kueue_version(dev: StackConfig) -> None:
+    pins = OPERATOR_PINS[dev.kueue.version]
+    for install in installs(dev):
+        assert install.pin == pins[install.operator.key]
+        if install.chart:
+            assert install.chart.version == install.pin.version
+    # Kueue v0.19.2's go.mod pins (../shared/reference/operators.md §0).
+    assert {k: p.version for k, p in pins.items()} == {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1",
+                                                       "mpiOperator": "0.8.2", "trainingOperator": "1.9.3"}
+
+
+def test_every_controller_runs_on_the_system_pool_with_requests(dev: StackConfig) -> None:
+    for install in installs(dev):
+        if install.chart:
+            scope = {"kuberay": install.values, "jobset": install.values.get("controller"),
+                     "trainer": install.values.get("manager")}[install.operator.key]
+            assert scope["nodeSelector"] == SYSTEM_POOL_SELECTOR, install.operator.key
+            assert scope["resources"]["requests"] == install.operator.resources.as_requests()
+        else:
+            (deployment,) = [o for o in install.objects if o["kind"] == "Deployment"]
+            pod = deployment["spec"]["template"]["spec"]
+            assert pod["nodeSelector"] == SYSTEM_POOL_SELECTOR
+            (container,) = pod["containers"]
+            assert container["resources"]["requests"] == install.operator.resources.as_requests()
+            assert container["image"] == f"{install.operator.image}:{install.pin.image_tag}"
+
+
+def test_trainer_does_not_bring_a_second_jobset(dev: StackConfig) -> None:
+    (trainer,) = [i for i in installs(dev) if i.operator.key == "trainer"]
+    assert trainer.values["jobset"] == {"install": False}
+
+
+def test_the_training_operator_leaves_mpijob_to_the_mpi_operator(dev: StackConfig) -> None:
+    by_key = {i.operator.key: i for i in installs(dev)}
+    training, mpi = by_key["trainingOperator"], by_key["mpiOperator"]
+    assert MPIJOB_CRD not in [c["metadata"]["name"] for c in training.crds]
+    assert [c["metadata"]["name"] for c in mpi.crds] == [MPIJOB_CRD]
+    assert [v["name"] for v in mpi.crds[0]["spec"]["versions"]] == ["v2beta1"]
+    (deployment,) = [o for o in training.objects if o["kind"] == "Deployment"]
+    assert sorted(deployment["spec"]["template"]["spec"]["containers"][0]["args"]) == [
+        "--enable-scheme=jaxjob", "--enable-scheme=paddlejob", "--enable-scheme=pytorchjob", "--enable-scheme=tfjob",
+        "--enable-scheme=xgboostjob"]  # never mpijob
+    (webhooks,) = [o for o in training.objects if o["kind"] == "ValidatingWebhookConfiguration"]
+    assert {w["clientConfig"]["service"]["namespace"] for w in webhooks["webhooks"]} == {"kubeflow"}
+
+
+def test_only_the_enabled_v1_kinds_get_crds_schemes_and_webhooks(dev_map: dict[str, Any]) -> None:
+    config = load_stack({**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job", "kubeflow.org/pytorchjob"]}})
+    (training,) = installs(config)
+    assert [c["spec"]["names"]["kind"] for c in training.crds] == ["PyTorchJob"]
+    (webhooks,) = [o for o in training.objects if o["kind"] == "ValidatingWebhookConfiguration"]
+    assert [w["name"] for w in webhooks["webhooks"]] == ["validator.pytorchjob.training-operator.kubeflow.org"]
+
+
+def test_mirrors_replace_the_repository_and_keep_the_pinned_tag(dev_map: dict[str, Any]) -> None:
+    mirror = "mirror.example.com"
+    config = load_stack({**dev_map, "kueue-aks:operators": {
+        key: {"imageRepository": f"{mirror}/{key.lower()}"} for key in ("kuberay", "jobset", "trainer", "mpiOperator")}})
+    by_key = {i.operator.key: i for i in installs(config)}
+    assert by_key["kuberay"].values["image"] == {"repository": f"{mirror}/kuberay", "tag": "v1.6.2"}
+    assert by_key["jobset"].values["image"] == {"repository": f"{mirror}/jobset", "tag": "v0.12.0"}
+    assert by_key["trainer"].values["image"] == {"registry": mirror, "repository": "trainer", "tag": "v2.2.1"}
+    (deployment,) = [o for o in by_key["mpiOperator"].objects if o["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == f"{mirror}/mpioperator:0.8.2"
+
+
+def test_the_rayservice_guard_exists_only_while_kueue_would_take_rayservice_clusters(dev: StackConfig,
+                                                                                   dev_map: dict[str, Any]) -> None:
+    policy, _binding = rayservice_guard(dev)
+    assert policy["metadata"]["name"] == RAYSERVICE_GUARD
+    assert policy["spec"]["matchConstraints"]["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/managed": "true"}}
+    with_service = load_stack({**dev_map, "kueue-aks:kueue": {"frameworks": ["ray.io/raycluster", "ray.io/rayservice"]}})
+    assert rayservice_guard(with_service) == []
+
+
+def test_the_retry_hook_knows_trainers_webhook() -> None:
+    message = (f'failed calling webhook "validator.clustertrainingruntime.trainer.kubeflow.org": failed to call webhook: '
+               f'Post "https://{TRAINER_WEBHOOK_HOST}:443/validate": EOF')
+    assert not kueue.is_webhook_not_ready_error(message)
+    assert kueue.is_webhook_not_ready_error(message, hosts=(TRAINER_WEBHOOK_HOST,))
+
+
+# --- wiring under mocks ----------------------------------------------------------------------
+
+
+def test_the_dev_stack_registers_every_operator_pinned(dev_run: ProgramRun, dev: StackConfig) -> None:
+    releases = {r.inputs["name"]: r for r in dev_run.of_type(RELEASE)}
+    for install in installs(dev):
+        if install.chart:
+            release = releases[install.operator.release_name]
+            assert release.inputs["version"] == install.pin.version
+            assert release.inputs["namespace"] == install.namespace
+            assert release.inputs["skipCrds"] is True  # the CRDs are resources of their own
+        else:
+            deployments = [r for r in dev_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace]
+            assert len(deployments) == 1
+    crds = {r.inputs["metadata"]["name"] for r in dev_run.of_type(CRD) if not r.read_id}
+    assert crds == {c["metadata"]["name"] for i in installs(dev) for c in i.crds}
+    assert dev_run.exports["operatorVersions"] == {i.operator.key: i.pin.version for i in installs(dev)}
+
+
+def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers(dev_run: ProgramRun) -> None:
+    release = next(r for r in dev_run.of_type(RELEASE) if r.inputs["name"] == "kubeflow-trainer")
+    deps = {dev_run.by_urn(u).name for u in release.dependencies}
+    assert "operators-trainer-customresourcedefinition-trainjobs.trainer.kubeflow.org" in deps
+    assert "operators-jobset-customresourcedefinition-jobsets.jobset.x-k8s.io" in deps  # Trainer watches JobSets
+    team = dev_run.one("kubernetes:core/v1:Namespace", "queues-ns-research")
+    team_deps = {dev_run.by_urn(u).name for u in team.dependencies}
+    assert {"operators-kuberay-release", "operators-jobset-release", "operators-trainer-release",
+            "operators-mpiOperator-deployment-mpi-operator",
+            "operators-trainingOperator-deployment-training-operator"} <= team_deps
+    runtime = dev_run.one("kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
+    assert "operators-trainer-release" in {dev_run.by_urn(u).name for u in runtime.dependencies}
+
+
+def test_kueue_starts_after_every_operator_crd(dev_run: ProgramRun) -> None:
+    """Kueue sets up a framework's controller at start-up only if its kind is served (else after a
+    backoff of up to 2 minutes, seen as MPIJobs with no Workload on the local control plane)."""
+    kueue = dev_run.one(RELEASE, "kueue-release")
+    crds = {r.urn for r in dev_run.of_type(CRD) if not r.read_id}
+    assert crds and crds <= set(kueue.dependencies)
+
+
+# --- module sources --------------------------------------------------------------------------
+
+
+def _zip(module: sources.Module, files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(f"{module}/{name}", data)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, tuple[int, bytes]]]:
+    """A module proxy on loopback: path -> (status, body); the caches point at empty folders."""
+    served: dict[str, tuple[int, bytes]] = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            status, body = served.get(self.path, (404, b"not found"))
+            self.send_response(status)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "gomod"))
+    monkeypatch.setattr(sources, "_proxy", lambda: f"http://127.0.0.1:{server.server_port}")
+    yield served
+    server.shutdown()
+
+
+def test_a_module_is_read_only_when_its_checksum_matches(proxy: dict[str, tuple[int, bytes]], tmp_path: Path) -> None:
+    good = {"deploy/x.yaml": yaml.safe_dump({"kind": "ConfigMap"}).encode()}
+    data = _zip(sources.Module("example.com/Op", "v1.0.0", "h1:x"), good)
+    module = sources.Module("example.com/Op", "v1.0.0", sources.dirhash(data))
+    proxy["/example.com/!op/@v/v1.0.0.zip"] = (200, data)
+    assert sources.module_documents(module, "deploy/x.yaml") == [{"kind": "ConfigMap"}]
+    assert len(list((tmp_path / "cache" / "kueue-aks" / "modules").glob("*.zip"))) == 1
+
+    tampered = sources.Module("example.com/Op", "v1.0.1", module.sum)
+    proxy["/example.com/!op/@v/v1.0.1.zip"] = (200, _zip(tampered, {"deploy/x.yaml": b"kind: Secret\n"}))
+    with pytest.raises(sources.SourceError, match="not the pinned"):
+        sources.module_zip(tampered)
+    assert not list((tmp_path / "cache" / "kueue-aks" / "modules").glob("*v1.0.1*"))  # nothing half-written
+
+
+@pytest.mark.parametrize("status, body, match", [(404, b"gone", "failed"), (500, b"boom", "failed"),
+                                                 (200, b"not a zip", "is not a module zip")])
+def test_a_bad_answer_names_the_module_and_leaves_no_cache(proxy: dict[str, tuple[int, bytes]], tmp_path: Path,
+                                                          status: int, body: bytes, match: str) -> None:
+    module = sources.Module("example.com/op", "v2.0.0", "h1:AAAA")
+    proxy["/example.com/op/@v/v2.0.0.zip"] = (status, body)
+    with pytest.raises(sources.SourceError, match=match) as err:
+        sources.module_zip(module)
+    assert "example.com/op@v2.0.0" in str(err.value)
+    assert not (tmp_path / "cache" / "kueue-aks" / "modules").exists() or not any(
+        (tmp_path / "cache" / "kueue-aks" / "modules").iterdir())
+
+
+def test_the_module_proxy_is_the_first_https_entry_of_goproxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOPROXY", "http://plain.example,https://mirror.example/go/|https://proxy.golang.org,direct")
+    assert sources._proxy() == "https://mirror.example/go"
+    monkeypatch.setenv("GOPROXY", "off")
+    assert sources._proxy() == sources.DEFAULT_PROXY
+
+
+def test_the_pinned_checksums_match_the_modules(dev: StackConfig) -> None:
+    for pin in OPERATOR_PINS[dev.kueue.version].values():
+        assert sources.dirhash(sources.module_zip(pin.module)) == pin.module.sum
+
+
+def test_the_catalog_names_only_kueue_frameworks(dev: StackConfig) -> None:
+    for operator in OPERATORS.values():
+        assert set(operator.frameworks) <= dev.kueue.release.frameworks, operator.key
+
+
+def test_the_e2e_tier_builds_the_pinned_controllers() -> None:
+    """The tier's wrapper modules build exactly the versions the program installs."""
+    from tests.e2e.binaries import OPERATOR_BUILDS, TOOLS_DIR
+    from tests.e2e.operators import CONTROLLERS
+
+    for key, name in CONTROLLERS.items():
+        pin, build = OPERATOR_PINS["0.19.2"][key], OPERATOR_BUILDS[name]
+        assert (build.module, build.version) == (pin.module.path, pin.module.version), key
+        assert f"{pin.module.path} {pin.module.version}" in (TOOLS_DIR / name / "go.mod").read_text(), key

@@ -1,0 +1,164 @@
+"""The shape of components/: a package per concern, config as the floor, imports one way.
+
+Read from the modules' own import statements (every `import` and `from … import`, also inside
+functions), so an import added anywhere in components/ is checked.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.harness import ROOT
+
+COMPONENTS = ROOT / "components"
+
+# Concerns from the floor up: a module may import its own concern's modules and those of lower
+# ones. Concerns of one rank do not import each other.
+RANKS = {
+    "k8s": 0,
+    "config": 1,
+    "cluster": 2,
+    "kueue": 3,
+    "gpu": 4, "governance": 4, "monitoring": 4, "operators": 4, "autoscaling": 4, "preflight": 4,
+    "multikueue": 5,
+    "plan": 6,
+}
+# Plain facts the config reads (pins, catalogs, a sizing rule): below the config, whatever their
+# concern, so they import nothing but other facts and the shared helpers.
+FACTS = {
+    "components.cluster.capacity", "components.kueue.versions", "components.kueue.resources", "components.gpu.chart",
+    "components.operators.catalog", "components.operators.sources", "components.operators.sizing",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(COMPONENTS.rglob("*.py"))}
+
+
+def imports(name: str) -> set[str]:
+    """The components modules `name` imports (a package's `__init__` counts as the package)."""
+    path = MODULES[name]
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: imports(name) for name in MODULES}
+
+
+def concern(name: str) -> str:
+    return name.split(".")[1] if name != "components" else ""
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle, as the strongly connected components of more than one module (or one
+    that imports itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph[v]:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycles_are_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_in_components() -> None:
+    assert cycles(GRAPH) == []
+
+
+def test_components_is_a_package_per_concern() -> None:
+    top = sorted(p.name for p in COMPONENTS.glob("*.py"))
+    assert len(top) <= 6, top
+    packages = sorted(p.name for p in COMPONENTS.iterdir() if (p / "__init__.py").is_file())
+    assert set(RANKS) - {"config", "plan"} <= set(packages), packages
+    assert set(packages) <= set(RANKS), f"a package without a layer: {set(packages) - set(RANKS)}"
+
+
+@pytest.mark.parametrize("package", sorted(n for n in MODULES if MODULES[n].name == "__init__.py"))
+def test_each_package_says_what_it_decides_and_creates(package: str) -> None:
+    tree = ast.parse(MODULES[package].read_text())
+    assert ast.get_docstring(tree), f"{package}/__init__.py has no docstring"
+    assert not [n for n in tree.body if not isinstance(n, ast.Expr)], (
+        f"{package}/__init__.py does more than say what the package is: importing one of its modules "
+        "must not import the others")
+
+
+def upward(graph: dict[str, set[str]], name: str) -> list[str]:
+    """What `name` imports from its own rank or above (another concern's), or, for a fact, from
+    anything but facts and helpers."""
+    found = []
+    for target in sorted(graph[name]):
+        if target in FACTS or concern(target) == concern(name):
+            continue
+        if name in FACTS or RANKS[concern(target)] >= RANKS[concern(name)]:
+            found.append(target)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - {"components"}))
+def test_imports_run_down_the_layers(name: str) -> None:
+    assert upward(GRAPH, name) == [], f"{name} imports modules of its own rank or above"
+
+
+def test_facts_and_helpers_import_only_facts_and_helpers() -> None:
+    for name in sorted(FACTS | {n for n in MODULES if concern(n) == "k8s"}):
+        beyond = {t for t in GRAPH[name] if t not in FACTS and concern(t) != "k8s"}
+        assert not beyond, f"{name} imports {sorted(beyond)}"
+
+
+def test_the_imports_this_layout_removed_are_caught() -> None:
+    """Kueue importing governance and MultiKueue, the config importing a builder, a helper
+    importing the config: each is reported."""
+    def added(name: str, target: str) -> dict[str, set[str]]:
+        return {**GRAPH, name: GRAPH[name] | {target}}
+
+    assert upward(added("components.kueue.install", "components.governance.policies"), "components.kueue.install") == [
+        "components.governance.policies"]
+    assert upward(added("components.kueue.queues", "components.multikueue.manager"), "components.kueue.queues") == [
+        "components.multikueue.manager"]
+    assert upward(added("components.config", "components.gpu.values"), "components.config") == ["components.gpu.values"]
+    assert upward(added("components.k8s.charts", "components.config"), "components.k8s.charts") == ["components.config"]
+    assert upward(added("components.operators.sizing", "components.config"), "components.operators.sizing") == [
+        "components.config"]
