@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import settings
 
 from components.kueue import crds as kueue_crds
 from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
@@ -17,6 +18,11 @@ from components.kueue.versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
 from tests.harness import ROOT, SHARED
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
+
+# No example database: Hypothesis would keep one in .hypothesis/ of the working directory, and a
+# test writes nothing outside its temporary folders.
+settings.register_profile("hermetic", database=None)
+settings.load_profile("hermetic")
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
 # The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
@@ -68,6 +74,17 @@ def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)})
     entry.mkdir(parents=True)
     shutil.copyfile(CHART_TGZ, entry / kueue_crds.archive_name(DEFAULT_VERSION))
+
+    def offline(source: str, version: str, transport: kueue_crds.Transport) -> bytes:
+        raise kueue_crds.ChartUnavailable(f"{source} is not fetched by the tests")
+
+    # Read back as the program reads it: without this, a cache that holds nothing would only make
+    # the program warn that it skipped the CRD checks, and the tests would pass unchecked.
+    try:
+        kueue_crds.chart_archive(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)},
+                                 fetch=offline)
+    except kueue_crds.CrdError as err:
+        pytest.fail(f"the seeded chart cache {cache_home} does not give the program the Kueue chart: {err}")
     return cache_home
 
 

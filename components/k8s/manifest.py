@@ -41,7 +41,8 @@ class ObjectResource(CustomResource):
         pulumi.CustomResource.__init__(self, type_token(api_version, kind), resource_name, props, opts)  # type: ignore[arg-type]
 
 
-def admission_policy(parent: pulumi.Resource, name: str, policy: dict[str, Any], binding: dict[str, Any]) -> list[pulumi.Resource]:
+def admission_policy(parent: pulumi.Resource, name: str, policy: dict[str, Any],
+                     binding: dict[str, Any]) -> list[pulumi.Resource]:
     """A ValidatingAdmissionPolicy and its binding (after it), children of `parent`."""
     created = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
         name, metadata=policy["metadata"], spec=policy["spec"], opts=pulumi.ResourceOptions(parent=parent))

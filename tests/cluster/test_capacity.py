@@ -11,7 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.cluster.capacity import (CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, NodeResources, VmSize, catalog_names, kube_reserved_cpu_millicores, kube_reserved_memory_mib, lookup_vm_size, node_allocatable, pool_capacity)
+from components.cluster.capacity import (CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, RESOURCE_CPU, RESOURCE_GPU,
+                                         RESOURCE_MEMORY, NodeResources, VmSize, catalog_names,
+                                         kube_reserved_cpu_millicores, kube_reserved_memory_mib, lookup_vm_size,
+                                         node_allocatable, pool_capacity)
 
 # The CPU table exactly as the AKS page prints it: cores -> kube-reserved millicores.
 AKS_CPU_TABLE = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}

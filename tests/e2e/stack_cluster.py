@@ -23,7 +23,8 @@ from typing import Any
 import yaml
 
 from components.config import KUEUE_NAMESPACE, StackConfig
-from components.gpu.values import (DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart, device_plugin_values)
+from components.gpu.values import (DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart,
+                                   device_plugin_values)
 from components.kueue.objects import queue_set
 from components.multikueue.manager import Worker, manager_queue_set
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values

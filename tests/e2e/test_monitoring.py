@@ -16,7 +16,8 @@ import pytest
 
 from components.config import KUEUE_NAMESPACE, POOL_LABEL, parse_config, raw_from_stack_file
 from components.monitoring.dashboard import dashboard, dashboard_metric_names
-from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects, service_monitor)
+from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects,
+                                          service_monitor)
 
 from .cluster import wait_for
 from .conftest import on_stacks, report

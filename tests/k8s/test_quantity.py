@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.k8s.quantity import (MIB, QuantityError, canonical, format_count, format_cpu, format_memory, parse_quantity)
+from components.k8s.quantity import (MIB, QuantityError, canonical, format_count, format_cpu, format_memory,
+                                     parse_quantity)
 
 
 # (what a user or the program writes, what Quantity.String() returns for it): Kubernetes'

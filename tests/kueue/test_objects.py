@@ -9,7 +9,8 @@ import pytest
 
 from components.cluster.capacity import lookup_vm_size, pool_capacity
 from components.config import StackConfig, parse_config
-from components.kueue.objects import (API_VERSION, COHORT_NAME, build_objects, flavor_capacity, format_quantity, local_queue_targets, quota_table, team_queues, team_quota)
+from components.kueue.objects import (API_VERSION, COHORT_NAME, build_objects, flavor_capacity, format_quantity,
+                                      local_queue_targets, quota_table, team_queues, team_quota)
 from components.k8s.quantity import parse_quantity
 from components.kueue.validate import validate_objects
 from tests.conftest import design_example, load_stack

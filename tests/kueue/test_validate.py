@@ -18,7 +18,8 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from components.kueue.validate import (CRDS_ENV, CrdError, CrdSchemas, KueueValidationError, Violation, check_objects, crds_from_env, load_crds, validate_objects)
+from components.kueue.validate import (CRDS_ENV, CrdError, CrdSchemas, KueueValidationError, Violation, check_objects,
+                                       crds_from_env, load_crds, validate_objects)
 from tests.conftest import CRDS_DIR
 
 EXAMPLES_DIR = CRDS_DIR.parent / "examples"

@@ -28,7 +28,8 @@ from components.config import (
     StackConfig,
 )
 from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART
-from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME, MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
+from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME,
+                                     MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
 from components.kueue.versions import POD_BASED_FRAMEWORKS, RELEASES
 from components.operators.catalog import needed_operators
 from tests.conftest import load_stack

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from components.monitoring.dashboard import (DASHBOARD_UID, dashboard, dashboard_json, dashboard_metric_names, metric_names, queries)
+from components.monitoring.dashboard import (DASHBOARD_UID, dashboard, dashboard_json, dashboard_metric_names,
+                                             metric_names, queries)
 from tests.harness import ROOT
 
 

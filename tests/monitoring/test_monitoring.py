@@ -28,7 +28,9 @@ from components.config import _CLUSTER_NAME, ExistingCluster, Monitoring, StackC
 from components.monitoring.component import (ENDPOINT_NAME_LIMIT, GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE,
                                              RULE_NAME_LIMIT, check_subscription, data_collection_rule, grafana_name,
                                              prometheus_name, resource_id_parts)
-from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE, METRICS_SERVICE, METRICS_SERVICE_LABELS, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects, service_monitor)
+from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE,
+                                          METRICS_SERVICE, METRICS_SERVICE_LABELS, PROMETHEUS_OPERATOR_API_VERSION,
+                                          scrape_objects, service_monitor)
 from tests.conftest import load_stack
 from tests.harness import (
     DEPLOYER_OBJECT_ID,
