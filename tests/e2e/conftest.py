@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .binaries import Binaries, BuildError, ensure_binaries, ensure_operator_binaries
+from .binaries import Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_operator_binaries
 from .cluster import E2EError
 from .forward import Forwarder
 from .jobs import delete_jobs
@@ -211,6 +211,16 @@ class ControlPlanes:
     def operator_binaries(self) -> dict[str, Path]:
         try:
             return ensure_operator_binaries()
+        except BuildError as err:
+            pytest.fail(str(err), pytrace=False)
+
+    def engine(self) -> Engine:
+        """The Pulumi engine, built or waited for with no other stack's control plane running: on a
+        cold machine the build takes minutes, and idle control planes would take its CPU."""
+        if not (isinstance(self.current, StackCluster) and self.current.stack == ENGINE):
+            self.stop_current()
+        try:
+            return ensure_engine()
         except BuildError as err:
             pytest.fail(str(err), pytrace=False)
 

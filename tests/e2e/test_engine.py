@@ -23,9 +23,9 @@ from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
 from components.k8s.quantity import canonical
 
-from .binaries import BuildError, Engine, ensure_engine
+from .binaries import Engine
 from .cluster import Kubectl, wait_for
-from .conftest import on_stacks, report
+from .conftest import ControlPlanes, on_stacks, report
 from .engine import EngineError, KueueFollower, PulumiProject, changed
 from .jobs import job, wait_admitted
 from .stack_cluster import StackCluster
@@ -47,11 +47,8 @@ def stack_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def engine() -> Engine:
-    try:
-        return ensure_engine()
-    except BuildError as err:
-        pytest.fail(str(err), pytrace=False)
+def engine(control_planes: ControlPlanes) -> Engine:
+    return control_planes.engine()
 
 
 @pytest.fixture
