@@ -15,6 +15,7 @@ import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 from pathlib import Path
 
@@ -51,6 +52,22 @@ def up_budget(stack: str) -> float:
 # What the suite measured, printed at the end of the run (pytest captures prints in tests).
 REPORT: list[str] = []
 _TIER_STARTED: list[float] = []
+# Seconds the tier spent building, or waiting for .ci/run's background build of, the operators'
+# controllers and the engine (cold machines only): not the tier's own time, so not in its budget.
+_BUILD_WAIT: list[float] = []
+
+
+def tier_seconds() -> float:
+    return time.monotonic() - _TIER_STARTED[0] - sum(_BUILD_WAIT)
+
+
+@contextmanager
+def build_wait() -> Iterator[None]:
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        _BUILD_WAIT.append(time.monotonic() - started)
 # With this set (CI sets it), the tier also writes what it measured to measurements.json and
 # measurements.md there, and each stack's process logs (its control plane's components, Kueue,
 # the operators, the autoscaler) to logs/<stack>/ before that stack is stopped. Unset: nothing.
@@ -106,16 +123,17 @@ def save_logs(sc: StackCluster) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     folder = artifacts_dir()
     if folder is not None and _TIER_STARTED:
-        write_measurements(folder, time.monotonic() - _TIER_STARTED[0])
+        write_measurements(folder, tier_seconds())
     if not REPORT:
         return
     terminalreporter.section("e2e measurements")
     for line in REPORT:
         terminalreporter.write_line(line)
     if _TIER_STARTED:
-        took = time.monotonic() - _TIER_STARTED[0]
+        took = tier_seconds()
         verdict = "within" if took <= TIER_BUDGET_SECONDS else "OVER"
-        terminalreporter.write_line(f"e2e tier: {took:.0f} s, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget")
+        waited = f" (and {sum(_BUILD_WAIT):.0f} s waiting for builds)" if sum(_BUILD_WAIT) >= 1 else ""
+        terminalreporter.write_line(f"e2e tier: {took:.0f} s{waited}, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget")
 
 
 def on_stacks(*stacks: str) -> pytest.MarkDecorator:
@@ -210,7 +228,8 @@ class ControlPlanes:
 
     def operator_binaries(self) -> dict[str, Path]:
         try:
-            return ensure_operator_binaries()
+            with build_wait():
+                return ensure_operator_binaries()
         except BuildError as err:
             pytest.fail(str(err), pytrace=False)
 
@@ -220,7 +239,8 @@ class ControlPlanes:
         if not (isinstance(self.current, StackCluster) and self.current.stack == ENGINE):
             self.stop_current()
         try:
-            return ensure_engine()
+            with build_wait():
+                return ensure_engine()
         except BuildError as err:
             pytest.fail(str(err), pytrace=False)
 
