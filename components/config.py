@@ -99,7 +99,7 @@ _WORKSPACE_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Monitor/accounts", re.IGN
 _GRAFANA_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Dashboard/grafana", re.IGNORECASE)
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 INT32_MAX = 2**31 - 1
-# ValidatingAdmissionPolicy, which components/governance/policies.py installs, is GA from 1.30.
+# ValidatingAdmissionPolicy, which the stack's guards use (components/k8s/admission.py), is GA from 1.30.
 MIN_KUBERNETES_VERSION = (1, 30)
 # AKS's managed cluster autoscaler handles ProvisioningRequests from Kubernetes 1.33 (MicrosoftDocs
 # azure-aks-docs articles/aks/cluster-autoscaler.md, "Use ProvisioningRequest with the cluster

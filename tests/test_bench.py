@@ -239,7 +239,7 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # two ClusterQueues (<team>, <team>-topology) and two LocalQueues (default, topology); each pool
     # adds an AgentPool and a ResourceFlavor.
     assert (fit["per_team"], fit["per_pool"]) == (5, 2)
-    # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/governance/policies.py)
+    # 21 fixed: 16 as before, the aggregated-role guard (policy and binding, components/kueue/policies.py)
     # and the PoolGuard component with its policy and binding (governance is on by default); and
     # the job operators: their component, each one's CRDs and release (with its namespace) or
     # manifest objects, the torch runtime, and the RayService guard (policy and binding); the

@@ -13,7 +13,7 @@ so the decision is plain functions, tested offline and on real API-server messag
 Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
 
 Uninstall: the release is atomic and awaited, so `pulumi destroy` runs `helm uninstall --wait`.
-The aggregated-role guard (components/governance/policies.py) is created before the release and deleted
+The aggregated-role guard (components/kueue/policies.py) is created before the release and deleted
 after it, so that wait ends and no ClusterRole is left behind.
 """
 
