@@ -1,13 +1,12 @@
 """A failing test is reported, whatever Python does while pytest formats its traceback.
 
-CPython 3.11 before 3.11.8 keeps the AST constructor's recursion depth in state shared by every
-`ast.parse` of the interpreter (python/cpython#106905); pytest parses each traceback entry's file
-to show its statement, and when a thread left behind by a program run (the Pulumi runtime's
-gRPC and asyncio threads) parses at the same moment, `ast.parse` raises `SystemError: AST
-constructor recursion depth mismatch`. pytest then stops the whole session with INTERNALERROR
-(pytest-dev/pytest#10763, #11724). The machine's Python is 3.11.7, so this wraps the report: it
-formats again, which resets that state, and if that fails too it reports the failure with a
-traceback made without parsing any source.
+pytest parses each traceback entry's file with `ast.parse` to show its statement. On CPython 3.11
+(3.11.7 here), the AST constructor's recursion-depth bookkeeping can come out unbalanced
+(python/cpython#106905), and `ast.parse` then raises `SystemError: AST constructor recursion depth
+mismatch`; pytest stops the whole session with INTERNALERROR (pytest-dev/pytest#10763, #11724).
+Seen here while formatting the errors of program runs under mocks. This hook wraps report-making:
+on that error it formats once more, and if that fails too it reports the failure with a traceback
+made without parsing any source, so the failure is shown and the run goes on.
 """
 
 from __future__ import annotations
