@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from components.kueue import crds as kueue_crds
 from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
@@ -19,10 +22,14 @@ from components.kueue.validate import CRDS_ENV, CrdSchemas
 from tests.harness import ROOT, SHARED
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
-# No example database: Hypothesis would keep one in .hypothesis/ of the working directory, and a
-# test writes nothing outside its temporary folders.
+# Hypothesis keeps an example database and caches (unicode data, constants) in .hypothesis/ of the
+# working directory; a test writes nothing outside its temporary folders, so: no database, and the
+# caches in a temporary folder of this run.
 settings.register_profile("hermetic", database=None)
 settings.load_profile("hermetic")
+_HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="kueue-aks-hypothesis-")
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
 # The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
