@@ -31,8 +31,7 @@ import yaml
 
 from .config import NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
 from .gpu.values import device_plugin_values
-from .kueue.objects import (COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, queue_set,
-                            quota_table)
+from .kueue.objects import COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, queue_set
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
 from .kueue.values import kueue_helm_values
@@ -254,8 +253,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
-    objects, capacity_by_flavor = queues.objects, queues.capacity
+    stack_queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
+    objects, capacity_by_flavor = stack_queues.objects, stack_queues.capacity
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
     except CrdError as err:
@@ -269,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KueueValidationError as err:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
-    queues = manager_markdown(config, workers) if workers else quota_markdown(config, quota_table(config))
+    queues = manager_markdown(config, workers) if workers else quota_markdown(config, stack_queues.rows)
     print(queues + operators_markdown(config))
     print(capacity or "_Azure's vCPU quota and VM sizes not read: pass --azure to run the preflight._\n")
     if crds is None:

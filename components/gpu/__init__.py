@@ -1,2 +1,2 @@
-"""The GPU device plugin: `values` decides NVIDIA's k8s-device-plugin chart and values for the
-stack's GPU pools (pure); `component` creates its release (NvidiaDevicePlugin)."""
+"""The GPU device plugin: `chart` pins its chart (a fact the config reads), `values` decides its
+values for the stack's GPU pools (pure); `component` creates its release (NvidiaDevicePlugin)."""

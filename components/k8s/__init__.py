@@ -1,4 +1,5 @@
 """Kubernetes helpers every concern shares, and nothing above them: resource quantities
-(`quantity`), name and label rules (`names`), chart sources and their problems (`charts`), a
-namespaced Helm release (`helm`) and a plain manifest as a Pulumi resource (`manifest`). They
-decide no policy and import nothing else from components."""
+(`quantity`), name and label rules (`names`), chart sources and their problems (`charts`), the
+shape of a ValidatingAdmissionPolicy and its binding (`admission`, pure), a namespaced Helm
+release (`helm`), and any object, or an admission policy with its binding, as Pulumi resources
+(`manifest`). They decide no policy and import nothing else from components."""

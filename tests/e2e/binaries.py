@@ -8,7 +8,7 @@ Each tool is built once into `$KUEUE_AKS_E2E_CACHE/<tool>-<version>-<key>/` (def
 `${XDG_CACHE_HOME:-~/.cache}/kueue-aks/e2e`), where the key hashes the pins, the Go version and the
 wrapper module files, so changing any of them builds anew and never reuses a stale binary. The
 variable keeps the cache where it is when a run points HOME or XDG_CACHE_HOME elsewhere (.ci/run
-does, for the unit tier). A build goes to a temporary folder first and is renamed into place only
+does, for the whole test run). A build goes to a temporary folder first and is renamed into place only
 when it succeeded; a lock per tool lets a second process (the test run beside .ci/run's
 background build) wait for the first instead of building the same thing again. Each build's cold
 time on 2 cores is in docs/e2e-tier.md.
