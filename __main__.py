@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components.access.component import TeamAccess
 from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
 from components.cluster.component import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config import load_stack_config
@@ -42,6 +43,7 @@ manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespac
            if config.multi_kueue.is_manager else None)
 queues = KueueQueues("queues", config, stack_queues, ready=[*kueue.ready, *(manager.secrets if manager else ())],
                      hooks=kueue.webhook_retry, namespaces_after=operators.ready, opts=k8s_opts)
+access = TeamAccess("access", config, stack_queues, cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts)
 worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace,
                            opts=k8s_opts) if config.multi_kueue.is_worker else None)
 
@@ -60,6 +62,7 @@ pulumi.export("kueueVersion", config.kueue.version)
 pulumi.export("operatorVersions", operators.versions)
 pulumi.export("localQueues", queues.local_queues)
 pulumi.export("quotaTable", queues.quota_table)
+pulumi.export("teams", access.teams)  # who can submit where: namespace, LocalQueues, quota, member groups
 if worker:  # what a manager reads through its StackReference (components/multikueue)
     pulumi.export(FACTS_OUTPUT, worker.facts)
     pulumi.export(KUBECONFIG_OUTPUT, worker.kubeconfig)

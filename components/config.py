@@ -98,6 +98,7 @@ _RESOURCE_ID = r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w._()]{1,90}
 _WORKSPACE_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Monitor/accounts", re.IGNORECASE)
 _GRAFANA_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Dashboard/grafana", re.IGNORECASE)
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+_GROUP_NAME = re.compile(r"^(?!system:)\S(.*\S)?$")
 INT32_MAX = 2**31 - 1
 # ValidatingAdmissionPolicy, which the stack's guards use (components/k8s/admission.py), is GA from 1.30.
 MIN_KUBERNETES_VERSION = (1, 30)
@@ -236,6 +237,9 @@ class Team:
     name: str
     share: Decimal  # percent of every flavor's capacity, (0, 100]
     pools: tuple[str, ...]
+    # The groups whose users may submit to the team's queues: Entra ID group object IDs on AKS, the
+    # cluster's own group names in kubeconfig mode (components/access grants them).
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,10 +249,14 @@ class PriorityClass:
     description: str = ""
 
 
+# A job without the kueue.x-k8s.io/priority-class label gets its pods' priority, 0 when they name no
+# PriorityClass (Kueue's pkg/util/priority), so the everyday class is 0 and such a job runs as
+# `normal`, not below `low`.
+DEFAULT_PRIORITY = 0
 DEFAULT_PRIORITY_CLASSES = (
     PriorityClass("high", 1000, "Urgent work; preempts lower priorities in its team's queue."),
-    PriorityClass("normal", 100, "Default for everyday batch jobs."),
-    PriorityClass("low", 10, "Opportunistic work; first to be preempted."),
+    PriorityClass("normal", DEFAULT_PRIORITY, "Everyday batch jobs; a job without a priority label runs at this priority."),
+    PriorityClass("low", -1000, "Opportunistic work; first to be preempted."),
 )
 
 
@@ -640,14 +648,30 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
 
 def _group_ids(problems: _Problems) -> Callable[[str, Any], Any]:
     """A checker for a list of Entra ID group object IDs."""
+    return _groups(problems, "Entra ID group object IDs", _GUID,
+                   " (an object ID such as 00000000-0000-0000-0000-000000000000)")
+
+
+def _group_names(problems: _Problems) -> Callable[[str, Any], Any]:
+    """A checker for a list of the cluster's own group names (kubeconfig mode: whatever its
+    authenticator reports). Kubernetes' system: groups are refused: system:authenticated would
+    let every user of the cluster in."""
+    return _groups(problems, "group names", _GROUP_NAME,
+                   " (a group name as the cluster's authenticator reports it; not a system: group)")
+
+
+def _groups(problems: _Problems, what: str, pattern: re.Pattern[str], hint: str) -> Callable[[str, Any], Any]:
     c = _checker(problems)
 
     def check(p: str, v: Any) -> Any:
-        items = c.items(p, v, "Entra ID group object IDs")
+        items = c.items(p, v, what)
         if items is None:
             return _INVALID
-        out = [c.string(f"{p}[{i}]", g, pattern=_GUID, hint=" (an object ID such as 00000000-0000-0000-0000-000000000000)")
-               for i, g in enumerate(items)]
+        out = [c.string(f"{p}[{i}]", g, pattern=pattern, hint=hint) for i, g in enumerate(items)]
+        for i, g in enumerate(items):
+            if isinstance(g, str) and g in items[:i]:
+                problems.add(f"{p}[{i}]", f"{g!r} is listed twice; list each group once")
+                out[i] = _INVALID
         return tuple(out) if _INVALID not in out else _INVALID
     return check
 
@@ -960,7 +984,7 @@ def _parse_operators(problems: _Problems, raw: Any, kueue: KueueSettings) -> tup
 
 
 def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], pools_ok: bool, *,
-                 manager: bool = False) -> tuple[Team, ...]:
+                 manager: bool = False, azure_groups: bool = True) -> tuple[Team, ...]:
     """The teams; on a MultiKueue manager only their names: its quotas are the sum of the workers'."""
     c = _checker(problems)
     path = f"{NAMESPACE}:teams"
@@ -1022,15 +1046,12 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
             if "share" not in r.value:
                 problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
             team_pool_names = r.get("pools", tuple(pool_names), team_pools)
-        members = r.get("members", (), _group_ids(problems))
-        if members:  # never accepted and then ignored: that would drop the team's access silently
-            problems.add(r.at("members"), "team access from Entra ID groups is not built in this version of "
-                         "kueue-aks; leave it empty ([]) and grant the team's groups access yourself")
+        members = r.get("members", (), _group_ids(problems) if azure_groups else _group_names(problems))
         if name is not None and s is not None:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
             else:
-                teams[name] = Team(name, s, team_pool_names)
+                teams[name] = Team(name, s, team_pool_names, members)
     by_pool = {p.name: p for p in pools}
     for i, t in enumerate(items):
         name = t.get("name") if isinstance(t, Mapping) else None
@@ -1297,7 +1318,8 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         pools = _parse_pools(problems, raw.get("nodePools"))
     pools_ok = len(problems.items) == before
     kueue = _parse_kueue(problems, raw.get("kueue"))
-    teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok, manager=manager)
+    teams = _parse_teams(problems, raw.get("teams"), pools, pools_ok, manager=manager,
+                         azure_groups=cluster.mode != "kubeconfig" and not asked_for_kubeconfig)
     priority_classes = _parse_priority_classes(problems, raw.get("priorityClasses"))
     levels = _parse_topology(problems, raw.get("topology"))
     governance = _parse_governance(problems, raw.get("governance"), teams)
@@ -1313,6 +1335,10 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
     if pools_ok:
         _check_provisioning(problems, cluster, pools)
+    if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
+        problems.add(f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",
+                     "is false, but teams have members: they see their place in the queue through Kueue's "
+                     "visibility API, which this gate serves; enable it or remove the members")
     if problems.items:
         raise ConfigError(problems.items)
     config = StackConfig(stack=stack, location=location or "", cluster=cluster, node_pools=pools, kueue=kueue,

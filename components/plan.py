@@ -29,9 +29,11 @@ from typing import Any
 
 import yaml
 
-from .config import NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
+from .access.members import access_objects, team_access
+from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
 from .gpu.values import device_plugin_values
-from .kueue.objects import COHORT_NAME, QuotaRow, flavor_order, local_queue_targets, provisioning_check, queue_set
+from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, provisioning_check,
+                            queue_set)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
 from .kueue.values import kueue_helm_values
@@ -46,16 +48,6 @@ from .operators.policies import rayservice_guard
 from .monitoring.scrape import scrape_objects
 from .kueue.crds import kueue_crds
 from .kueue.validate import CrdError, KueueValidationError, check_objects
-
-_UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
-
-
-def human(resource: str, amount: int) -> str:
-    """Display units to what people read: cores, GiB, GPUs."""
-    unit, per = _UNITS[resource]
-    value = amount / per
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
-
 
 def load_stack(stack: str, root: Path) -> StackConfig:
     raw, location = raw_from_stack_file(yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {})
@@ -75,7 +67,7 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
         "|---|---|---:|" + "---:|" * len(teams) + "---:|---:|",
     ]
     for row in rows:
-        unit = _UNITS[row.resource][0]
+        unit = UNITS[row.resource][0]
         cells = [human(row.resource, row.teams[t]) if t in row.teams else "–" for t in teams]
         lines.append(
             f"| {row.flavor} | {row.resource} ({unit}) | {human(row.resource, row.capacity)} | "
@@ -106,7 +98,7 @@ def manager_markdown(config: StackConfig, workers: Sequence[Worker]) -> str:
         "|---|---|---|" + "---:|" * (len(workers) + 1),
     ]
     for q in worker_quotas(config, workers):
-        unit = _UNITS[q.resource][0]
+        unit = UNITS[q.resource][0]
         cells = [human(q.resource, q.workers[n]) if n in q.workers else "–" for n in names]
         lines.append(f"| {q.team} | {q.flavor} | {q.resource} ({unit}) | " + " | ".join(cells)
                      + f" | {human(q.resource, q.total)} |")
@@ -173,6 +165,21 @@ def operators_markdown(config: StackConfig) -> str:
         source = f"chart `{settings.chart or operator.chart}`" if operator.chart else f"manifests of `{pin.module}`"
         lines.append(f"| {operator.title} | {pin.version} | {', '.join(enabled)} | `{operator.namespace}`, "
                      f"system pool | {source} |")
+    return "\n".join(lines) + "\n"
+
+
+def access_markdown(config: StackConfig, queues: QueueSet) -> str:
+    """Who can submit where: each team's namespace, LocalQueues, quota and member groups, and the
+    priority a job without a priority label gets."""
+    lines = ["", "| team | namespace | LocalQueues | quota (nominal) | members (groups) |", "|---|---|---|---|---|"]
+    for t in team_access(config, queues):
+        quota = "; ".join(f"{flavor}: " + ", ".join(resources.values()) for flavor, resources in t.quota.items()) or "–"
+        members = ", ".join(f"`{g}`" for g in t.members) or "none: only the cluster's admins can submit here"
+        lines.append(f"| {t.team} | `{t.team}` | {', '.join(f'`{q}`' for q in t.local_queues)} | {quota} | {members} |")
+    classes = ", ".join(f"`{pc.name}` {pc.value}" for pc in sorted(config.priority_classes, key=lambda pc: -pc.value))
+    same = [pc.name for pc in config.priority_classes if pc.value == DEFAULT_PRIORITY]
+    lines += ["", f"Priorities: {classes}. A job without the `kueue.x-k8s.io/priority-class` label runs at "
+              f"{DEFAULT_PRIORITY}" + (f", as `{same[0]}`." if same else ", which no class here has.")]
     return "\n".join(lines) + "\n"
 
 
@@ -269,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
     queues = manager_markdown(config, workers) if workers else quota_markdown(config, stack_queues.rows)
-    print(queues + operators_markdown(config))
+    print(queues + access_markdown(config, stack_queues) + operators_markdown(config))
     print(capacity or "_Azure's vCPU quota and VM sizes not read: pass --azure to run the preflight._\n")
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
@@ -279,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
         written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects,
                                            *scrape_objects(config), *rayservice_guard(config),
-                                           *operator_objects(config)], args.manifests)
+                                           *operator_objects(config), *access_objects(config)], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")
     return 0
 

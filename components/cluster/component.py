@@ -82,6 +82,11 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
     return args
 
 
+def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
+    """A built-in Azure role's definition ID in the deploying subscription."""
+    return pulumi.Output.concat("/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role)
+
+
 def kubelogin_kubeconfig(kubeconfig: str) -> str:
     """Make an Entra ID exec kubeconfig non-interactive, as `kubelogin convert-kubeconfig -l azurecli` does.
 
@@ -188,6 +193,19 @@ def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
             f"{existing.name}, and it is off. Its owner turns it on with: az aks update --resource-group "
             f"{existing.resource_group} --name {existing.name} --enable-azure-monitor-metrics "
             "--azure-monitor-workspace-resource-id <kueue-aks:monitoring.azureMonitorWorkspaceId>")
+    return True
+
+
+def check_entra_integration(existing: ExistingCluster, aad_profile: Any) -> bool:
+    """Raise unless the existing cluster signs users in with Entra ID (AKS-managed integration), which
+    team members need: without it, the credentials the AKS Cluster User role hands out are a
+    certificate with the cluster admin's rights, and Kubernetes never sees the members' groups."""
+    if not getattr(aad_profile, "managed", False):
+        raise ExistingClusterMismatch(
+            f"kueue-aks:teams[].members needs the AKS-managed Entra ID integration on the existing AKS cluster "
+            f"{existing.name}, and it is off: without it the cluster user credentials carry the admin's rights. "
+            f"Its owner turns it on with: az aks update --resource-group {existing.resource_group} --name "
+            f"{existing.name} --enable-aad --aad-admin-group-object-ids <admin group>; or remove the members")
     return True
 
 
@@ -331,11 +349,11 @@ class ExistingAksCluster(pulumi.ComponentResource):
                 lambda result, i=i, pool=pool: check_pool(i, pool, result, existing))
             for i, pool in enumerate(config.node_pools)
         ]
+        checks = list(checked)
         if config.monitoring.enabled:
-            addon = cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile))
-            checks = [*checked, addon]
-        else:
-            checks = checked
+            checks.append(cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile)))
+        if any(t.members for t in config.teams):
+            checks.append(cluster.aad_profile.apply(lambda profile: check_entra_integration(existing, profile)))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
         # True once every check passed; monitoring's Azure resources wait for it too.

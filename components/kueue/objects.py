@@ -80,6 +80,17 @@ def team_quota(capacity: int, share: Decimal) -> int:
     return int((Decimal(capacity) * share / 100).to_integral_value(rounding=ROUND_FLOOR))
 
 
+# Display units (QuotaRow) to what people read: cores, GiB, GPUs; (unit, display units per unit).
+UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
+
+
+def human(resource: str, amount: int) -> str:
+    """An amount in display units as people read it, without the unit: 14, 55.50."""
+    unit, per = UNITS[resource]
+    value = amount / per
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
+
+
 @dataclass(frozen=True)
 class QuotaRow:
     """One flavor and resource: the pool's capacity and who holds how much of it (display units)."""

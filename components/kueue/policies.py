@@ -19,7 +19,9 @@ from ..k8s.admission import cel_list, guard
 from .objects import COMMON_LABELS
 from .values import KUEUE_RELEASE_NAME
 
-AGGREGATED_ROLES = (f"{KUEUE_RELEASE_NAME}-batch-admin-role", f"{KUEUE_RELEASE_NAME}-batch-user-role")
+# Kueue's role for batch users (the stack binds it in team namespaces: components/access).
+BATCH_USER_ROLE = f"{KUEUE_RELEASE_NAME}-batch-user-role"
+AGGREGATED_ROLES = (f"{KUEUE_RELEASE_NAME}-batch-admin-role", BATCH_USER_ROLE)
 HELM_MANAGED_BY = ("app.kubernetes.io/managed-by", "Helm")  # Helm's own label on everything it installs
 AGGREGATED_ROLE_GUARD = "kueue-aks-aggregated-role-guard"
 

@@ -34,6 +34,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_azure_native import authorization, dashboard, monitor
 
+from ..cluster.component import role_definition
 from ..config import KUEUE_NAMESPACE, StackConfig
 from ..config import Monitoring as MonitoringSettings
 from .scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
@@ -79,10 +80,6 @@ def resource_id_parts(resource_id: str) -> tuple[str, str, str]:
     """(subscription, resource group, name) of an Azure resource ID."""
     parts = resource_id.strip("/").split("/")
     return parts[1], parts[3], parts[-1]
-
-
-def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
-    return pulumi.Output.concat("/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role)
 
 
 def kubernetes_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:

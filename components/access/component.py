@@ -1,0 +1,69 @@
+"""TeamAccess: the team members' RBAC objects (built by the pure members.py) and, on AKS, the
+Azure role that lets each member group fetch the cluster's credentials.
+
+The Azure role is "Azure Kubernetes Service Cluster User Role" (4abbcc35-e782-43d8-92c5-2d3f1bd2253f:
+Microsoft.ContainerService/managedClusters/listClusterUserCredential/action and managedClusters/read,
+nothing else; MicrosoftDocs azure-docs, role-based-access-control/built-in-roles/containers.md).
+It is what `az aks get-credentials` needs, and the narrowest role that gives it: on a cluster with
+the AKS-managed Entra ID integration (every cluster this stack creates; checked on existing ones)
+the kubeconfig it returns holds no credential, only kubelogin's sign-in, whatever
+disableLocalAccounts says (the local admin certificate is listClusterAdminCredential, another
+role). What a member may then do is Kubernetes RBAC's RoleBindings, which AKS evaluates beside
+Azure RBAC when that is on (learn.microsoft.com/azure/aks/concepts-cluster-authorization). The
+namespace-scoped Azure roles ("Azure Kubernetes Service RBAC Writer") are not used: they cannot
+fetch credentials, cover Kueue's and the operators' custom resources only through ABAC
+conditions, and grant Secrets and Deployments, which members must not have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization
+
+from ..cluster.component import role_definition
+from ..config import StackConfig
+from ..kueue.objects import QueueSet
+from .members import access_objects, member_groups, team_access
+
+CLUSTER_USER_ROLE = "4abbcc35-e782-43d8-92c5-2d3f1bd2253f"
+
+
+def _rbac_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    meta, kind = obj["metadata"], obj["kind"]
+    if kind == "ClusterRole":
+        return k8s.rbac.v1.ClusterRole(name, metadata=meta, rules=obj["rules"], opts=opts)
+    binding = {"ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding, "RoleBinding": k8s.rbac.v1.RoleBinding}[kind]
+    return binding(name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts)
+
+
+class TeamAccess(pulumi.ComponentResource):
+    """Team members into their own namespace and queues (kueue-aks:teams[].members; docs/batch-users.md).
+
+    `cluster_id` is the AKS cluster's resource ID (create and existing modes), None in kubeconfig
+    mode, where only the RoleBindings are made. `after`: the team namespaces and Kueue's release,
+    whose batch-user ClusterRole the RoleBindings name.
+    """
+
+    def __init__(self, name: str, config: StackConfig, queues: QueueSet, *, cluster_id: pulumi.Input[str] | None,
+                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kueue-aks:access:TeamAccess", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        self.resources = [_rbac_object(f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-"
+                                       f"{obj['metadata']['name']}", obj, in_cluster)
+                          for obj in access_objects(config)]
+        groups = member_groups(config)
+        if cluster_id is not None and groups:
+            subscription = authorization.get_client_config_output().subscription_id
+            for group in groups:
+                # The group's ID in the resource name: adding or removing a group touches no other.
+                self.resources.append(authorization.RoleAssignment(
+                    f"{name}-cluster-user-{group}", scope=cluster_id, principal_id=group, principal_type="Group",
+                    role_definition_id=role_definition(subscription, CLUSTER_USER_ROLE),
+                    description="kueue-aks: team members fetch the cluster's credentials (az aks get-credentials)",
+                    opts=pulumi.ResourceOptions(parent=self)))
+        self.teams = {t.team: t.as_output() for t in team_access(config, queues)}
+        self.register_outputs({"teams": self.teams})
