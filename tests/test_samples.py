@@ -40,6 +40,8 @@ from tests.harness import ROOT
 
 EXAMPLES = ROOT / "examples"
 SAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
+# Samples that need more than their team's own quota and say so: they borrow what others leave idle.
+BORROWING_SAMPLES = {"pytorchjob-gpu.yaml"}
 K8S_VERSION = "1.33"  # a Kubernetes minor AKS supports; the schemas differ little between minors
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -204,8 +206,10 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 
 
 def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dict[str, Any]],
-                   config: StackConfig) -> dict[str, str]:
-    """Pod set -> flavor, as Kueue picks it: the first flavor in order that fits, else AssertionError."""
+                   config: StackConfig, *, borrow: bool = False) -> dict[str, str]:
+    """Pod set -> flavor, as Kueue picks it: the first flavor in order that fits, else AssertionError.
+    Within the team's nominal quota; with `borrow`, up to the pool's capacity, what the team may
+    borrow while the other teams leave theirs idle (the queues set no borrowingLimit)."""
     flavors = by_kind(objects, "ResourceFlavor")
     topologies = by_kind(objects, "Topology")
     used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -216,6 +220,8 @@ def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dic
         reasons = []
         for flavor in group["flavors"]:
             quota = {r["name"]: display_units(r["name"], r["nominalQuota"]) for r in flavor["resources"]}
+            if borrow:
+                quota = config.pool(flavor["name"]).capacity.as_dict()
             node = config.pool(flavor["name"]).allocatable.as_dict()
             rf_spec = flavors[(None, flavor["name"])]["spec"]
             if ps.topology_level is not None:
@@ -323,8 +329,9 @@ def test_sample_names_a_local_queue_of_the_dev_stack(path: Path, dev_config: Sta
     ns = by_kind(dev_objects, "Namespace")[(None, namespace)]
     assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), \
         f"ClusterQueue {cq['metadata']['name']} does not select namespace {namespace}"
-    if PRIORITY_LABEL in labels:
-        assert (None, labels[PRIORITY_LABEL]) in by_kind(dev_objects, "WorkloadPriorityClass")
+    # Every sample states its priority (docs/batch-users.md lists it), and names a class that exists.
+    assert PRIORITY_LABEL in labels, f"{path.name}: state the priority ({PRIORITY_LABEL})"
+    assert (None, labels[PRIORITY_LABEL]) in by_kind(dev_objects, "WorkloadPriorityClass")
     framework = {**BUILTIN, **CRDS}[(doc["apiVersion"], doc["kind"])]
     assert framework in dev_config.kueue.frameworks, f"{framework} is not enabled: the job would run unqueued"
 
@@ -340,7 +347,7 @@ def test_sample_asks_only_for_what_its_queue_covers_and_fits(path: Path, dev_con
     workload = pod_sets(doc)
     for ps in workload:
         assert set(ps.pod_requests) <= covered, f"{ps.name}: {sorted(set(ps.pod_requests) - covered)} not covered"
-    assign_flavors(workload, cq, dev_objects, dev_config)
+    assign_flavors(workload, cq, dev_objects, dev_config, borrow=path.name in BORROWING_SAMPLES)
 
 
 def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackConfig,
@@ -353,6 +360,10 @@ def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackC
     assert assign_flavors([PodSet("main", 1, gpu)], cq, dev_objects, dev_config) == {"main": "gpu"}
     with pytest.raises(AssertionError, match="fits no flavor"):  # more GPUs than the team's quota
         assign_flavors([PodSet("main", 3, gpu)], cq, dev_objects, dev_config)
+    # Borrowing, all three of the pool's GPUs; never a fourth.
+    assert assign_flavors([PodSet("main", 3, gpu)], cq, dev_objects, dev_config, borrow=True) == {"main": "gpu"}
+    with pytest.raises(AssertionError, match="fits no flavor"):
+        assign_flavors([PodSet("main", 4, gpu)], cq, dev_objects, dev_config, borrow=True)
     huge = {"spec": {"containers": [{**container, "resources": {"requests": {"cpu": "9", "memory": "1Gi"}}}]}}
     with pytest.raises(AssertionError, match="pod larger than a node"):  # quota fits, no node does
         assign_flavors([PodSet("main", 1, huge)], cq, dev_objects, dev_config)
