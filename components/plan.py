@@ -43,7 +43,7 @@ from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
 from .governance.policies import pool_guard
-from .kueue.policies import aggregated_role_guard
+from .kueue.policies import aggregated_role_guard, priority_class_guard
 from .operators.policies import rayservice_guard
 from .monitoring.scrape import scrape_objects
 from .kueue.crds import kueue_crds
@@ -284,7 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The admission policies first: the role guard must exist before Kueue's chart is
         # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
         # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
-        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *objects,
+        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config),
+                                           *objects,
                                            *scrape_objects(config), *rayservice_guard(config),
                                            *operator_objects(config), *access_objects(config)], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")

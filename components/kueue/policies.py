@@ -1,6 +1,7 @@
-"""The aggregated-role guard, a ValidatingAdmissionPolicy as plain dicts (pure; no Pulumi import).
+"""The stack's guards on Kueue's objects, ValidatingAdmissionPolicies as plain dicts (pure; no
+Pulumi import).
 
-The guard makes `helm uninstall --wait` of Kueue finish. Kueue's chart has two
+The aggregated-role guard makes `helm uninstall --wait` of Kueue finish. Kueue's chart has two
 ClusterRoles with an `aggregationRule` (`<release>-batch-admin-role`, `<release>-batch-user-role`).
 While Helm deletes them together with the roles they aggregate, kube-controller-manager's
 clusterrole-aggregation-controller still has them in its cache and server-side-applies their
@@ -9,6 +10,12 @@ ends and the two roles stay behind (seen on Kubernetes 1.36 with Helm 3.22: ../s
 kueue.md §15). The guard refuses to create a ClusterRole of those names that Helm does not label
 as its own, so the controller's re-creation fails and the roles stay deleted. Helm's own installs
 and upgrades carry the label and pass; updates are not affected.
+
+The priority-class guard refuses, in team namespaces, an object whose
+`kueue.x-k8s.io/priority-class` label names no WorkloadPriorityClass of the stack. Kueue itself
+accepts such a job and then never makes its Workload: the job stays suspended with no word to its
+owner (the error is only in Kueue's log; tests/e2e/test_waiting.py). Creates only, so that a class
+removed later never blocks the controllers' updates of jobs that already run.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..k8s.admission import cel_list, guard
+from ..config import DEFAULT_PRIORITY, MANAGED_LABEL, StackConfig
 from .objects import COMMON_LABELS
 from .values import KUEUE_RELEASE_NAME
 
@@ -24,6 +32,8 @@ BATCH_USER_ROLE = f"{KUEUE_RELEASE_NAME}-batch-user-role"
 AGGREGATED_ROLES = (f"{KUEUE_RELEASE_NAME}-batch-admin-role", BATCH_USER_ROLE)
 HELM_MANAGED_BY = ("app.kubernetes.io/managed-by", "Helm")  # Helm's own label on everything it installs
 AGGREGATED_ROLE_GUARD = "kueue-aks-aggregated-role-guard"
+PRIORITY_CLASS_GUARD = "kueue-aks-priority-class-guard"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def aggregated_role_guard() -> list[dict[str, Any]]:
@@ -50,3 +60,33 @@ def aggregated_role_guard() -> list[dict[str, Any]]:
             "reason": "Forbidden",
         }],
     })
+
+
+def priority_class_guard(config: StackConfig) -> list[dict[str, Any]]:
+    """The policy and its binding: in team namespaces, a priority-class label names one of the
+    stack's WorkloadPriorityClasses, or the object is refused with the classes there are."""
+    names = [pc.name for pc in config.priority_classes]
+    label = f"object.metadata.labels['{PRIORITY_CLASS_LABEL}']"
+    return guard(PRIORITY_CLASS_GUARD, COMMON_LABELS, {
+        "matchConstraints": {
+            # Every kind: Kueue reads the label on each job kind it integrates, and on bare pods.
+            "resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["*"]}],
+            "namespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
+        },
+        "matchConditions": [{"name": "has-priority-class-label", "expression": (
+            f"has(object.metadata) && has(object.metadata.labels) && '{PRIORITY_CLASS_LABEL}' in object.metadata.labels")}],
+        "validations": [{
+            "expression": f"{label} in {cel_list(names)}",
+            "messageExpression": (
+                f"'{PRIORITY_CLASS_LABEL}: ' + {label} + ' is not a WorkloadPriorityClass of this cluster; use one of: "
+                f"{', '.join(names)} (kubectl get workloadpriorityclasses), or leave the label out to run as "
+                f"{_default_class(config)} (policy {PRIORITY_CLASS_GUARD})'"),
+            "reason": "Invalid",
+        }],
+    })
+
+
+def _default_class(config: StackConfig) -> str:
+    """How an unlabelled job runs, in the words of the message above."""
+    same = [pc.name for pc in config.priority_classes if pc.value == DEFAULT_PRIORITY]
+    return same[0] if same else f"priority {DEFAULT_PRIORITY}"

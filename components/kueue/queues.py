@@ -15,8 +15,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
-from ..k8s.manifest import ObjectResource
+from ..k8s.manifest import ObjectResource, admission_policy
 from .objects import QueueSet, QuotaRow
+from .policies import priority_class_guard
 from .crds import kueue_crds
 from .validate import CrdError, KueueValidationError, check_objects
 
@@ -112,6 +113,8 @@ class KueueQueues(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kueue-aks:queues:KueueQueues", name, None, opts)
+        # Before any team namespace exists, so no job with a mistyped priority is ever accepted.
+        self.priority_guard = admission_policy(self, f"{name}-priority-guard", *priority_class_guard(config))
         created: dict[tuple[str, str], pulumi.Resource] = {}
         objects = queues.objects
         for obj in objects:  # builders return objects in dependency order
@@ -125,7 +128,8 @@ class KueueQueues(pulumi.ComponentResource):
                 # same holds for the job operators (`namespaces_after`) and their kinds.
                 resource: pulumi.Resource = k8s.core.v1.Namespace(
                     f"{name}-ns-{meta['name']}", metadata=meta,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after, *depends_on]))
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after, *depends_on,
+                                                                         *self.priority_guard]))
             else:
                 label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
                 resource = ObjectResource(

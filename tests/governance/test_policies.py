@@ -16,7 +16,7 @@ import pytest
 
 from components.config import StackConfig
 from components.governance.policies import POOL_GUARD, pool_guard
-from components.kueue.policies import AGGREGATED_ROLES, aggregated_role_guard
+from components.kueue.policies import AGGREGATED_ROLES, PRIORITY_CLASS_LABEL, aggregated_role_guard, priority_class_guard
 from tests.conftest import load_stack
 from tests.harness import stack_file_config
 
@@ -284,3 +284,43 @@ def test_updates_are_checked_only_until_the_pod_is_bound(operation: str, old_nod
     old = {"spec": {"nodeName": old_node}} if old_node is not None else {"spec": {}}
     pod = {"metadata": {"name": "p"}, "spec": {}}
     assert bool(_evaluate(condition["expression"], pod, request={"operation": operation}, oldObject=old)) is checked
+
+
+# --- the priority-class guard ----------------------------------------------------------------------
+
+
+def _labelled(value: str | None, kind: str = "Job") -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": "default"} | ({PRIORITY_CLASS_LABEL: value} if value is not None else {})
+    return {"apiVersion": "batch/v1", "kind": kind, "metadata": {"name": "j", "namespace": "research", "labels": labels}}
+
+
+def test_priority_guard_passes_the_stacks_classes_and_refuses_others_with_the_list() -> None:
+    config = load_stack(stack_file_config("dev"))
+    policy, binding = priority_class_guard(config)
+    spec = policy["spec"]
+    match, [rule] = spec["matchConditions"][0]["expression"], spec["validations"]
+    for name in ("high", "normal", "low"):
+        assert _evaluate(match, _labelled(name)) and _evaluate(rule["expression"], _labelled(name))
+    assert _evaluate(match, _labelled("urgent")) and not _evaluate(rule["expression"], _labelled("urgent"))
+    assert _evaluate(rule["messageExpression"], _labelled("urgent")) == (
+        "kueue.x-k8s.io/priority-class: urgent is not a WorkloadPriorityClass of this cluster; use one of: high, "
+        "normal, low (kubectl get workloadpriorityclasses), or leave the label out to run as normal "
+        "(policy kueue-aks-priority-class-guard)")
+    # Without the label, or without labels at all, the policy does not apply: such a job runs as normal.
+    assert not _evaluate(match, _labelled(None))
+    assert not _evaluate(match, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    # Creates in team namespaces only, so a class removed later never blocks updates of running jobs.
+    assert spec["matchConstraints"]["resourceRules"][0]["operations"] == ["CREATE"]
+    assert spec["matchConstraints"]["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/managed": "true"}}
+    assert binding["spec"]["validationActions"] == ["Deny"]
+
+
+def test_priority_guard_follows_the_configured_classes() -> None:
+    config = load_stack({**stack_file_config("dev"), "kueue-aks:priorityClasses": [
+        {"name": "batch", "value": 0}, {"name": "urgent", "value": 500}]})
+    policy, _ = priority_class_guard(config)
+    rule = policy["spec"]["validations"][0]
+    assert _evaluate(rule["expression"], _labelled("urgent"))
+    assert not _evaluate(rule["expression"], _labelled("high"))
+    assert "use one of: batch, urgent" in str(_evaluate(rule["messageExpression"], _labelled("high")))
+    assert "leave the label out to run as batch" in str(_evaluate(rule["messageExpression"], _labelled("high")))
