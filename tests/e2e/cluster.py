@@ -35,9 +35,12 @@ STAGES = Path(__file__).resolve().parent / "stages.yaml"
 SERVICE_CIDR = "127.100.0.0/16"
 # Pod IPs kwok hands out: loopback too, though nothing ever dials them (Services are reached at
 # their ClusterIP, the processes on 127.0.0.1), so clusters running side by side may share it.
-# EndpointSlices refuse loopback addresses, so Services have no endpoints here: the API server
-# calls webhooks at the ClusterIP, but the visibility APIService is never Available.
+# EndpointSlices refuse loopback addresses, so Services have no endpoints from their pods; the
+# visibility APIService, which needs one to be Available, gets a stand-in (kueue_controller.py).
 POD_CIDR = "127.64.0.1/16"
+# The CN of the admin certificate kwokctl writes (its pki.DefaultUser), which the API server also
+# presents as its proxy client certificate when it calls an aggregated API.
+ADMIN_CERT_USER = "kwok-admin"
 
 T = TypeVar("T")
 
@@ -119,16 +122,40 @@ def kubeconfig_entries(kubeconfig: Path) -> tuple[dict[str, Any], dict[str, Any]
 
 
 class Kubectl:
-    """kubectl against one cluster; every call has a timeout and returns text or parsed JSON."""
+    """kubectl against one cluster; every call has a timeout and returns text or parsed JSON.
 
-    def __init__(self, binary: Path, kubeconfig: Path) -> None:
-        self.binary, self.kubeconfig = binary, kubeconfig
+    `plugins` is a folder of kubectl plugins (binaries.Binaries.kubectl_kueue's) put first on PATH
+    for `kueue()`; `impersonating()` gives one that acts as another user."""
+
+    def __init__(self, binary: Path, kubeconfig: Path, plugins: Path | None = None,
+                 identity: tuple[str, ...] = ()) -> None:
+        self.binary, self.kubeconfig, self.plugins = binary, kubeconfig, plugins
+        self.identity = identity  # --as/--as-group flags added to every command
+
+    def impersonating(self, user: str, groups: Iterable[str] = ()) -> Kubectl:
+        """This kubectl acting as `user` in `groups`, as the API server authorizes a team member
+        (the admin's credentials may impersonate anyone)."""
+        return Kubectl(self.binary, self.kubeconfig, self.plugins,
+                       (f"--as={user}", *(f"--as-group={g}" for g in groups)))
 
     def run(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(self.binary), f"--kubeconfig={self.kubeconfig}", *args], input=input,
-                              capture_output=True, text=True, timeout=timeout)
+        return self._run([f"--kubeconfig={self.kubeconfig}", *self.identity, *args], input, check, timeout)
+
+    def kueue(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """`kubectl kueue …`, Kueue's plugin, as this kubectl's user. kubectl finds a plugin only
+        by the arguments before the first flag, so the flags follow the plugin's name."""
+        if self.plugins is None:
+            raise E2EError("this kubectl has no plugin folder; make it with Kubectl(..., plugins=...)")
+        env = {**os.environ, "PATH": f"{self.plugins}{os.pathsep}{os.environ.get('PATH', '')}"}
+        return self._run(["kueue", f"--kubeconfig={self.kubeconfig}", *self.identity, *args], None, check, timeout, env)
+
+    def _run(self, argv: list[str], input: str | None, check: bool, timeout: float,
+             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(self.binary), *argv], input=input, capture_output=True, text=True,
+                              timeout=timeout, env=env)
         if check and done.returncode != 0:
-            raise E2EError(f"kubectl {' '.join(args)} failed:\n{done.stderr.strip()}")
+            shown = [a for a in argv if not a.startswith("--kubeconfig=")]
+            raise E2EError(f"kubectl {' '.join(shown)} failed:\n{done.stderr.strip()}")
         return done
 
     def get(self, *args: str) -> Any:
@@ -212,7 +239,7 @@ class KwokCluster:
         self.name, self.binaries, self.workdir, self.service_cidr = name, binaries, workdir, service_cidr
         self.kubeconfig = workdir / "kubeconfig"
         self.env = {**os.environ, "KWOK_WORKDIR": str(workdir / "kwok")}
-        self.kubectl = Kubectl(binaries.kubectl, self.kubeconfig)
+        self.kubectl = Kubectl(binaries.kubectl, self.kubeconfig, binaries.kubectl_kueue.parent)
 
     def _config(self) -> Path:
         b = self.binaries
@@ -240,6 +267,14 @@ class KwokCluster:
                     "service-cluster-ip-range": self.service_cidr,
                     "advertise-address": "127.0.0.1",
                     "endpoint-reconciler-type": "none",
+                    # kwokctl sets the proxy client certificate but not these: without them an
+                    # aggregated API (Kueue's visibility API) cannot trust the X-Remote-* headers
+                    # and sees every request as the admin whose certificate the API server presents.
+                    "requestheader-client-ca-file": str(self.pki_dir() / "ca.crt"),
+                    "requestheader-allowed-names": ADMIN_CERT_USER,
+                    "requestheader-username-headers": "X-Remote-User",
+                    "requestheader-group-headers": "X-Remote-Group",
+                    "requestheader-extra-headers-prefix": "X-Remote-Extra-",
                 }),
                 args("kube-controller-manager", {"service-cluster-ip-range": self.service_cidr}),
                 args("kwok-controller", {"cidr": POD_CIDR, "node-ip": "127.0.0.1"}),
@@ -352,6 +387,10 @@ class KwokCluster:
 
     def logs_dir(self) -> Path:
         return self.workdir / "kwok" / "clusters" / self.name / "logs"
+
+    def pki_dir(self) -> Path:
+        """Where kwokctl writes the cluster's CA and admin certificate (known before it runs)."""
+        return self.workdir / "kwok" / "clusters" / self.name / "pki"
 
 
 class Helm:

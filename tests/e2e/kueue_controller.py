@@ -10,7 +10,8 @@ The chart's pods are kwok's fakes, so the `kueue` binary runs here instead, with
 - the webhook serving certificate that Kueue's internal cert manager writes into the Secret, copied
   into that cert folder, as the kubelet would for the Secret volume; it is emptied before every
   start;
-- the Services' ClusterIPs forwarded to the process's ports, as kube-proxy would.
+- the Services' ClusterIPs forwarded to the process's ports, as kube-proxy would, and for the
+  visibility Service a stand-in EndpointSlice, so that its APIService is Available (`ENDPOINTS_OWNER`).
 Kueue talks to the API server with the cluster admin's kubeconfig, not a service account.
 
 One path stays shared: the visibility server keeps a self-signed certificate in the hard-coded
@@ -49,6 +50,13 @@ VISIBILITY_SERVICE = f"{KUEUE_RELEASE_NAME}-visibility-server"
 LEADER_ELECTION_ID = "c1f6bfd2.kueue.x-k8s.io"
 # The webhook Service's port, where the API server calls it (and the tests stand in for Kueue).
 SERVICE_PORT = 443
+# The aggregator marks an APIService Available only when its Service has an EndpointSlice with a
+# ready address on the Service's port name, and then calls the ClusterIP (aggregator routing is
+# off), which forward_services serves. The pods' loopback IPs are refused in EndpointSlices, so the
+# harness writes one itself: a documentation address (RFC 5737) that nothing dials, and a
+# managed-by of its own, which the endpointslice controller leaves alone.
+ENDPOINTS_OWNER = "kueue-aks-e2e"
+STAND_IN_ADDRESS = "192.0.2.1"
 
 # Ready means Kueue's webhook answers for a real object: a server-side dry run passes it.
 PROBE_PATH = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
@@ -116,6 +124,27 @@ def local_config(config: dict[str, Any], ports: KueuePorts, cert_dir: Path) -> d
     return copy
 
 
+def stand_in_endpoints(service: Mapping[str, Any]) -> dict[str, Any]:
+    """An EndpointSlice for `service` with one ready endpoint on each of its ports (see
+    ENDPOINTS_OWNER); deleted with the Service."""
+    meta = service["metadata"]
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {
+            "name": f"{meta['name']}-{ENDPOINTS_OWNER}",
+            "namespace": meta["namespace"],
+            "labels": {"kubernetes.io/service-name": meta["name"],
+                       "endpointslice.kubernetes.io/managed-by": ENDPOINTS_OWNER},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": meta["name"], "uid": meta["uid"]}],
+        },
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [STAND_IN_ADDRESS], "conditions": {"ready": True}}],
+        "ports": [{"name": p.get("name", ""), "port": p["targetPort"], "protocol": p.get("protocol", "TCP")}
+                  for p in service["spec"]["ports"]],
+    }
+
+
 class KueueController:
     def __init__(self, binary: Path, kubectl: Kubectl, workdir: Path, forwarder: Forwarder) -> None:
         self.binary, self.kubectl, self.workdir, self.forwarder = binary, kubectl, workdir, forwarder
@@ -167,8 +196,11 @@ class KueueController:
         if not self._pod_to_local:
             raise E2EError("Kueue was not started, so it has no ports to forward to")
         for service in SERVICES:
-            spec = self.kubectl.get("service", service, "-n", KUEUE_NAMESPACE)["spec"]
+            obj = self.kubectl.get("service", service, "-n", KUEUE_NAMESPACE)
+            spec = obj["spec"]
             self.service_ips[service] = spec["clusterIP"]
+            if service == VISIBILITY_SERVICE:
+                self.kubectl.apply([stand_in_endpoints(obj)])
             for port in spec["ports"]:
                 target = self._pod_to_local.get(port["targetPort"])
                 if target is None:  # in a pod, nothing would answer there either
