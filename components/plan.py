@@ -287,7 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config),
                                            *objects,
                                            *scrape_objects(config), *rayservice_guard(config),
-                                           *operator_objects(config), *access_objects(config)], args.manifests)
+                                           *operator_objects(config),
+                                           *access_objects(config, stack_queues.local_queues)], args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/")
     return 0
 

@@ -13,10 +13,11 @@ import pytest
 import yaml
 
 from components import plan
-from components.kueue.objects import build_objects, quota_table
+from components.access.members import access_objects
+from components.kueue.objects import build_objects, queue_set, quota_table
 from components.operators.installs import operator_objects
 from components.governance.policies import pool_guard
-from components.kueue.policies import aggregated_role_guard
+from components.kueue.policies import aggregated_role_guard, priority_class_guard
 from components.operators.policies import rayservice_guard
 from components.monitoring.scrape import scrape_objects
 from components.kueue.validate import validate_objects
@@ -113,13 +114,17 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     files = sorted((tmp_path / "out").glob("*.yaml"))
     objects = [yaml.safe_load(f.read_text()) for f in files]
     config = plan.load_stack("dev", ROOT)
-    # The admission policies first (the role guard before Kueue's chart, the pool guard before any
-    # work is submitted), then the Kueue objects; apply order kept by the file numbering.
-    policies = [*aggregated_role_guard(), *pool_guard(config)]
-    assert [o["metadata"]["name"] for o in policies] == ["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
+    # The admission policies first (the role guard before Kueue's chart, the pool guard and the
+    # priority-class guard before any work is submitted), then the Kueue objects; apply order kept
+    # by the file numbering.
+    policies = [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config)]
+    assert [o["metadata"]["name"] for o in policies] == (["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
+                                                         + ["kueue-aks-priority-class-guard"] * 2)
     kueue_objects, scraping = build_objects(config), scrape_objects(config)
     assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
-    # Then the RayService guard and the job operators' CRDs, manifest objects and Trainer's runtime.
+    # Then the RayService guard, the job operators' CRDs, manifest objects and Trainer's runtime, and
+    # the team members' RBAC objects (none: the dev stack lists no members).
+    assert access_objects(config, queue_set(config).local_queues) == []
     assert objects == [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
     assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
     assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"

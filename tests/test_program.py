@@ -213,10 +213,13 @@ def test_governance_pool_guard_covers_every_pool_and_the_configured_exemptions(d
 def test_without_governance_nothing_of_it_is_registered(dev_config_map: dict[str, Any]) -> None:
     run = run_program(_with(dev_config_map, "kueue-aks:governance", {"enforce": False}))
     assert run.of_type(POOL_GUARD) == []
-    # Only Kueue's aggregated-role guard and the RayService guard (not governance's) are left.
-    assert sorted(r.name for r in run.of_type(ADMISSION_POLICY)) == ["kueue-role-guard", "operators-rayservice-guard"]
+    # Only Kueue's aggregated-role guard, the priority-class guard and the RayService guard (not
+    # governance's) are left.
+    assert sorted(r.name for r in run.of_type(ADMISSION_POLICY)) == ["kueue-role-guard", "operators-rayservice-guard",
+                                                                      "queues-priority-guard"]
     assert sorted(r.name for r in run.of_type(ADMISSION_BINDING)) == ["kueue-role-guard-binding",
-                                                                       "operators-rayservice-guard-binding"]
+                                                                       "operators-rayservice-guard-binding",
+                                                                       "queues-priority-guard-binding"]
     taints = {r.inputs["agentPoolName"]: r.inputs["nodeTaints"] for r in run.of_type(POOL)}
     assert taints == {"cpu": [], "gpu": [GPU_TAINT], "tas": []}
     # Nor does anything tolerate the taint, and Kueue gets no pod integration.

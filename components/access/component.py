@@ -54,7 +54,7 @@ class TeamAccess(pulumi.ComponentResource):
         in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         self.resources = [_rbac_object(f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-"
                                        f"{obj['metadata']['name']}", obj, in_cluster)
-                          for obj in access_objects(config)]
+                          for obj in access_objects(config, queues.local_queues)]
         groups = member_groups(config)
         if cluster_id is not None and groups:
             subscription = authorization.get_client_config_output().subscription_id

@@ -8,7 +8,9 @@ A member group gets, in its team's namespace only:
 - `kueue-aks-team-member`: read the pods the jobs start, their logs and the events that say why
   they wait.
 Cluster-wide, read-only, what tells a member about capacity: ClusterQueues (their quotas and
-usage), ResourceFlavors, Cohorts, Topologies and WorkloadPriorityClasses.
+usage), ResourceFlavors, Cohorts, Topologies and WorkloadPriorityClasses; and the pending
+workloads of the team's own ClusterQueues (`kueue-aks-pending-workloads-<team>`, by name: every
+ClusterQueue holds one team's jobs), which `kubectl kueue list workload` reads for a job's place.
 
 Nothing else: no pods of their own (a pod is created by a job Kueue admitted), no Secrets, no
 namespaces, nodes or priority classes, no Kueue or operator configuration, and no other team's
@@ -18,6 +20,7 @@ other ClusterRole the stack makes carries its aggregation label.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,7 @@ CAPACITY_VIEWER_ROLE = "kueue-aks-capacity-viewer"
 BATCH_USER_BINDING = "kueue-aks-batch-users"
 MEMBER_BINDING = "kueue-aks-team-members"
 CAPACITY_VIEWER_BINDING = "kueue-aks-capacity-viewers"
+PENDING_WORKLOADS_PREFIX = "kueue-aks-pending-workloads-"  # + team: ClusterRole and ClusterRoleBinding
 RBAC_API = "rbac.authorization.k8s.io/v1"
 READ = ["get", "list", "watch"]
 
@@ -65,8 +69,16 @@ def _binding(kind: str, name: str, namespace: str | None, role: str, groups: lis
             "subjects": _subjects(groups)}
 
 
-def access_objects(config: StackConfig) -> list[dict[str, Any]]:
-    """The RBAC objects, in apply order (roles before bindings); none when no team has members."""
+def pending_workloads_role(team: str, cluster_queues: list[str]) -> dict[str, Any]:
+    """Read the pending workloads of the team's ClusterQueues, and of no other."""
+    return {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": object_meta(PENDING_WORKLOADS_PREFIX + team),
+            "rules": [{"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["clusterqueues/pendingworkloads"],
+                       "resourceNames": cluster_queues, "verbs": ["get"]}]}
+
+
+def access_objects(config: StackConfig, local_queues: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """The RBAC objects, in apply order (each role before its bindings); none when no team has
+    members. `local_queues`: the QueueSet's team -> LocalQueue -> {"clusterQueue": ...}."""
     groups = member_groups(config)
     if not groups:
         return []
@@ -76,6 +88,10 @@ def access_objects(config: StackConfig) -> list[dict[str, Any]]:
         if team.members:
             objects.append(_binding("RoleBinding", BATCH_USER_BINDING, team.name, BATCH_USER_ROLE, team.members))
             objects.append(_binding("RoleBinding", MEMBER_BINDING, team.name, MEMBER_ROLE, team.members))
+            queues = sorted({q["clusterQueue"] for q in local_queues.get(team.name, {}).values()})
+            objects.append(pending_workloads_role(team.name, queues))
+            objects.append(_binding("ClusterRoleBinding", PENDING_WORKLOADS_PREFIX + team.name, None,
+                                    PENDING_WORKLOADS_PREFIX + team.name, team.members))
     return objects
 
 

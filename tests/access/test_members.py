@@ -15,7 +15,8 @@ import pytest
 
 from components.access.component import CLUSTER_USER_ROLE
 from components.access.members import (BATCH_USER_BINDING, CAPACITY_VIEWER_BINDING, CAPACITY_VIEWER_ROLE, MEMBER_BINDING,
-                                       MEMBER_ROLE, access_objects, member_groups, team_access)
+                                       MEMBER_ROLE, PENDING_WORKLOADS_PREFIX, access_objects, member_groups,
+                                       team_access)
 from components.cluster.component import ExistingClusterMismatch, check_entra_integration
 from components.config import ConfigError, ExistingCluster
 from components.kueue.objects import queue_set
@@ -118,12 +119,12 @@ def test_a_bad_member_stops_the_program_before_any_resource(dev_map: dict[str, A
 
 
 def test_no_members_no_objects(dev_map: dict[str, Any]) -> None:
-    assert access_objects(load_stack(dev_map)) == []
+    assert access_objects(load_stack(dev_map), {}) == []
 
 
 def test_bindings_name_exactly_each_teams_groups_in_its_own_namespace(members_map: dict[str, Any]) -> None:
     config = load_stack(members_map)
-    objects = access_objects(config)
+    objects = access_objects(config, queue_set(config).local_queues)
     bindings = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects if o["kind"] == "RoleBinding"}
     assert set(bindings) == {(ns, b) for ns in ("research", "platform") for b in (BATCH_USER_BINDING, MEMBER_BINDING)}
     for (namespace, name), binding in bindings.items():
@@ -131,25 +132,40 @@ def test_bindings_name_exactly_each_teams_groups_in_its_own_namespace(members_ma
         assert [s["name"] for s in binding["subjects"]] == list(team.members)
         assert {s["kind"] for s in binding["subjects"]} == {"Group"}
         assert binding["roleRef"]["name"] == (BATCH_USER_ROLE if name == BATCH_USER_BINDING else MEMBER_ROLE)
-    (viewers,) = [o for o in objects if o["kind"] == "ClusterRoleBinding"]
-    assert viewers["metadata"]["name"] == CAPACITY_VIEWER_BINDING
+    cluster_bindings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterRoleBinding"}
+    assert set(cluster_bindings) == {CAPACITY_VIEWER_BINDING, *(PENDING_WORKLOADS_PREFIX + t.name for t in config.teams)}
+    viewers = cluster_bindings[CAPACITY_VIEWER_BINDING]
     assert viewers["roleRef"]["name"] == CAPACITY_VIEWER_ROLE
     assert [s["name"] for s in viewers["subjects"]] == sorted({RESEARCH, SHARED_GROUP, PLATFORM})
 
 
+def test_a_member_reads_the_pending_workloads_of_its_own_cluster_queues_only(members_map: dict[str, Any]) -> None:
+    config = load_stack(members_map)
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in access_objects(config, queue_set(config).local_queues)}
+    role = objects[("ClusterRole", PENDING_WORKLOADS_PREFIX + "research")]
+    assert role["rules"] == [{"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["clusterqueues/pendingworkloads"],
+                              "resourceNames": ["research", "research-topology"], "verbs": ["get"]}]
+    binding = objects[("ClusterRoleBinding", PENDING_WORKLOADS_PREFIX + "research")]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert [s["name"] for s in binding["subjects"]] == [RESEARCH, SHARED_GROUP]
+
+
 def test_a_team_without_members_gets_no_binding(dev_map: dict[str, Any]) -> None:
-    objects = access_objects(load_stack(with_members(dev_map, {"platform": [PLATFORM]})))
+    config = load_stack(with_members(dev_map, {"platform": [PLATFORM]}))
+    objects = access_objects(config, queue_set(config).local_queues)
     assert {o["metadata"].get("namespace") for o in objects if o["kind"] == "RoleBinding"} == {"platform"}
 
 
 def test_the_stacks_own_roles_only_read_and_never_aggregate(members_map: dict[str, Any]) -> None:
-    roles = [o for o in access_objects(load_stack(members_map)) if o["kind"] == "ClusterRole"]
-    assert {r["metadata"]["name"] for r in roles} == {MEMBER_ROLE, CAPACITY_VIEWER_ROLE}
+    config = load_stack(members_map)
+    roles = [o for o in access_objects(config, queue_set(config).local_queues) if o["kind"] == "ClusterRole"]
+    assert {r["metadata"]["name"] for r in roles} == {MEMBER_ROLE, CAPACITY_VIEWER_ROLE, *(
+        PENDING_WORKLOADS_PREFIX + t for t in ("research", "platform"))}
     for role in roles:
         assert not any(k.startswith("rbac.") for k in role["metadata"]["labels"]), role["metadata"]["labels"]
         assert "aggregationRule" not in role
         for rule in role["rules"]:
-            assert set(rule["verbs"]) == {"get", "list", "watch"}, rule
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, rule
             assert "secrets" not in rule["resources"] and "*" not in rule["resources"]
 
 
@@ -235,3 +251,17 @@ def test_an_existing_cluster_without_entra_id_is_refused_for_members() -> None:
     assert str(err.value).startswith("kueue-aks:teams[].members needs the AKS-managed Entra ID integration")
     assert "az aks update --resource-group grp --name clu --enable-aad" in str(err.value)
     assert check_entra_integration(ExistingCluster("grp", "clu"), SimpleNamespace(managed=True)) is True
+
+
+def test_the_plan_says_who_can_submit_where(members_map: dict[str, Any]) -> None:
+    from components.plan import access_markdown
+
+    config = load_stack(members_map)
+    text = access_markdown(config, queue_set(config))
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| research")
+            or line.startswith("| platform")}
+    assert f"`{RESEARCH}`, `{SHARED_GROUP}`" in rows["research"] and "`default`, `topology`" in rows["research"]
+    assert f"`{SHARED_GROUP}`, `{PLATFORM}`" in rows["platform"] and "gpu: 4.63 vCPU, 30.85 GiB, 1 GPU" in rows["platform"]
+    assert "A job without the `kueue.x-k8s.io/priority-class` label runs at 0, as `normal`." in text
+    lonely = load_stack(with_members(stack_file_config("dev"), {}))
+    assert "none: only the cluster's admins can submit here" in access_markdown(lonely, queue_set(lonely))

@@ -3,7 +3,8 @@
 The engine deletes a resource once everything that depends on it is deleted, and deletes
 independent resources in parallel. The graph below is the program's (components/kueue/queues.py,
 kueue.py, gpu.py, helm.py, governance.py, monitoring.py): each Kueue object depends on what it names and on the Kueue release;
-team namespaces depend on the release and on the ClusterQueues that select them; the release depends on its namespace and the
+team namespaces depend on the release, on the ClusterQueues that select them and on the
+priority-class guard; the team members' RBAC objects on every Kueue object; the release depends on its namespace and the
 aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
 uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
 with the release's timeout. The Kueue process stops when its release starts to go, as its pods
@@ -24,7 +25,8 @@ from components.k8s.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.operators.installs import trainer_runtimes
 from components.governance.policies import pool_guard
-from components.kueue.policies import aggregated_role_guard
+from components.access.members import access_objects
+from components.kueue.policies import aggregated_role_guard, priority_class_guard
 from components.operators.policies import rayservice_guard
 from components.kueue.queues import references
 from components.monitoring.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
@@ -85,12 +87,21 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
         steps[key] = Step(key, delete_object(obj))
         names = [f"{kind}/{ref}" for kind, ref in references(obj, cluster.objects)]
         depends[key] = names + [kueue_release]
-    guard = aggregated_role_guard()
-    policies = [guard] + ([pool_guard(cluster.config)] if cluster.config.governance.enforce else [])
+    guard, priority_guard = aggregated_role_guard(), priority_class_guard(cluster.config)
+    policies = [guard, priority_guard] + ([pool_guard(cluster.config)] if cluster.config.governance.enforce else [])
     for obj in [o for pair in policies for o in pair] + [namespace(KUEUE_NAMESPACE)]:
         steps[_key(obj)] = Step(_key(obj), delete_object(obj))
     for policy, binding in policies:
         depends[_key(binding)] = [_key(policy)]
+    # Team namespaces wait for the priority guard (components/kueue/queues.py); the members' RBAC
+    # objects for everything of KueueQueues (components/access/component.py, `after=[queues]`).
+    for obj in cluster.objects:
+        if obj["kind"] == "Namespace":
+            depends[_key(obj)] += [_key(o) for o in priority_guard]
+    queue_objects = [_key(o) for o in cluster.objects]
+    for obj in access_objects(cluster.config, cluster.queue_set.local_queues):
+        steps[_key(obj)] = Step(_key(obj), delete_object(obj))
+        depends[_key(obj)] = list(queue_objects)
     steps[kueue_release] = Step(kueue_release, uninstall(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, cluster.kueue.stop))
     depends[kueue_release] = [_key(o) for o in guard] + [_key(namespace(KUEUE_NAMESPACE))]
     for obj in scrape_objects(cluster.config):  # components/monitoring/component.py: each waits for what it names

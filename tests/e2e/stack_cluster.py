@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from components.access.members import access_objects
 from components.config import KUEUE_NAMESPACE, StackConfig
 from components.gpu.values import (DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart,
                                    device_plugin_values)
@@ -29,13 +30,13 @@ from components.kueue.objects import queue_set
 from components.multikueue.manager import Worker, manager_queue_set
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from components.governance.policies import pool_guard
-from components.kueue.policies import aggregated_role_guard
+from components.kueue.policies import aggregated_role_guard, priority_class_guard
 from components.kueue.queues import references
 from components.monitoring.scrape import scrape_objects, service_monitor
 
 from .autoscaler import Autoscaler, autoscaled_pools
 from .binaries import Binaries, provisioning_request_crd
-from .cluster import SERVICE_CIDR, E2EError, Helm, KwokCluster, conditions, is_true, wait_for
+from .cluster import SERVICE_CIDR, E2EError, Helm, Kubectl, KwokCluster, conditions, is_true, wait_for
 from .forward import Forwarder
 from .kueue_controller import KueueController
 from .nodes import fake_nodes
@@ -73,8 +74,9 @@ class StackCluster:
         self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
         self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
-        self.objects = (manager_queue_set(self.config, self.workers) if self.config.multi_kueue.is_manager
-                        else queue_set(self.config)).objects
+        self.queue_set = (manager_queue_set(self.config, self.workers) if self.config.multi_kueue.is_manager
+                          else queue_set(self.config))
+        self.objects = self.queue_set.objects
         self.initial_nodes = fake_nodes(self.config)
         self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
 
@@ -88,6 +90,16 @@ class StackCluster:
     def nodes(self) -> list[dict[str, Any]]:
         """The nodes now: the autoscaler adds and removes them."""
         return self.kubectl.items("nodes")
+
+    @staticmethod
+    def member_user(team: str) -> str:
+        return f"{team}-member@example.com"
+
+    def member(self, team: str) -> Kubectl:
+        """kubectl as a user in the team's member groups, as AKS's Entra ID sign-in presents them
+        (the token's groups claim holds the group object IDs)."""
+        groups = next(t.members for t in self.config.teams if t.name == team)
+        return self.kubectl.impersonating(self.member_user(team), list(groups))
 
     def _timed(self, step: str, started: float) -> None:
         self.timings[step] = round(time.monotonic() - started, 1)
@@ -126,9 +138,12 @@ class StackCluster:
                               wait_seconds=HELM_WAIT_SECONDS)
             self._timed("device plugin chart", start)
 
+        self.kubectl.apply(priority_class_guard(self.config))  # before the namespaces (components/kueue/queues.py)
         if self.secrets:
             self.kubectl.apply(self.secrets)  # the program's Kueue objects wait for them (__main__.py)
         self.apply_objects()
+        if access := access_objects(self.config, self.queue_set.local_queues):  # after the team namespaces (components/access)
+            self.kubectl.apply(access)
         if self.config.monitoring.enabled:
             self.apply_scrape_objects()
         wait_for("every ClusterQueue and LocalQueue to be Active", self.queues_active, 60)

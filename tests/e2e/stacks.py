@@ -10,6 +10,7 @@ pool whose quotas the preflight clamped to the subscription's vCPU quota.
 from __future__ import annotations
 
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -105,9 +106,23 @@ WORKER_LOST_TIMEOUT_SECONDS = 20
 GC_INTERVAL_SECONDS = 5
 
 
+def member_group(team: str) -> str:
+    """The group object ID the tier gives a team's members: made up, stable, an Entra ID group's
+    shape (tests/e2e/test_access.py acts as a user of that group)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"https://kueue-aks.example/e2e/teams/{team}"))
+
+
+def with_members(config: dict[str, Any]) -> dict[str, Any]:
+    """Every team with one member group, as a platform admin lists them (kueue-aks:teams[].members);
+    a stack file's own members are kept."""
+    teams = [{**t, "members": t.get("members") or [member_group(t["name"])]} for t in config["kueue-aks:teams"]]
+    return {**config, "kueue-aks:teams": teams}
+
+
 def config_map(stack: str) -> dict[str, Any]:
-    """The stack's `config:` map, with the charts installed from ../shared's files."""
-    config = _stack_config_map(stack)
+    """The stack's `config:` map, with the charts installed from ../shared's files and every team
+    with a member group."""
+    config = with_members(_stack_config_map(stack))
     kueue = dict(config.get("kueue-aks:kueue") or {})
     kueue["chart"] = str(KUEUE_CHART_FILE)
     plugin: dict[str, Any] = {"chart": str(DEVICE_PLUGIN_CHART_FILE)}

@@ -246,7 +246,7 @@ def _facts_with(facts: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     (lambda f: _facts_with(f, teams={"research": f["teams"]["research"]}), "has no team 'platform'"),
     (lambda f: _facts_with(f, teams={**f["teams"], "research": {"share": "60", "localQueues": {"batch": "research"}}}),
      "team 'research' has LocalQueues batch, worker 'westus3' has default"),
-    (lambda f: _facts_with(f, priorityClasses={"high": 1000, "normal": 100}), "has priority class 'low' missing"),
+    (lambda f: _facts_with(f, priorityClasses={"high": 1000, "normal": 0}), "has priority class 'low' missing"),
     (lambda f: _facts_with(f, clusterQueues={**f["clusterQueues"], "research": {
         **f["clusterQueues"]["research"], "topologyAware": True}}), "team 'research' has only topology-aware pools there"),
     (lambda f: _facts_with(f, factsVersion=99), "was deployed by another kueue-aks version"),

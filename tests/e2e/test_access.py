@@ -1,0 +1,156 @@
+"""Team members on the real API server and Kueue (issue 36): what a member of a team may do, and
+everything they may not.
+
+The dev stack's teams each have one member group (stacks.member_group); the tests act as a user of
+research's group through impersonation (`--as`, `--as-group`), which the API server authorizes
+exactly as it would the user's own Entra ID token on AKS (the token's groups claim carries the
+group object IDs). What they are granted is components/access/members.py, applied as the program
+applies it (stack_cluster.py). Every refusal is checked by the API server's own Forbidden message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import POOL_LABEL
+from tests.harness import ROOT
+from tests.test_samples import pod_sets
+
+from .cluster import Kubectl, wait_for
+from .conftest import on_stacks
+from .jobs import PRIORITY_LABEL, job, wait_admitted
+from .stack_cluster import StackCluster
+
+TEAM, OTHER_TEAM = "research", "platform"
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{ns}/localqueues/{lq}/pendingworkloads"
+SAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+
+# The API server's RBAC refusal, as kubectl prints it after `Error from server (Forbidden): `.
+FORBIDDEN = 'User "{user}" cannot {verb} resource "{resource}" {where}'
+
+
+def forbidden(user: str, verb: str, resource: str, where: str) -> str:
+    return FORBIDDEN.format(user=user, verb=verb, resource=resource, where=where)
+
+
+def refused(kubectl: Kubectl, *args: str, input: str | None = None) -> str:
+    done = kubectl.run(*args, input=input, check=False)
+    assert done.returncode != 0, f"kubectl {' '.join(args)} was allowed:\n{done.stdout}"
+    assert "forbidden" in done.stderr.lower(), done.stderr
+    return done.stderr
+
+
+@pytest.fixture
+def member(cluster: StackCluster) -> Kubectl:
+    return cluster.member(TEAM)
+
+
+def _resource(doc: dict[str, Any]) -> str:
+    """kubectl's name for a document's kind: `job.batch`, `rayjob.ray.io`, ..."""
+    group = doc["apiVersion"].rsplit("/", 1)[0] if "/" in doc["apiVersion"] else ""
+    return f"{doc['kind'].lower()}.{group}" if group else doc["kind"].lower()
+
+
+@on_stacks("dev")
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_member_submits_the_sample_and_kueue_admits_it(cluster: StackCluster, sample: Path) -> None:
+    """Every sample of every kind the stack enables, as a member of the sample's team: created,
+    admitted in the team's queue, GPU pod sets on a GPU flavor, deleted by the member."""
+    doc = yaml.safe_load(sample.read_text())
+    meta = doc["metadata"]
+    member = cluster.member(meta["namespace"])
+    member.apply([doc])
+    try:
+        wl = wait_admitted(cluster, meta["namespace"], meta["name"], kind=doc["kind"])
+        assert wl["spec"]["queueName"] == doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+        assigned = {ps["name"]: ps["flavors"] for ps in wl["status"]["admission"]["podSetAssignments"]}
+        gpu_pools = {p.name for p in cluster.config.node_pools if p.is_gpu}
+        for ps in pod_sets(doc):
+            if ps.pod_requests.get("nvidia.com/gpu"):
+                assert set(assigned[ps.name].values()) <= gpu_pools, (ps.name, assigned)
+        # Its priority is the sample's label, as every sample states one.
+        assert (wl["spec"].get("priorityClassRef") or {}).get("name") == meta["labels"][PRIORITY_LABEL], wl["spec"]
+    finally:
+        member.run("delete", _resource(doc), meta["name"], "-n", meta["namespace"], "--ignore-not-found", "--wait=true",
+                   "--timeout=90s", timeout=120)
+    # Nothing left holding quota for the next sample: no Workload at all in the namespace.
+    wait_for(f"every Workload in {meta['namespace']} to be gone after {meta['name']}",
+             lambda: (not (left := cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", meta["namespace"])),
+                      [w["metadata"]["name"] for w in left]), 90)
+
+
+@on_stacks("dev")
+def test_member_reads_pods_events_and_capacity(cluster: StackCluster, member: Kubectl) -> None:
+    for args in (("get", "pods", "-n", TEAM), ("get", "events", "-n", TEAM), ("get", "workloads.kueue.x-k8s.io", "-n", TEAM),
+                 ("get", "localqueues.kueue.x-k8s.io", "-n", TEAM), ("get", "clusterqueues.kueue.x-k8s.io"),
+                 ("get", "resourceflavors.kueue.x-k8s.io"), ("get", "cohorts.kueue.x-k8s.io"),
+                 ("get", "workloadpriorityclasses.kueue.x-k8s.io")):
+        member.run(*args)
+    for verb, resource in (("get", "pods/log"), ("create", "rayjobs.ray.io"), ("delete", "pytorchjobs.kubeflow.org"),
+                           ("watch", "jobsets.jobset.x-k8s.io"), ("create", "trainjobs.trainer.kubeflow.org")):
+        assert member.run("auth", "can-i", verb, resource, "-n", TEAM).stdout.strip() == "yes", (verb, resource)
+
+
+REFUSALS = {
+    # (kubectl arguments, the refusal: verb, resource, where)
+    "another-teams-namespace": (
+        ("create", "-f", "-"), ("create", "jobs", 'in API group "batch" in the namespace "platform"'),
+        job(OTHER_TEAM, "trespass")),
+    "another-teams-workloads": (
+        ("get", "workloads.kueue.x-k8s.io", "-n", OTHER_TEAM), ("list", "workloads", 'in API group "kueue.x-k8s.io" in the namespace "platform"'), None),
+    "clusterqueue-edit": (
+        ("patch", "clusterqueue.kueue.x-k8s.io", TEAM, "--type=merge", "-p", '{"spec":{"cohortName":"mine"}}'),
+        ("patch", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope'), None),
+    "own-localqueue": (
+        ("create", "-f", "-"), ("create", "localqueues", f'in API group "kueue.x-k8s.io" in the namespace "{TEAM}"'),
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "mine", "namespace": TEAM},
+         "spec": {"clusterQueue": OTHER_TEAM}}),
+    # A PUT straight away: kubectl's label and patch first read the namespace, which is refused too.
+    "namespace-label": (
+        ("replace", "--raw", f"/api/v1/namespaces/{TEAM}", "-f", "-"),
+        ("update", "namespaces", f'in API group "" in the namespace "{TEAM}"'),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM, "labels": {}}}),
+    "pod-on-a-user-pool": (
+        ("create", "-f", "-"), ("create", "pods", f'in API group "" in the namespace "{TEAM}"'),
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "direct", "namespace": TEAM},
+         "spec": {"nodeSelector": {POOL_LABEL: "gpu"}, "containers": [{"name": "c", "image": "busybox:1.37"}]}}),
+    "deployment": (
+        ("create", "deployment", "web", "--image=busybox:1.37", "-n", TEAM),
+        ("create", "deployments", f'in API group "apps" in the namespace "{TEAM}"'), None),
+    "kueue-secret": (
+        ("get", "secrets", "-n", "kueue-system"), ("list", "secrets", 'in API group "" in the namespace "kueue-system"'), None),
+    "own-secrets": (
+        ("get", "secrets", "-n", TEAM), ("list", "secrets", f'in API group "" in the namespace "{TEAM}"'), None),
+    "nodes": (("get", "nodes"), ("list", "nodes", 'in API group "" at the cluster scope'), None),
+    "priority-class": (
+        ("create", "priorityclass", "mine", "--value=1000000"), ("create", "priorityclasses", 'in API group "scheduling.k8s.io" at the cluster scope'), None),
+    "kueue-config": (
+        ("get", "configmaps", "-n", "kueue-system"), ("list", "configmaps", 'in API group "" in the namespace "kueue-system"'), None),
+}
+
+
+@on_stacks("dev")
+@pytest.mark.parametrize("case", list(REFUSALS))
+def test_member_is_refused(cluster: StackCluster, member: Kubectl, case: str) -> None:
+    args, (verb, resource, where), doc = REFUSALS[case]
+    stderr = refused(member, *args, input=None if doc is None else yaml.safe_dump(doc))
+    assert forbidden(cluster.member_user(TEAM), verb, resource, where) in stderr, stderr
+
+
+@on_stacks("dev")
+def test_a_user_of_no_team_can_do_nothing_in_team_namespaces(cluster: StackCluster) -> None:
+    stranger = cluster.kubectl.impersonating("stranger@example.com", ["00000000-0000-0000-0000-00000000beef"])
+    for team in (t.name for t in cluster.config.teams):
+        stderr = refused(stranger, "create", "-f", "-", input=yaml.safe_dump(job(team, "stranger")))
+        assert forbidden("stranger@example.com", "create", "jobs", f'in API group "batch" in the namespace "{team}"') in stderr
+        stderr = refused(stranger, "get", "workloads.kueue.x-k8s.io", "-n", team)
+        assert forbidden("stranger@example.com", "list", "workloads", f'in API group "kueue.x-k8s.io" in the namespace "{team}"') in stderr
+        stderr = refused(stranger, "get", "--raw", VISIBILITY.format(ns=team, lq="default"))
+        assert "forbidden" in stderr.lower() and "pendingworkloads" in stderr, stderr
+    stderr = refused(stranger, "get", "clusterqueues.kueue.x-k8s.io")
+    assert forbidden("stranger@example.com", "list", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope') in stderr
