@@ -7,6 +7,7 @@ configuration reference documents every key Pulumi.yaml declares and every key t
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -252,3 +253,56 @@ def test_ci_runs_the_readme_command_with_an_empty_home() -> None:
     assert 'scratch=$(mktemp -d)' in script
     for kept in ("KUEUE_AKS_E2E_CACHE", "GOMODCACHE", "GOCACHE"):
         assert re.search(rf"^\s*export .*\b{kept}\b", script, re.M), f".ci/run does not keep {kept}"
+
+
+# --- the batch user's "why is my job waiting" table -------------------------------------------------
+
+E2E_EXPECTATIONS = ("test_waiting.py", "test_access.py")
+PLACEHOLDER = re.compile(r"<[^<>]+>|\{\w+\}")
+
+
+def e2e_messages() -> list[str]:
+    """The messages the e2e tier expects: its modules' string constants, `{placeholders}` kept."""
+    out = []
+    for name in E2E_EXPECTATIONS:
+        tree = ast.parse((ROOT / "tests" / "e2e" / name).read_text())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                out.append(node.value.value)
+    return out
+
+
+def waiting_table_messages() -> list[str]:
+    """Every quoted message in the first column of docs/batch-users.md's "why is my job waiting" table."""
+    text = (DOCS / "batch-users.md").read_text()
+    section = text.split("## Why is my job waiting", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| what you see")]
+    quoted = [q for row in rows for q in re.findall(r"`([^`]+)`", row.split(" | ")[0])]
+    return [q for q in quoted if " " in q and not q.startswith("kubectl ")]  # messages, not commands or one word
+
+
+def expected_by_e2e(message: str, expected: list[str]) -> bool:
+    """Whether a quoted message (`<…>` where it differs, `…` where it is cut) is one the e2e tier
+    expects: a constant's template matches it whole, or a constant holds every fixed part of it."""
+    filled = PLACEHOLDER.sub("X", message)
+    for template in expected:
+        regex = "".join(re.escape(part) if i % 2 == 0 else ".+?" for i, part in enumerate(re.split(r"\{\w+\}", template)))
+        if re.fullmatch(regex, filled):
+            return True
+    parts = [p.strip() for p in PLACEHOLDER.sub("…", message).split("…") if len(p.strip()) >= 8]
+    return bool(parts) and any(all(part in PLACEHOLDER.sub("…", t) for part in parts) for t in expected)
+
+
+def test_every_message_of_the_waiting_table_is_one_the_e2e_tier_saw() -> None:
+    messages = waiting_table_messages()
+    assert len(messages) >= 12, messages
+    expected = e2e_messages()
+    unseen = [m for m in messages if not expected_by_e2e(m, expected)]
+    assert not unseen, f"docs/batch-users.md quotes messages no constant of tests/e2e/{E2E_EXPECTATIONS} expects: {unseen}"
+
+
+def test_the_waiting_table_check_can_fail() -> None:
+    expected = ["insufficient unused quota for {resource} in flavor {flavor}, {amount} more needed"]
+    assert expected_by_e2e("insufficient unused quota for <resource> in flavor gpu, 1 more needed", expected)
+    assert not expected_by_e2e("insufficient quota for <resource> in flavor gpu", expected)
+    assert not expected_by_e2e("the job is waiting for a node to be added", expected)

@@ -104,3 +104,13 @@ def delete_jobs(cluster: StackCluster, namespace: str, *names: str) -> None:
     if names:
         cluster.kubectl.run("delete", "job", "-n", namespace, *names, "--cascade=foreground", "--ignore-not-found",
                             "--wait=true", "--timeout=60s", timeout=90)
+
+
+def events_of(cluster: StackCluster, namespace: str, kind: str, name: str) -> list[dict[str, Any]]:
+    """The events about one object (what `kubectl describe` lists), oldest first: type, reason,
+    message and who reported it."""
+    found = cluster.kubectl.items("events", "-n", namespace, "--field-selector",
+                                  f"involvedObject.kind={kind},involvedObject.name={name}")
+    found.sort(key=lambda e: e.get("eventTime") or e.get("lastTimestamp") or e["metadata"]["creationTimestamp"])
+    return [{"type": e.get("type"), "reason": e.get("reason"), "message": e.get("message") or e.get("note", ""),
+             "from": e.get("reportingController") or (e.get("source") or {}).get("component")} for e in found]
