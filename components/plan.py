@@ -4,6 +4,7 @@
     python -m components.plan --stack dev                      # capacity and quota table
     python -m components.plan --stack dev --manifests out/     # plus every object as YAML
     python -m components.plan --stack dev --azure              # plus Azure's vCPU quota and VM sizes
+    python -m components.plan --stack dev --base origin/main   # quota changes against another version
 
 It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builders and validator
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
@@ -13,6 +14,12 @@ subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
 azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload
 identity's environment variables, a managed identity), prints the capacity table, and under
 quotaPolicy clamp shows the quotas clamped. Without it, nothing leaves the machine.
+With --base it prints only the quota changes from the stack's version on a git ref of the
+project's repository (`git show REF:Pulumi.<stack>.yaml`; a MultiKueue manager's workers from that
+ref too) or in a stack file given by its path (workers from --root), both sides built and validated
+alike (components/kueue/compare.py). A base without the stack shows it as new; a base whose file no
+longer parses, or whose objects fail validation, under this code is reported as such on stdout
+with exit code 2 or 3.
 Exit codes: 0 ok, 2 config error, 3 a generated object fails validation, 4 the Kueue CRDs cannot be
 read (a chart source that answers wrongly, or no chart with CI=true), 5 the preflight failed
 (Azure cannot give the pools, or cannot be read).
@@ -22,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +41,9 @@ import yaml
 from .access.members import access_objects, team_access
 from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
 from .gpu.values import device_plugin_values
+from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
 from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, provisioning_check,
-                            queue_set)
+                            queue_set, zero_gpu_quotas)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
 from .kueue.values import kueue_helm_values
@@ -50,8 +60,45 @@ from .kueue.crds import kueue_crds
 from .kueue.validate import CrdError, KueueValidationError, check_objects
 
 def load_stack(stack: str, root: Path) -> StackConfig:
-    raw, location = raw_from_stack_file(yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text()) or {})
+    return parse_stack(stack, (root / f"Pulumi.{stack}.yaml").read_text())
+
+
+def parse_stack(stack: str, text: str) -> StackConfig:
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError([Problem(f"Pulumi.{stack}.yaml", f"is not YAML: {err}")]) from None
+    if not isinstance(doc, dict):
+        raise ConfigError([Problem(f"Pulumi.{stack}.yaml", "is not a mapping")])
+    raw, location = raw_from_stack_file(doc)
     return parse_config(raw, stack=stack, location=location)
+
+
+@dataclass(frozen=True)
+class StackFiles:
+    """Where the plan reads stack files: the project directory, or a git ref of its repository."""
+
+    root: Path
+    ref: str | None = None
+
+    def where(self, stack: str) -> str:
+        return str(self.root / f"Pulumi.{stack}.yaml") if self.ref is None else f"{self.ref}:Pulumi.{stack}.yaml"
+
+    def read(self, stack: str) -> str | None:
+        """The stack file's text; None when there is no such file (there)."""
+        if self.ref is None:
+            path = self.root / f"Pulumi.{stack}.yaml"
+            return path.read_text() if path.exists() else None
+        # `./` makes the path relative to root, which need not be the repository's top.
+        shown = subprocess.run(["git", "-C", str(self.root), "show", f"{self.ref}:./Pulumi.{stack}.yaml"],
+                               capture_output=True, text=True, check=False)
+        return shown.stdout if shown.returncode == 0 else None
+
+
+def is_git_ref(ref: str, root: Path) -> bool:
+    found = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                           capture_output=True, text=True, check=False)
+    return found.returncode == 0
 
 
 def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
@@ -74,6 +121,9 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
             + " | ".join(cells)
             + f" | {human(row.resource, row.cohort)} | {human(row.resource, row.capacity)} |"
         )
+    # The same warnings the program logs: a share that rounds down to 0 GPUs only ever borrows them.
+    for warning in zero_gpu_quotas(config, rows):
+        lines += ["", f"**Warning:** {warning}."]
     lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools | placement |", "|---|---|---|---|---|"]
     lines += [f"| {t.name} | `{t.name}/{name}` | `{q.name}` | {', '.join(q.pools)} | "
               f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
@@ -108,19 +158,20 @@ def manager_markdown(config: StackConfig, workers: Sequence[Worker]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan_workers(config: StackConfig, root: Path) -> list[Worker]:
-    """A manager's workers, their facts computed from their stack files under `root` (the last part
-    of each stack reference names the file) as their stacks would export them; ConfigError names
-    the worker that is missing, invalid or does not fit."""
+def plan_workers(config: StackConfig, files: StackFiles) -> list[Worker]:
+    """A manager's workers, their facts computed from their stack files (the last part of each
+    stack reference names the file) as their stacks would export them; ConfigError names the
+    worker that is missing, invalid or does not fit."""
     workers = []
     for i, settings in enumerate(config.multi_kueue.workers):
         stack = settings.stack.rsplit("/", 1)[-1]
         path = f"{NAMESPACE}:multiKueue.workers[{i}].stack"
-        if not (root / f"Pulumi.{stack}.yaml").exists():
-            raise ConfigError([Problem(path, f"the plan reads worker {settings.name!r} from {root / f'Pulumi.{stack}.yaml'}, "
+        text = files.read(stack)
+        if text is None:
+            raise ConfigError([Problem(path, f"the plan reads worker {settings.name!r} from {files.where(stack)}, "
                                        "which does not exist")])
         try:
-            worker = load_stack(stack, root)
+            worker = parse_stack(stack, text)
         except ConfigError as err:
             raise ConfigError([Problem(path, f"worker {settings.name!r}: {p}") for p in err.problems]) from None
         facts = worker_facts(worker) if worker.multi_kueue.is_worker else None
@@ -230,6 +281,43 @@ def azure_preflight(config: StackConfig, root: Path, subscription: str | None) -
     return built, capacity_markdown(assessment)
 
 
+def built_queues(config: StackConfig, files: StackFiles, root: Path) -> tuple[list[Worker], QueueSet, Any]:
+    """The stack's QueueSet as the program builds it, checked against the CRDs of the chart it
+    installs (None when they could not be read, with a warning). Raises ConfigError (the
+    workers), CrdError and KueueValidationError."""
+    workers = plan_workers(config, files) if config.multi_kueue.is_manager else []
+    queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
+    found = kueue_crds(config.kueue.chart, config.kueue.version, root=root)
+    if found.missing:
+        print(f"warning: {found.missing}", file=sys.stderr)
+    check_objects(queues.objects, crds=found.crds, capacity=queues.capacity)
+    return workers, queues, found.crds
+
+
+def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path) -> tuple[int, str]:
+    """Exit code and Markdown of the quota changes from `base`'s version of the stack: a git ref
+    of root's repository, or a stack file's path (its manager's workers then from root)."""
+    stack, label = head.stack, f"`{base}`"
+    if Path(base).is_file():
+        files, text = StackFiles(root), Path(base).read_text()
+    else:
+        files = StackFiles(root, base)
+        text = files.read(stack)
+    after = stack_quotas(head, queues)
+    if text is None:
+        return 0, comparison_markdown(stack, label, None, after)
+    try:
+        config = parse_stack(stack, text)
+        _, base_queues, _ = built_queues(config, files, root)
+    except ConfigError as err:
+        return 2, unreadable_base_markdown(stack, label, "does not parse under this change's code",
+                                           [f"`{p.path}`: {p.message}" for p in err.problems])
+    except KueueValidationError as err:
+        return 3, unreadable_base_markdown(stack, label, "builds Kueue objects this change's validator rejects",
+                                           [str(v) for v in err.violations])
+    return 0, comparison_markdown(stack, label, stack_quotas(config, base_queues), after)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.plan", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
@@ -238,10 +326,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--azure", action="store_true", help="read Azure's vCPU quota and VM sizes (the preflight)")
     parser.add_argument("--subscription", help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, "
                         "then ARM_SUBSCRIPTION_ID)")
+    parser.add_argument("--base", metavar="REF", help="print only the quota changes from the stack's version on this "
+                        "git ref (e.g. origin/main) or in this stack file")
     args = parser.parse_args(argv)
+    if args.base and (args.azure or args.manifests):
+        # The base has no preflight of its own: a clamped head would show quota changes nobody made.
+        parser.error("--base compares the stack files alone: leave out --azure and --manifests")
 
     if not (args.root / f"Pulumi.{args.stack}.yaml").exists():
         print(f"error: {args.root / f'Pulumi.{args.stack}.yaml'} does not exist", file=sys.stderr)
+        return 2
+    if args.base and not Path(args.base).is_file() and not is_git_ref(args.base, args.root):
+        print(f"error: --base {args.base}: neither a stack file nor a git ref of {args.root}'s repository", file=sys.stderr)
         return 2
     try:
         config = load_stack(args.stack, args.root)
@@ -256,22 +352,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: preflight: {err}" if isinstance(err, PreflightError) else f"error: {err}", file=sys.stderr)
             return 5
     try:
-        workers = plan_workers(config, args.root) if config.multi_kueue.is_manager else []
+        workers, stack_queues, crds = built_queues(config, StackFiles(args.root), args.root)
+        if args.base:
+            code, changes = compare_with_base(config, stack_queues, args.base, args.root)
+            print(changes, end="")
+            return code
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    stack_queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
-    objects, capacity_by_flavor = stack_queues.objects, stack_queues.capacity
-    try:
-        found = kueue_crds(config.kueue.chart, config.kueue.version, root=args.root)
     except CrdError as err:
         print(f"error: the Kueue CRDs to validate against: {err}", file=sys.stderr)
         return 4
-    crds = found.crds
-    if found.missing:
-        print(f"warning: {found.missing}", file=sys.stderr)
-    try:
-        check_objects(objects, crds=crds, capacity=capacity_by_flavor)
     except KueueValidationError as err:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
@@ -285,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
         # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
         written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config),
-                                           *objects,
+                                           *stack_queues.objects,
                                            *scrape_objects(config), *rayservice_guard(config),
                                            *operator_objects(config),
                                            *access_objects(config, stack_queues.local_queues)], args.manifests)

@@ -201,3 +201,113 @@ def test_runs_as_a_module_from_the_project_directory() -> None:
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("### kueue-aks plan: stack `dev`")
+
+
+def test_a_team_with_0_gpus_of_a_flavor_is_warned_in_the_plan(run_plan: PlanRunner, tmp_path: Path) -> None:
+    """20 % of 4 GPUs rounds down to 0 (issue 37): the plan says who, where, and the share that gives one GPU."""
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["kueue-aks:nodePools"] = [{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                                            {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4}]
+    doc["config"]["kueue-aks:teams"] = [{"name": "research", "share": 80}, {"name": "platform", "share": 20}]
+    (tmp_path / "Pulumi.gpu.yaml").write_text(yaml.safe_dump(doc))
+    code, out, _ = run_plan("--stack", "gpu", root=tmp_path)
+    assert code == 0
+    assert "| a100 | nvidia.com/gpu (GPU) | 4 | 3 | 0 | 1 | 4 |" in out
+    assert ("\n\n**Warning:** team 'platform' (20%) gets a nominal quota of 0 GPUs on flavor 'a100' (its share of "
+            "4 GPUs, rounded down): its GPU jobs run there only on GPUs borrowed while other teams leave them idle, "
+            "and are preempted when those teams reclaim them; a share of at least 25% gives a team 1 GPU.\n") in out
+    # The dev stack's teams each get a GPU: no warning.
+    assert "**Warning:**" not in run_plan("--stack", "dev")[1]
+
+
+# --- --base: quota changes against another version of the stack ------------------------------
+
+
+def dev_with(**shares: int) -> str:
+    """The dev stack file with other team shares."""
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    for team in doc["config"]["kueue-aks:teams"]:
+        team["share"] = shares.get(team["name"], team["share"])
+    return yaml.safe_dump(doc)
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def test_base_file_with_other_shares_shows_each_team_and_the_gpu_that_moves(run_plan: PlanRunner, tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.dev.old.yaml").write_text(dev_with(research=40, platform=60))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
+    assert code == 0
+    lines = out.splitlines()
+    # 3 T4 GPUs: 40 % -> 1, 60 % -> 1 before; 60 % -> 1, 40 % -> 1 now: no GPU moves, the vCPUs do.
+    assert "**research gains 6.26 vCPU on cpu** (12.51 → 18.77)" in out
+    assert "**platform loses 6.26 vCPU on cpu** (18.77 → 12.51)" in out
+    assert "| research | cpu | cpu (vCPU) | 12.51 → 18.77 (+6.26) | no limit | no limit | 0.4 → 0.6 (+0.2) |" in lines
+    assert "| platform | cpu | cpu (vCPU) | 18.77 → 12.51 (-6.26) | no limit | no limit | 0.6 → 0.4 (-0.2) |" in lines
+    assert "GPU on gpu" not in out
+
+    (tmp_path / "Pulumi.dev.old.yaml").write_text(dev_with(research=70, platform=30))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
+    assert code == 0
+    bullets = [line for line in out.splitlines() if line.startswith("- **")]
+    # GPUs first: 70 % of 3 -> 2 and 30 % -> 0 before.
+    assert bullets[:2] == ["- **research loses 1 GPU on gpu** (2 → 1)", "- **platform gains 1 GPU on gpu** (0 → 1)"]
+    assert "| platform | gpu | nvidia.com/gpu (GPU) | 0 → 1 (+1) | no limit | no limit | 0.3 → 0.4 (+0.1) |" in out
+
+
+def test_the_same_stack_as_base_has_no_quota_change(run_plan: PlanRunner) -> None:
+    code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"))
+    assert code == 0
+    assert out.splitlines()[-1] == "No quota change." and "|" not in out
+
+
+def test_base_as_a_git_ref_and_a_stack_new_there(run_plan: PlanRunner, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "Pulumi.dev.yaml").write_text(dev_with(research=30, platform=70))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "shares 30/70")
+    (repo / "Pulumi.dev.yaml").write_text(dev_with(research=60, platform=40))
+    (repo / "Pulumi.lab.yaml").write_text(dev_with())
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "shares 60/40, a lab stack")
+    (repo / "Pulumi.dev.yaml").write_text(dev_with(research=50, platform=50))  # not committed: read, not compared
+
+    code, out, _ = run_plan("--stack", "dev", "--base", "HEAD~1", root=repo)
+    assert code == 0
+    assert out.startswith("### Quota changes: stack `dev`, `HEAD~1` → this change")
+    assert "- **platform loses 1 GPU on gpu** (2 → 1)" in out and "- **research gains 1 GPU on gpu** (0 → 1)" in out
+    code, out, _ = run_plan("--stack", "dev", "--base", "HEAD", root=repo)
+    assert "| research | cpu | cpu (vCPU) | 18.77 → 15.64 (-3.13) | no limit | no limit | 0.6 → 0.5 (-0.1) |" in out
+
+    code, out, _ = run_plan("--stack", "lab", "--base", "HEAD~1", root=repo)
+    assert code == 0
+    assert "Stack `lab` is new: `HEAD~1` has no `Pulumi.lab.yaml`, so everything is added." in out
+    assert "- team `research` added" in out and "- pool `gpu` added (Standard_NC4as_T4_v3, 0–3 nodes)" in out
+
+    code, _, err = run_plan("--stack", "dev", "--base", "no-such-branch", root=repo)
+    assert code == 2 and "neither a stack file nor a git ref" in err
+
+
+def test_a_base_that_no_longer_parses_is_reported_not_compared(run_plan: PlanRunner, tmp_path: Path) -> None:
+    old = yaml.safe_load(dev_with())
+    old["config"]["kueue-aks:teams"][0]["quota"] = 60  # a key this code does not know
+    (tmp_path / "Pulumi.dev.old.yaml").write_text(yaml.safe_dump(old))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
+    assert code == 2  # a config error, as for the stack itself
+    assert "Not compared:" in out and "does not parse under this change's code" in out
+    assert "`kueue-aks:teams[0].quota`" in out
+    (tmp_path / "Pulumi.dev.old.yaml").write_text("config: [not, a, mapping")
+    code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
+    assert code == 2 and "is not YAML" in out
+
+
+def test_base_leaves_out_the_preflight_and_manifests() -> None:
+    with pytest.raises(SystemExit) as exited:
+        plan.main(["--stack", "dev", "--root", str(ROOT), "--base", "HEAD", "--azure"])
+    assert exited.value.code == 2

@@ -1,4 +1,4 @@
-"""GitHub Actions workflows (.github/workflows/): schema-valid and shaped as the README says.
+"""GitHub Actions workflows (.github/workflows/): schema-valid and shaped as docs/ci-cd.md says.
 
 Every workflow file is validated offline against the GitHub workflow JSON schema that
 check-jsonschema vendors (SchemaStore's github-workflow.json), then the pieces the CI/CD design
@@ -34,7 +34,7 @@ from tests.e2e import binaries
 from tests.e2e import conftest as e2e_conftest
 from components.kueue import crds as kueue_crds
 from components.kueue.validate import CRDS_ENV
-from tests.harness import ROOT, SHARED
+from tests.harness import ROOT
 from tests.paths import DEFAULT_SHARED
 from tools.fetch_reference import build_parser
 
@@ -332,11 +332,121 @@ def test_cloud_steps_skip_fork_pull_requests() -> None:
 
 def test_preview_posts_the_plan_to_the_job_summary_before_the_preview() -> None:
     _, job = pulumi_job(workflow("preview.yml"))
-    [plan] = [s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "")]
+    [plan] = [s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "") and "--base" not in s["run"]]
     assert '>> "$GITHUB_STEP_SUMMARY"' in plan["run"]
     assert "if" not in plan  # credential-free, so fork PRs get the quota table too
     [pulumi] = steps_using(job, "pulumi/actions")
     assert step_index(job, plan) < step_index(job, pulumi)
+
+
+def quota_steps() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The preview job, its quota-changes step and the step that comments them on the PR."""
+    _, job = pulumi_job(workflow("preview.yml"))
+    [changes] = [s for s in job["steps"] if "--base" in str(s.get("run", ""))]
+    [comment] = [s for s in job["steps"] if "gh api" in str(s.get("run", ""))]
+    return job, changes, comment
+
+
+def test_preview_fetches_the_base_branch_and_shows_the_resource_diff() -> None:
+    _, job = pulumi_job(workflow("preview.yml"))
+    [checkout] = steps_using(job, "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0  # every branch: `git show origin/<base>:Pulumi.<stack>.yaml`
+    [pulumi] = steps_using(job, "pulumi/actions")
+    assert pulumi["with"]["diff"] is True
+
+
+def test_quota_changes_compare_with_the_base_branch_for_every_pr() -> None:
+    job, changes, comment = quota_steps()
+    assert changes["env"]["BASE_REF"] == "${{ github.base_ref }}"
+    assert 'python -m components.plan --stack "$STACK" --base "origin/$BASE_REF"' in changes["run"]
+    assert '>> "$GITHUB_STEP_SUMMARY"' in changes["run"]
+    assert "if" not in changes  # credential-free: forks get the comparison in the job summary
+    # A fork's token cannot comment: the comment step is skipped for forks, as the cloud steps are.
+    assert comment["if"] == FORK_GUARD
+    assert comment["env"]["GH_TOKEN"] == "${{ github.token }}"
+    assert comment["env"]["PR"] == "${{ github.event.pull_request.number }}"
+    assert '<!-- kueue-aks quota changes: $STACK -->' in comment["run"]  # hidden, one per stack
+    [pulumi] = steps_using(job, "pulumi/actions")
+    assert step_index(job, changes) < step_index(job, comment) < step_index(job, pulumi)
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+           "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
+
+
+def test_the_quota_changes_step_runs_against_origin_of_the_base_branch(tmp_path: Path) -> None:
+    """The step's own script in a checkout whose origin/main has other shares, then a base whose
+    stack file no longer parses: compared in the first case, said so in the second, neither fails."""
+    _, changes, _ = quota_steps()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    base = {"config": {**dev["config"], "kueue-aks:teams": [{"name": "research", "share": 70},
+                                                            {"name": "platform", "share": 30}]}}
+    (repo / "Pulumi.dev.yaml").write_text(yaml.safe_dump(base))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    (repo / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())  # the PR's change
+    env = {"STACK": "dev", "BASE_REF": "main", "RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    run_step_script(changes["run"], repo, env, tmp_path / "github-output")
+    summary = (tmp_path / "summary.md").read_text()
+    assert "- **research loses 1 GPU on gpu** (2 → 1)" in summary
+    assert (tmp_path / "quota-changes-dev.md").read_text() == summary  # what the comment step posts
+
+    base["config"]["kueue-aks:teams"][0]["quota"] = 70
+    (repo / "Pulumi.dev.yaml").write_text(yaml.safe_dump(base))
+    git(repo, "commit", "-q", "-am", "a key this code does not know")
+    git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
+    (repo / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    (tmp_path / "summary.md").write_text("")
+    run_step_script(changes["run"], repo, env, tmp_path / "github-output")
+    assert "Not compared:" in (tmp_path / "summary.md").read_text()
+
+    with pytest.raises(subprocess.CalledProcessError):  # no such base branch: a failure, not an empty comment
+        run_step_script(changes["run"], repo, {**env, "BASE_REF": "nope"}, tmp_path / "github-output")
+
+
+FAKE_GH = """#!/usr/bin/env bash
+# gh as the comment step calls it: logs each call; lists the ids of the PR's comments that start
+# with $MARKER (FAKE_COMMENTS: id<TAB>body lines), and keeps the body it is given.
+echo "$*" >> "$GH_LOG"
+if [[ " $* " == *" --paginate "* ]]; then
+  while IFS=$'\t' read -r id body; do [[ $body == "$MARKER"* ]] && echo "$id"; done <<< "$FAKE_COMMENTS"
+fi
+for arg in "$@"; do [[ $arg == body=@* ]] && cp "${arg#body=@}" "$GH_BODY"; done
+exit 0
+"""
+
+
+@pytest.mark.parametrize("comments, call", [
+    ("", "api --method POST repos/o/r/issues/12/comments -F body=@"),  # the first push
+    ("5\tLGTM\n7\t<!-- kueue-aks quota changes: dev -->\n9\t<!-- kueue-aks quota changes: dev -->",
+     "api --method PATCH repos/o/r/issues/comments/7 -F body=@"),  # every later one edits it
+    ("7\t<!-- kueue-aks quota changes: prod -->", "api --method POST repos/o/r/issues/12/comments -F body=@"),
+])
+def test_the_comment_step_creates_one_comment_per_stack_then_edits_it(tmp_path: Path, comments: str, call: str) -> None:
+    _, _, comment = quota_steps()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(FAKE_GH)
+    (bin_dir / "gh").chmod(0o755)
+    (tmp_path / "quota-changes-dev.md").write_text("### Quota changes: stack `dev`\n\nNo quota change.\n")
+    env = {"STACK": "dev", "PR": "12", "GITHUB_REPOSITORY": "o/r", "RUNNER_TEMP": str(tmp_path),
+           "GH_LOG": str(tmp_path / "gh.log"), "GH_BODY": str(tmp_path / "body.md"), "GH_TOKEN": "token",
+           "FAKE_COMMENTS": comments}
+    script = comment["run"].replace("gh api", f"{bin_dir / 'gh'} api")  # run_step_script sets PATH itself
+    run_step_script(script, tmp_path, env, tmp_path / "github-output")
+    calls = (tmp_path / "gh.log").read_text().splitlines()
+    assert calls[0].startswith("api --paginate repos/o/r/issues/12/comments --jq ")
+    assert "startswith(env.MARKER)" in calls[0]
+    assert len(calls) == 2 and calls[1].startswith(call)
+    assert (tmp_path / "body.md").read_text() == ("<!-- kueue-aks quota changes: dev -->\n"
+                                                  "### Quota changes: stack `dev`\n\nNo quota change.\n")
 
 
 # --- deploy.yml ---------------------------------------------------------------------------

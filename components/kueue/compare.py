@@ -1,0 +1,212 @@
+"""Quota changes between two versions of a stack, as plain data and Markdown, for reviewers.
+
+Each side is what the program builds (components/plan.py builds both with the same code): per
+team, flavor and resource, the nominal quota, borrowing and lending limits and fair-sharing weight
+as its ClusterQueue states them, the pools and flavors, and each flavor's capacity. The comparison
+says, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs first; every
+changed quota row; the teams, pools and flavors added or removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..config import TEAM_LABEL, StackConfig
+from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
+from .objects import UNITS, QueueSet, human
+
+# GPUs first: the scarcest capacity, and the change a reviewer must not miss.
+RESOURCE_ORDER = (RESOURCE_GPU, RESOURCE_CPU, RESOURCE_MEMORY)
+NO_CHANGE = "No quota change."
+
+# Quantities as the ClusterQueues write them, back to display units (QuotaRow's).
+_PARSE: Mapping[str, Callable[[Any], int]] = {
+    RESOURCE_CPU: cpu_millicores,
+    RESOURCE_MEMORY: memory_mib,
+    RESOURCE_GPU: lambda q: int(parse_quantity(q)),
+}
+
+QuotaKey = tuple[str, str, str]  # team, flavor, resource
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A team's quota of one flavor and resource, as its ClusterQueue states it (display units)."""
+
+    nominal: int
+    borrowing_limit: int | None  # None: no limit, it may borrow whatever the cohort leaves idle
+    lending_limit: int | None  # None: no limit, others may borrow all of it while it is idle
+    weight: Decimal  # the ClusterQueue's fair-sharing weight
+
+
+@dataclass(frozen=True)
+class StackQuotas:
+    """One version of a stack, as far as quotas go."""
+
+    teams: tuple[str, ...]
+    pools: Mapping[str, str]  # pool -> what it is, e.g. "Standard_D8s_v5, 0–4 nodes"
+    flavors: tuple[str, ...]
+    capacity: Mapping[tuple[str, str], int]  # (flavor, resource) -> capacity
+    quotas: Mapping[QuotaKey, Quota]
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """A quota row that differs; a side is None where the team does not use the flavor there."""
+
+    team: str
+    flavor: str
+    resource: str
+    before: Quota | None
+    after: Quota | None
+
+
+def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
+    """The quotas of the built ClusterQueues, so limits and weights are the applied ones."""
+    quotas: dict[QuotaKey, Quota] = {}
+    for obj in queues.objects:
+        if obj["kind"] != "ClusterQueue":
+            continue
+        spec = obj["spec"]
+        team = spec["namespaceSelector"]["matchLabels"][TEAM_LABEL]
+        weight = parse_quantity(spec.get("fairSharing", {}).get("weight", 1))  # Kueue's default weight is 1
+        for group in spec["resourceGroups"]:
+            for flavor in group["flavors"]:
+                for r in flavor["resources"]:
+                    parse = _PARSE[r["name"]]
+                    limits = [parse(r[k]) if k in r else None for k in ("borrowingLimit", "lendingLimit")]
+                    quotas[(team, flavor["name"], r["name"])] = Quota(parse(r["nominalQuota"]), *limits, weight)
+    return StackQuotas(
+        teams=tuple(queues.local_queues),
+        pools={p.name: f"{p.vm_size}, {p.min_count}–{p.max_count} nodes" for p in config.node_pools},
+        flavors=tuple(dict.fromkeys(row.flavor for row in queues.rows)),
+        capacity={(row.flavor, row.resource): row.capacity for row in queues.rows},
+        quotas=quotas,
+    )
+
+
+def quota_changes(before: StackQuotas, after: StackQuotas) -> list[QuotaChange]:
+    """Every quota row that differs, in the after side's order, then the rows that are gone.
+
+    Rows of a resource the flavor has none of on either side (GPUs of a CPU pool: one resource group
+    covers all three) guarantee nothing; they would differ only in the queue's weight, and are left out."""
+    keys = [*after.quotas, *(k for k in before.quotas if k not in after.quotas)]
+    return [QuotaChange(*key, before.quotas.get(key), after.quotas.get(key)) for key in keys
+            if before.quotas.get(key) != after.quotas.get(key)
+            and (before.capacity.get(key[1:]) or after.capacity.get(key[1:]))]
+
+
+def _amount(resource: str, value: int) -> str:
+    plural = "s" if resource == RESOURCE_GPU and value != 1 else ""  # GPUs are whole: 1 GPU, 2 GPUs
+    return f"{human(resource, value)} {UNITS[resource][0]}{plural}"
+
+
+def callouts(changes: Sequence[QuotaChange], flavors: Sequence[str]) -> list[str]:
+    """Each team that gains or loses guaranteed capacity, in words: GPUs first, then vCPUs and
+    memory; within a kind by flavor, losses before gains."""
+    moved = []
+    for c in changes:
+        was, now = (c.before.nominal if c.before else 0), (c.after.nominal if c.after else 0)
+        if was != now:
+            moved.append((RESOURCE_ORDER.index(c.resource), flavors.index(c.flavor) if c.flavor in flavors else
+                          len(flavors), now > was, c, was, now))
+    moved.sort(key=lambda m: m[:3])
+    lines = []
+    for *_, c, was, now in moved:
+        verb = "gains" if now > was else "loses"
+        before = human(c.resource, was) if c.before else "–"
+        after = human(c.resource, now) if c.after else "–"
+        lines.append(f"**{c.team} {verb} {_amount(c.resource, abs(now - was))} on {c.flavor}** ({before} → {after})")
+    return lines
+
+
+def _difference(resource: str | None, was: int | Decimal | None, now: int | Decimal | None) -> str:
+    """before → after (difference), or the one value when it did not change; – where there is none."""
+    def show(v: int | Decimal | None) -> str:
+        if v is None:
+            return "–"
+        return human(resource, int(v)) if resource else f"{Decimal(v).normalize():f}"
+
+    if was == now:
+        return show(now)
+    if was is None or now is None:
+        return f"{show(was)} → {show(now)}"
+    delta = now - was
+    return f"{show(was)} → {show(now)} ({'+' if delta > 0 else '-'}{show(abs(delta))})"
+
+
+def _limit(resource: str, was: Quota | None, now: Quota | None, attr: str) -> str:
+    values = [getattr(q, attr) if q else None for q in (was, now)]
+    words = ["–" if q is None else "no limit" if v is None else human(resource, v) for q, v in zip((was, now), values)]
+    if words[0] == words[1]:
+        return words[1]
+    if None in values:
+        return f"{words[0]} → {words[1]}"
+    return _difference(resource, *values)
+
+
+def _added_removed(what: str, before: Sequence[str], after: Sequence[str],
+                   describe: Callable[[str], str] = lambda name: "") -> list[str]:
+    lines = [f"{what} `{name}` added{describe(name)}" for name in after if name not in before]
+    return lines + [f"{what} `{name}` removed{describe(name)}" for name in before if name not in after]
+
+
+def membership(before: StackQuotas, after: StackQuotas) -> list[str]:
+    """Teams, pools and flavors added or removed, and flavors whose capacity changed."""
+    pools = {**before.pools, **after.pools}
+    lines = _added_removed("team", before.teams, after.teams)
+    lines += _added_removed("pool", list(before.pools), list(after.pools), lambda name: f" ({pools[name]})")
+    # A pool's flavor has its name: say so once, as the pool; a MultiKueue manager has flavors alone.
+    lines += _added_removed("flavor", [f for f in before.flavors if f not in pools],
+                            [f for f in after.flavors if f not in pools])
+    for (flavor, resource), capacity in after.capacity.items():
+        was = before.capacity.get((flavor, resource))
+        if was is not None and was != capacity:
+            lines.append(f"`{flavor}` {resource} capacity ({UNITS[resource][0]}): {_difference(resource, was, capacity)}")
+    return lines
+
+
+def comparison_markdown(stack: str, base: str, before: StackQuotas | None, after: StackQuotas) -> str:
+    """The comparison a reviewer reads: `base`'s version of the stack (None: it has none) → this one."""
+    lines = [f"### Quota changes: stack `{stack}`, {base} → this change", ""]
+    if before is None:
+        lines += [f"Stack `{stack}` is new: {base} has no `Pulumi.{stack}.yaml`, so everything is added.", ""]
+        before = StackQuotas((), {}, (), {}, {})
+    changes = quota_changes(before, after)
+    words = callouts(changes, after.flavors)
+    lines += [f"- {line}" for line in words] + ([""] if words else [])
+    listed = membership(before, after)
+    lines += [f"- {line}" for line in listed] + ([""] if listed else [])
+    if not changes:
+        return "\n".join(lines + [NO_CHANGE]) + "\n"
+    lines += [
+        "Nominal quota is what a team is guaranteed; it may borrow others' idle quota up to its borrowing limit, "
+        "and others may borrow its own up to its lending limit. Idle quota is shared in proportion to the "
+        "fair-sharing weights. Only changed rows are listed.",
+        "",
+        "| team | flavor | resource | nominal quota | borrowing limit | lending limit | fair-sharing weight |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    for c in changes:
+        nominal = _difference(c.resource, c.before.nominal if c.before else None, c.after.nominal if c.after else None)
+        weight = _difference(None, c.before.weight if c.before else None, c.after.weight if c.after else None)
+        lines.append(f"| {c.team} | {c.flavor} | {c.resource} ({UNITS[c.resource][0]}) | {nominal} | "
+                     f"{_limit(c.resource, c.before, c.after, 'borrowing_limit')} | "
+                     f"{_limit(c.resource, c.before, c.after, 'lending_limit')} | {weight} |")
+    return "\n".join(lines) + "\n"
+
+
+def unreadable_base_markdown(stack: str, base: str, reason: str, problems: Sequence[str]) -> str:
+    """What the comparison says when the base's version of the stack no longer builds."""
+    return "\n".join([
+        f"### Quota changes: stack `{stack}`, {base} → this change",
+        "",
+        f"Not compared: {base}'s `Pulumi.{stack}.yaml` {reason}, so there is nothing to compare against. The "
+        "plan of this change shows its quotas. What this change's code says of the base:",
+        "",
+        *(f"- {p}" for p in problems),
+    ]) + "\n"
