@@ -9,7 +9,7 @@ from components.config import load_stack_config
 from components.governance.component import PoolGuard
 from components.gpu.component import NvidiaDevicePlugin
 from components.kueue.install import KueueInstallation
-from components.kueue.objects import queue_set
+from components.kueue.objects import queue_set, zero_gpu_quotas
 from components.kueue.queues import KueueQueues, validated_objects
 from components.monitoring.component import Monitoring
 from components.multikueue.component import MultiKueueManager, MultiKueueWorker, api_server, read_workers
@@ -25,6 +25,9 @@ config = preflight(load_stack_config())
 workers, worker_kubeconfigs = read_workers(config)
 stack_queues = manager_queue_set(config, workers) if config.multi_kueue.is_manager else queue_set(config)
 validated_objects(config, stack_queues)
+# A team whose share rounds down to 0 GPUs of a flavor only ever borrows GPUs there (the plan says so too).
+for warning in zero_gpu_quotas(config, stack_queues.rows):
+    pulumi.log.warn(str(warning))
 
 Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
 cluster = Cluster("kueue", config)

@@ -277,7 +277,7 @@ class Governance:
 
 @dataclass(frozen=True)
 class Monitoring:
-    """Kueue's metrics collected and shown (README "Monitoring"); nothing is created while off."""
+    """Kueue's metrics collected and shown (docs/monitoring.md); nothing is created while off."""
 
     enabled: bool = False
     workspace_id: str | None = None  # an existing Azure Monitor workspace; default: the stack creates one
@@ -683,11 +683,8 @@ def _vm_size_checker(problems: _Problems, *, gpu_allowed: bool, has_override: bo
             return _INVALID
         vm = capacity.lookup_vm_size(v)
         if vm is None and not has_override:
-            problems.add(
-                path,
-                f"{v!r} is not in the capacity catalog{_suggest(v, capacity.catalog_names())}; "
-                "use a catalog size or give this pool a `capacity` ({cpu, memory, nvidia.com/gpu} per node)",
-            )
+            # Only user pools take a `capacity` override (gpu_allowed is false for the system pool).
+            problems.add(path, _unknown_size(v, overridable=gpu_allowed))
             return _INVALID
         if vm is not None and vm.is_gpu and not gpu_allowed:
             problems.add(path, f"{v} is a GPU size; the system pool runs only system pods, use a CPU size")
@@ -695,6 +692,43 @@ def _vm_size_checker(problems: _Problems, *, gpu_allowed: bool, has_override: bo
         return v
 
     return check
+
+
+def _unknown_size(name: str, *, overridable: bool) -> str:
+    """What to write instead of a size the catalog lacks: a catalog size, or the override."""
+    note = capacity.name_note(name)
+    near = capacity.nearest_sizes(name)
+    found = f"; {name} {note}" if note else f"; nearest catalog sizes: {', '.join(near)}" if near else ""
+    message = f"{name!r} is not in the capacity catalog{found}; use a catalog size (docs/vm-sizes.md)"
+    if not overridable:
+        return message
+    gpus = f", {GPU_RESOURCE}: <GPUs per node>" if capacity.is_gpu_family(name) else ""
+    return message + f', or give the pool its per-node hardware as Azure lists it: capacity: {{cpu: "<vCPUs>", memory: "<GiB>Gi"{gpus}}}'
+
+
+def _gpu_override_problem(vm_size: str, vm: VmSize | None, override: Mapping[str, Any],
+                          max_count: int) -> tuple[str, str] | None:
+    """(key under the pool, message) when a `capacity` override would drop the pool's GPUs without
+    saying so: the pool would become a CPU flavor and no team could get GPU quota on it."""
+    gpus = override["gpus"]
+    if vm is not None and vm.is_gpu:
+        have = (f"{vm_size} has {vm.gpus} × {vm.gpu_model} per node (catalog), {max_count * vm.gpus} GPUs "
+                f"at maxCount {max_count}")
+        if gpus is None:
+            return "capacity", (f"overrides a GPU size without {GPU_RESOURCE}: {have}; add {GPU_RESOURCE}: {vm.gpus} "
+                                "so the override states the GPUs the pool's quotas count")
+        if gpus == 0:
+            return f"capacity.{GPU_RESOURCE}", (
+                f"is 0, but {have}: they would count as none, the nodes as expensive CPU nodes, and no team "
+                f"would get GPU quota on them; write {GPU_RESOURCE}: {vm.gpus}, or choose a CPU size")
+    elif vm is None and gpus is None and capacity.is_gpu_family(vm_size):
+        # The catalog cannot tell; only the config can say that an N-family size has no whole GPU.
+        return "capacity", (
+            f"{vm_size} is an N-family (GPU) size the catalog does not know, and capacity does not say how many GPUs "
+            f"a node has, so the pool would count none; add {GPU_RESOURCE}: <GPUs per node> (whole NVIDIA GPUs, "
+            f"from the size's Microsoft Learn page), or {GPU_RESOURCE}: 0 only for a size with no whole NVIDIA GPU "
+            "(a vGPU slice, an AMD GPU, an FPGA), whose nodes then count as CPU nodes")
+    return None
 
 
 def _parse_override(problems: _Problems, path: str, raw: Any) -> dict[str, Any] | None:
@@ -813,7 +847,12 @@ def _parse_pool(problems: _Problems, path: str, raw: Any) -> NodePool | None:
     pool_labels = r.get("labels", {}, labels)
     if name is None or vm_size is None or max_count is None:
         return None
-    node = _apply_override(capacity.lookup_vm_size(vm_size), vm_size, override)
+    catalog_vm = capacity.lookup_vm_size(vm_size)
+    gpu_problem = _gpu_override_problem(vm_size, catalog_vm, override, max_count) if override else None
+    if gpu_problem:
+        problems.add(r.at(gpu_problem[0]), gpu_problem[1])
+        return None
+    node = _apply_override(catalog_vm, vm_size, override)
     if node is None:
         problems.add(r.at("capacity"), f"{vm_size} is not in the catalog, so capacity needs both cpu and memory")
         return None
@@ -1167,7 +1206,7 @@ def _parse_monitoring(problems: _Problems, raw: Any, cluster: ClusterSettings, k
                              "Use serviceMonitor: true with a Prometheus Operator in the cluster")
     elif cluster.mode == "existing" and not monitoring.workspace_id and "azureMonitorWorkspaceId" not in r.value:
         # The add-on and its data collection rule belong to the cluster's owner; the program
-        # cannot turn them on for a cluster it does not manage (README "Monitoring").
+        # cannot turn them on for a cluster it does not manage (docs/monitoring.md).
         problems.add(r.at("azureMonitorWorkspaceId"), "is required with cluster.existing: the Azure Monitor workspace "
                      "the cluster's managed Prometheus add-on sends to (az aks update --enable-azure-monitor-metrics "
                      "--azure-monitor-workspace-resource-id <id>)")

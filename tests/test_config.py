@@ -608,3 +608,68 @@ def test_team_members_parse_and_kueue_install_is_refused_until_built_never_ignor
     assert any(p.startswith("kueue-aks:teams[1].members[0]: ") and "object ID" in p for p in problems), problems
     assert any(p.startswith("kueue-aks:kueue.install: 'aksExtension' is not allowed") and "one of: helm" in p
                for p in problems), problems
+
+
+# --- no silent GPU loss (issue 37) ----------------------------------------------------------
+
+
+def _pool(vm_size: str, capacity: dict[str, Any] | None = None, max_count: int = 4) -> dict[str, Any]:
+    return with_changes(nodePools=[{"name": "gpu", "vmSize": vm_size, "maxCount": max_count,
+                                    **({"capacity": capacity} if capacity is not None else {})}])
+
+
+@pytest.mark.parametrize(("raw", "path", "words"), [
+    # Four A100 nodes become expensive CPUs.
+    (_pool("Standard_NC24ads_A100_v4", {"nvidia.com/gpu": 0}), "kueue-aks:nodePools[0].capacity.nvidia.com/gpu",
+     ["is 0, but Standard_NC24ads_A100_v4 has 1 × NVIDIA A100 80GB PCIe per node (catalog), 4 GPUs at maxCount 4",
+      "no team would get GPU quota", "write nvidia.com/gpu: 1, or choose a CPU size"]),
+    (_pool("Standard_ND96isr_H100_v5", {"cpu": "96", "memory": "1900Gi", "nvidia.com/gpu": 0}, 2),
+     "kueue-aks:nodePools[0].capacity.nvidia.com/gpu", ["16 GPUs at maxCount 2", "write nvidia.com/gpu: 8"]),
+    # An override of a catalog GPU size states the GPUs.
+    (_pool("Standard_NC24ads_A100_v4", {"memory": "200Gi"}), "kueue-aks:nodePools[0].capacity",
+     ["overrides a GPU size without nvidia.com/gpu", "add nvidia.com/gpu: 1"]),
+    # A GPU-family size the catalog does not know, with cpu and memory but no GPU count.
+    (_pool("Standard_NC24s_v3", {"cpu": "24", "memory": "448Gi"}), "kueue-aks:nodePools[0].capacity",
+     ["Standard_NC24s_v3 is an N-family (GPU) size the catalog does not know", "add nvidia.com/gpu: <GPUs per node>",
+      "nvidia.com/gpu: 0 only for a size with no whole NVIDIA GPU"]),
+    (_pool("Standard_ND96isr_MI300X_v5", {"cpu": "96", "memory": "1850Gi"}), "kueue-aks:nodePools[0].capacity",
+     ["is an N-family (GPU) size"]),
+    # A size the catalog lacks: the nearest catalog names and the override to write.
+    (_pool("Standard_NC24s_v3"), "kueue-aks:nodePools[0].vmSize",
+     ["'Standard_NC24s_v3' is not in the capacity catalog; nearest catalog sizes: Standard_NC4as_T4_v3, ",
+      'capacity: {cpu: "<vCPUs>", memory: "<GiB>Gi", nvidia.com/gpu: <GPUs per node>}']),
+    (_pool("Standard_D16s_v7"), "kueue-aks:nodePools[0].vmSize",
+     ["nearest catalog sizes: Standard_D16s_v6, Standard_D16s_v5, Standard_D16ds_v6",
+      'capacity: {cpu: "<vCPUs>", memory: "<GiB>Gi"}']),
+    # The 40 GB A100 series' label is not suggested as the 80 GB size it reads like.
+    (_pool("Standard_ND96asr_A100_v4"), "kueue-aks:nodePools[0].vmSize",
+     ["8 × A100 40 GB is Standard_ND96asr_v4; 8 × A100 80 GB is Standard_ND96amsr_A100_v4"]),
+])
+def test_a_gpu_pool_never_loses_its_gpus_silently(raw: dict[str, Any], path: str, words: list[str]) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(raw)
+    (problem,) = err.value.problems
+    assert problem.path == path, problem
+    for w in words:
+        assert w in problem.message, problem.message
+
+
+def test_gpu_counts_stated_in_the_override_are_taken() -> None:
+    # A GPU-family size outside the catalog with its GPU count: a GPU pool, with the GPU taint.
+    pool = parse(_pool("Standard_NC24s_v3", {"cpu": "24", "memory": "448Gi", "nvidia.com/gpu": 4})).pool("gpu")
+    assert (pool.node.vcpus, pool.node.gpus, pool.capacity.gpus) == (24, 4, 16)
+    assert pool.is_gpu and [str(t) for t in pool.taints] == ["nvidia.com/gpu=present:NoSchedule"]
+    # An explicit 0 is the config saying the size has no whole NVIDIA GPU (an AMD GPU, a slice): a CPU pool.
+    amd = parse(_pool("Standard_NG32ads_V620_v1", {"cpu": "32", "memory": "176Gi", "nvidia.com/gpu": 0})).pool("gpu")
+    assert not amd.is_gpu and amd.taints == ()
+    # A catalog GPU size's own count, restated, is fine; so is an override of a CPU size without GPUs.
+    assert parse(_pool("Standard_NC24ads_A100_v4", {"memory": "200Gi", "nvidia.com/gpu": 1})).pool("gpu").capacity.gpus == 4
+    assert not parse(_pool("Standard_D16s_v6", {"memory": "60Gi"})).pool("gpu").is_gpu
+    # The catalog's GPU slices stay CPU sizes, with or without an override.
+    assert not parse(_pool("Standard_NV6ads_A10_v5", {"memory": "50Gi"})).pool("gpu").is_gpu
+
+
+def test_the_system_pool_is_not_offered_an_override() -> None:
+    problems = problems_of(with_changes(cluster={"systemPool": {"vmSize": "Standard_D4s_v7"}}))
+    (problem,) = [p for p in problems if p.startswith("kueue-aks:cluster.systemPool.vmSize")]
+    assert "nearest catalog sizes: Standard_D4s_v6" in problem and "capacity:" not in problem

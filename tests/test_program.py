@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any
 
 import pulumi
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from components.governance.policies import pool_guard
+from components.kueue.objects import quota_table, zero_gpu_quotas
 from tests.conftest import design_example, load_stack
 from tests.harness import ProgramRun, run_program
 
@@ -273,3 +275,36 @@ def test_bad_config_stops_before_any_resource(dev_config_map: dict[str, Any], ke
     assert expected in str(err.value)
     from pulumi.runtime.settings import SETTINGS  # the mock monitor of that run
     assert not [r for r in SETTINGS.monitor.registrations]
+
+
+def test_zero_gpu_quotas_name_the_flavor_the_teams_and_the_share_for_one_gpu() -> None:
+    config = load_stack({
+        "azure-native:location": "eastus2",
+        "kueue-aks:nodePools": [{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                                {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3},
+                                {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4}],
+        "kueue-aks:teams": [{"name": "big", "share": 70}, {"name": "small", "share": 20},
+                            {"name": "cpuonly", "share": 10, "pools": ["cpu"]}],
+    })
+    found = zero_gpu_quotas(config, quota_table(config))
+    # 20 % of 3 T4s and of 4 A100s rounds down to 0; the CPU-only team uses no GPU flavor.
+    assert [(z.flavor, z.gpus, z.teams, z.share_for_one) for z in found] == [
+        ("t4", 3, (("small", Decimal(20)),), Decimal("33.34")),
+        ("a100", 4, (("small", Decimal(20)),), Decimal(25)),
+    ]
+    assert str(found[0]).startswith("team 'small' (20%) gets a nominal quota of 0 GPUs on flavor 't4' (its share of "
+                                    "3 GPUs, rounded down)")
+    assert str(found[0]).endswith("a share of at least 33.34% gives a team 1 GPU")
+
+
+def test_the_program_warns_of_a_team_with_0_gpus(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # One T4 node: 60 % and 40 % of 1 GPU are both 0.
+    pools = [{**p, "maxCount": 1} if p["name"] == "gpu" else p for p in dev_config_map["kueue-aks:nodePools"]]
+    warnings: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, *a, **k: warnings.append(msg))
+    run = run_program(_with(dev_config_map, "kueue-aks:nodePools", pools))
+    assert run.of_type(POOL)  # a warning, not an error: the stack is built
+    assert [w for w in warnings if "nominal quota of 0 GPUs" in w] == [
+        "teams 'research' (60%), 'platform' (40%) get a nominal quota of 0 GPUs on flavor 'gpu' (their share of 1 GPU, "
+        "rounded down): their GPU jobs run there only on GPUs borrowed while other teams leave them idle, and are "
+        "preempted when those teams reclaim them; a share of at least 100% gives a team 1 GPU"]

@@ -16,9 +16,9 @@ topology-aware CPU pool to the next (GPU) flavor, and never run them on a topolo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
@@ -121,6 +121,46 @@ def quota_table(config: StackConfig) -> list[QuotaRow]:
             rows.append(QuotaRow(pool.name, resource, capacity[resource], quotas,
                                  capacity[resource] - sum(quotas.values())))
     return rows
+
+
+@dataclass(frozen=True)
+class ZeroGpuQuota:
+    """A GPU flavor on which teams that use it get a nominal quota of 0 GPUs: their share rounds down."""
+
+    flavor: str
+    gpus: int  # the flavor's GPU capacity
+    teams: tuple[tuple[str, Decimal], ...]  # (team, share in percent), in config order
+
+    @property
+    def share_for_one(self) -> Decimal:
+        """The smallest share, in hundredths of a percent, whose quota on this flavor is 1 GPU."""
+        return (Decimal(100) / self.gpus).quantize(Decimal("0.01"), rounding=ROUND_CEILING)
+
+    def __str__(self) -> str:
+        gpus = f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")
+        shares = ", ".join(f"{team!r} ({share.normalize():f}%)" for team, share in self.teams)
+        one = len(self.teams) == 1
+        return (f"{'team' if one else 'teams'} {shares} {'gets' if one else 'get'} a nominal quota of 0 GPUs on flavor "
+                f"{self.flavor!r} ({'its' if one else 'their'} share of {gpus}, rounded down): "
+                f"{'its' if one else 'their'} GPU jobs run there only on GPUs borrowed while other teams leave them "
+                f"idle, and are preempted when those teams reclaim them; a share of at least "
+                f"{self.share_for_one.normalize():f}% gives a team 1 GPU")
+
+
+def zero_gpu_quotas(config: StackConfig, rows: Sequence[QuotaRow]) -> list[ZeroGpuQuota]:
+    """The GPU flavors where teams get a nominal quota of 0 GPUs, from a stack's own quota rows
+    (quota_table): the plan prints them and the program warns with them, one per flavor so that a
+    stack of many small teams gets one line per GPU pool, not one per team."""
+    if config.multi_kueue.is_manager:
+        return []  # a manager's rows sum its workers' quotas; each worker warns for its own pools
+    shares = {t.name: t.share for t in config.teams}
+    found = []
+    for row in rows:
+        if row.resource == RESOURCE_GPU and row.capacity > 0:
+            teams = tuple((team, shares[team]) for team, quota in row.teams.items() if quota == 0)
+            if teams:
+                found.append(ZeroGpuQuota(row.flavor, row.capacity, teams))
+    return found
 
 
 def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:

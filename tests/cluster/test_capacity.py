@@ -11,10 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.cluster.capacity import (CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, RESOURCE_CPU, RESOURCE_GPU,
-                                         RESOURCE_MEMORY, NodeResources, VmSize, catalog_names,
-                                         kube_reserved_cpu_millicores, kube_reserved_memory_mib, lookup_vm_size,
-                                         node_allocatable, pool_capacity)
+from components.cluster.capacity import (_SIZES, CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, NAME_NOTES, RESOURCE_CPU,
+                                         RESOURCE_GPU, RESOURCE_MEMORY, NodeResources, VmSize,
+                                         is_gpu_family, kube_reserved_cpu_millicores, kube_reserved_memory_mib,
+                                         lookup_vm_size, main, name_note, nearest_sizes, node_allocatable,
+                                         pool_capacity, sizes_markdown)
+from tests.paths import ROOT
+
+VM_SIZES_PAGE = ROOT / "docs" / "vm-sizes.md"
 
 # The CPU table exactly as the AKS page prints it: cores -> kube-reserved millicores.
 AKS_CPU_TABLE = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
@@ -154,6 +158,15 @@ REQUIRED_SIZES = [
     "Standard_NV36ads_A10_v5",
     "Standard_NV36adms_A10_v5",
     "Standard_NV72ads_A10_v5",
+    # The v6 generation (issue 37).
+    *(f"Standard_D{n}s_v6" for n in (2, 4, 8, 16, 32, 48, 64, 96, 128, 192)),
+    *(f"Standard_D{n}ds_v6" for n in (2, 4, 8, 16, 32, 48, 64, 96, 128)),
+    *(f"Standard_D{n}as_v6" for n in (2, 4, 8, 16, 32, 48, 64, 96)),
+    *(f"Standard_D{n}ads_v6" for n in (2, 4, 8, 16, 32, 48, 64, 96)),
+    *(f"Standard_E{n}s_v6" for n in (2, 4, 8, 16, 20, 32, 48, 64, 96, 128)),
+    "Standard_E192is_v6",
+    *(f"Standard_E{n}ds_v6" for n in (2, 4, 8, 16, 20, 32, 48, 64, 96)),
+    *(f"Standard_E{n}as_v6" for n in (2, 4, 8, 16, 20, 32, 48, 64, 96)),
 ]
 
 
@@ -175,6 +188,17 @@ def test_catalog_covers_the_required_sizes() -> None:
         ("Standard_ND96amsr_A100_v4", 96, 1900, 8),
         ("Standard_ND96isr_H200_v5", 96, 1850, 8),
         ("Standard_NV72ads_A10_v5", 72, 880, 2),
+        ("Standard_NC40ads_H100_v5", 40, 320, 1),
+        ("Standard_ND96isr_H100_v5", 96, 1900, 8),
+        ("Standard_D192s_v6", 192, 768, 0),
+        ("Standard_D128ds_v6", 128, 512, 0),
+        ("Standard_D96as_v6", 96, 384, 0),
+        ("Standard_D96ads_v6", 96, 384, 0),
+        ("Standard_E128s_v6", 128, 1024, 0),
+        ("Standard_E192is_v6", 192, 1832, 0),
+        ("Standard_E96ds_v6", 96, 768, 0),
+        ("Standard_E64as_v6", 64, 512, 0),
+        ("Standard_E96as_v6", 96, 672, 0),
     ],
 )
 def test_catalog_spot_checks_against_azure_size_pages(
@@ -230,11 +254,74 @@ def test_lookup_ignores_case() -> None:
     assert lookup_vm_size("") is None
 
 
-def test_catalog_names_sorted_and_complete() -> None:
-    names = catalog_names()
-    assert names == sorted(names)
-    assert set(names) == set(CATALOG)
-    assert len(names) == len(CATALOG)
+def test_catalog_names_are_unique_ignoring_case() -> None:
+    # CATALOG is a dict: a name listed twice would silently keep only its last entry.
+    names = [vm.name.lower() for vm in _SIZES]
+    assert len(names) == len(set(names))
+
+
+def test_the_40_gb_and_80_gb_a100_nd_sizes_are_kept_apart() -> None:
+    """ND96asr_v4 is the 40 GB A100; the 80 GB one is ND96amsr_A100_v4. `Standard_ND96asr_A100_v4`
+    reads like the 80 GB size but is the 40 GB series' label: never a catalog entry, never suggested
+    as its nearest name, and docs/vm-sizes.md says which is which."""
+    forty, eighty = CATALOG["Standard_ND96asr_v4"], CATALOG["Standard_ND96amsr_A100_v4"]
+    assert (forty.gpus, forty.memory_gib, forty.gpu_model) == (8, 900, "NVIDIA A100 40GB SXM")
+    assert (eighty.gpus, eighty.memory_gib, eighty.gpu_model) == (8, 1900, "NVIDIA A100 80GB SXM")
+    assert lookup_vm_size("Standard_ND96asr_A100_v4") is None
+    note = name_note("standard_nd96asr_a100_v4")
+    assert note is not None and "8 × A100 40 GB is Standard_ND96asr_v4" in note
+    assert "8 × A100 80 GB is Standard_ND96amsr_A100_v4" in note
+    assert "- `Standard_ND96asr_A100_v4` reads like the 80 GB A100 size" in sizes_markdown()
+    reference = (ROOT / "docs" / "configuration.md").read_text()
+    assert ("`Standard_ND96asr_v4` is the 8 × A100 **40 GB** size and `Standard_ND96amsr_A100_v4` the 8 × A100 "
+            "**80 GB** one") in reference
+
+
+@pytest.mark.parametrize(("name", "gpu_family"), [
+    ("Standard_NC24s_v3", True), ("Standard_ND96isr_MI300X_v5", True), ("standard_nv6ads_a10_v5", True),
+    ("Standard_NG32ads_V620_v1", True), ("Standard_D16s_v6", False), ("Standard_E96as_v6", False), ("nope", False),
+])
+def test_gpu_family_is_the_n_family(name: str, gpu_family: bool) -> None:
+    assert is_gpu_family(name) is gpu_family
+
+
+def test_nearest_sizes_are_catalog_names_closest_first() -> None:
+    assert nearest_sizes("standard_d16s_v7") == ["Standard_D16s_v6", "Standard_D16s_v5", "Standard_D16ds_v6"]
+    assert nearest_sizes("xyz") == []
+    assert all(name in CATALOG for name in nearest_sizes("Standard_NC24s_v3"))
+
+
+def test_name_notes_are_never_catalog_names() -> None:
+    assert not [name for name in NAME_NOTES if lookup_vm_size(name)]
+
+
+# --- docs/vm-sizes.md -------------------------------------------------------------------------
+
+
+def test_vm_sizes_page_is_generated_from_the_catalog() -> None:
+    assert VM_SIZES_PAGE.read_text() == sizes_markdown(), (
+        "docs/vm-sizes.md is out of date: python -m components.cluster.capacity --markdown > docs/vm-sizes.md")
+
+
+def test_vm_sizes_page_lists_every_size_with_its_allocatable() -> None:
+    page = sizes_markdown()
+    rows = {line.split(" | ")[0].strip("|` "): line for line in page.splitlines() if line.startswith("| `Standard_")}
+    assert set(rows) == set(CATALOG)
+    # By hand, as test_node_allocatable_by_hand: 24 vCPU, 220 GiB, 1 A100 -> 23.66 vCPU, 222930 MiB.
+    assert rows["Standard_NC24ads_A100_v4"] == (
+        "| `Standard_NC24ads_A100_v4` | 1 × NVIDIA A100 80GB PCIe | 24 | 220 | 340m | 2,350 MiB | 23.66 | 217.71 |")
+    assert rows["Standard_D16s_v5"] == "| `Standard_D16s_v5` | 16 | 64 | 260m | 2,350 MiB | 15.74 | 61.71 |"
+    # 25 % cap: 8 GiB -> 2048 + 100 MiB kept.
+    assert rows["Standard_D2s_v6"] == "| `Standard_D2s_v6` | 2 | 8 | 100m | 2,148 MiB | 1.90 | 5.90 |"
+    # The GPU slices are CPU nodes, and say so.
+    assert "| 1 × " not in rows["Standard_NV6ads_A10_v5"] and "`Standard_NV6ads_A10_v5`) carry a slice" not in page
+    assert "`Standard_NV18ads_A10_v5`) carry a slice of a GPU" in page
+
+
+def test_the_module_prints_the_page(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--markdown"]) == 0
+    assert capsys.readouterr().out == sizes_markdown()
+    assert main([]) == 2
 
 
 def test_catalog_is_read_only() -> None:
