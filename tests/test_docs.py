@@ -175,8 +175,14 @@ def undocumented(keys: set[str], text: str) -> list[str]:
 # --- the tests --------------------------------------------------------------------------------
 
 def test_readme_is_a_front_door() -> None:
-    n = len(README.read_text().splitlines())
-    assert n < 200, f"README.md has {n} lines; keep it under 200 and move detail into docs/"
+    lines = README.read_text().splitlines()
+    assert len(lines) < 200, f"README.md has {len(lines)} lines; keep it under 200 and move detail into docs/"
+    # What it is, what you need, then the commands: a newcomer reaches `pulumi up` within 40 lines.
+    first = next(i for i, line in enumerate(lines) if line.startswith("```sh")) + 1
+    assert first < 40 and "pulumi up" in "\n".join(lines[first:first + 4]), lines[first:first + 4]
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings[:4] == ["## Before you start", "## Deploy", "## Get credentials and run the first job",
+                            "## Write your own stack"], headings
 
 
 def test_readme_has_the_exact_test_command() -> None:
@@ -306,3 +312,65 @@ def test_the_waiting_table_check_can_fail() -> None:
     assert expected_by_e2e("insufficient unused quota for <resource> in flavor gpu, 1 more needed", expected)
     assert not expected_by_e2e("insufficient quota for <resource> in flavor gpu", expected)
     assert not expected_by_e2e("the job is waiting for a node to be added", expected)
+
+
+# --- pointers into the docs from code, stack files and workflows -------------------------------------
+
+POINTER_FILES = ("*.py", "*.yaml", "*.yml", "*.sh", "*.md", "run")
+_README_SECTION = re.compile(r"""README(?:'s)? ["“]([^"”]+)["”]""")
+_DOCS_PAGE = re.compile(r"\bdocs/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?")
+
+
+def pointer_files() -> list[Path]:
+    skip = {"venv", ".venv", ".git", "node_modules", "__pycache__", ".hypothesis"}
+    found = {p for pattern in POINTER_FILES for p in ROOT.rglob(pattern)
+             if p.is_file() and not skip & set(p.relative_to(ROOT).parts)}
+    return sorted(found - {Path(__file__).resolve()})  # this file's own examples point nowhere
+
+
+def broken_pointers(files: list[Path], root: Path) -> list[str]:
+    """`README "Section"` that names no README heading, and `docs/page.md#anchor` that names no
+    page or no heading, wherever code, a stack file, a workflow or a page says them."""
+    readme = anchors(root / "README.md")
+    problems = []
+    for path in files:
+        text = path.read_text(errors="replace")
+        where = path.relative_to(root)
+        for section in _README_SECTION.findall(text):
+            if slug(section) not in readme:
+                problems.append(f'{where}: README "{section}" is no section of README.md')
+        for page, anchor in _DOCS_PAGE.findall(text):
+            dest = root / "docs" / page
+            if not dest.exists():
+                problems.append(f"{where}: docs/{page} does not exist")
+            elif anchor and anchor not in anchors(dest):
+                problems.append(f"{where}: docs/{page} has no heading #{anchor}")
+    return problems
+
+
+def test_every_pointer_into_readme_and_docs_resolves() -> None:
+    files = pointer_files()
+    assert any(p.name == "__main__.py" for p in files) and any(p.suffix == ".yml" for p in files), files[:5]
+    problems = broken_pointers(files, ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_broken_pointer_is_found(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("# X\n\n## Deploy\n")
+    (tmp_path / "docs" / "a.md").write_text("# A\n\n## Tear down\n")
+    code = tmp_path / "m.py"
+    code.write_text('# README "Deploy", README "Monitoring", docs/a.md#tear-down, docs/a.md#gone, docs/b.md\n')
+    problems = broken_pointers([code], tmp_path)
+    assert problems == ['m.py: README "Monitoring" is no section of README.md', "m.py: docs/a.md has no heading #gone",
+                        "m.py: docs/b.md does not exist"], problems
+
+
+def test_the_readmes_own_stack_is_a_valid_config() -> None:
+    """The minimal stack README shows a newcomer parses as it stands, with the program's model."""
+    section = README.read_text().split("## Write your own stack", 1)[1]
+    block = section.split("```yaml", 1)[1].split("```", 1)[0]
+    raw, location = config.raw_from_stack_file(yaml.safe_load(block))
+    parsed = config.parse_config(raw, stack="ml", location=location)
+    assert [p.name for p in parsed.node_pools] == ["cpu", "a100"] and parsed.has_gpu
+    assert [t.name for t in parsed.teams] == ["vision", "speech"]

@@ -13,7 +13,7 @@ from .policies import pool_guard
 
 
 class PoolGuard(pulumi.ComponentResource):
-    """Only what Kueue admitted runs on user pools (kueue-aks:governance; README "Governance").
+    """Only what Kueue admitted runs on user pools (kueue-aks:governance; docs/governance.md).
 
     Create it only when config.governance.enforce is on; the pools' queued taint comes with the
     pool model (NodePool.node_taints), the `pod` integration with kueue_values.

@@ -1,7 +1,7 @@
 """The pool guard, a ValidatingAdmissionPolicy as plain dicts (pure; no Pulumi import).
 
 The pool guard (`pool_guard`) makes Kueue the only way onto user pools when
-`kueue-aks:governance.enforce` is on; see its docstring and README "Governance".
+`kueue-aks:governance.enforce` is on; see its docstring and docs/governance.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from .policies import aggregated_role_guard
 from ..k8s.helm import namespaced_release
 from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_chart, kueue_helm_values
 
-# Measured on the local control plane (README "Kueue's webhook at start-up"): the webhook answers
+# Measured on the local control plane (docs/kueue.md#kueues-webhook-at-start-up): the webhook answers
 # about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
 # of failures after the Deployment is Ready on real clusters (kueue#13036). 10 tries 6 s apart
 # cover a minute.

@@ -1,5 +1,5 @@
 """Monitoring: Kueue's metrics into Azure Managed Prometheus, shown in Azure Managed Grafana
-(kueue-aks:monitoring; README "Monitoring"). Created only when monitoring.enabled is true.
+(kueue-aks:monitoring; docs/monitoring.md). Created only when monitoring.enabled is true.
 
 On AKS it follows the managed Prometheus add-on's own onboarding templates (Azure/prometheus-
 collector AddonArmTemplate/FullAzureMonitorMetricsProfile.json, AddonBicepTemplate and
@@ -21,7 +21,7 @@ AddonTerraformTemplate/main.tf):
 In every mode, the scrape objects of components/monitoring/scrape.py. The dashboard (components/monitoring/dashboard.py)
 cannot be uploaded through Azure Resource Manager: Managed Grafana's dashboards live behind
 Grafana's own HTTP API, which azure-native does not cover (terraform-provider-azurerm #22206);
-README "Monitoring" gives the one `az grafana dashboard import` command.
+docs/monitoring.md gives the one `az grafana dashboard import` command.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Grafana dashboard for Kueue's queues, as plain data (kueue-aks:monitoring; README "Monitoring").
+"""The Grafana dashboard for Kueue's queues, as plain data (kueue-aks:monitoring; docs/monitoring.md).
 
 One dashboard serves every stack: a `team` variable (the team namespaces, read from Kueue's
 LocalQueue series) narrows every panel to that team's LocalQueues and its ClusterQueues `<team>`

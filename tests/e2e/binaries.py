@@ -37,7 +37,7 @@ from tests.harness import SHARED
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
 
 # To bump Kubernetes: change KUBERNETES_VERSION and the replace lines in
-# tools/kubernetes/go.mod (README "Maintaining the e2e tier"), then `go mod tidy` there.
+# tools/kubernetes/go.mod (docs/e2e-tier.md#maintaining-the-e2e-tier), then `go mod tidy` there.
 KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"  # pinned in tools/etcd/go.mod; Debian's 3.4 is too old for 1.36
 KWOK_VERSION = "v0.8.0"

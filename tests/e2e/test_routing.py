@@ -1,4 +1,4 @@
-"""Scenarios 2 and 3: every job is admitted on the flavor the README promises, and its pods land
+"""Scenarios 2 and 3: every job is admitted on the flavor docs/batch-users.md promises, and its pods land
 on that pool's nodes with the tolerations Kueue adds."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_job_without_topology_request_in_topology_queue_gets_implicit_tas(cluste
         delete_jobs(cluster, team, "plain-packed")
 
 
-# The batch/v1 samples in examples/ and the pool the README's "For batch users" promises each.
+# The batch/v1 samples in examples/ and the pool docs/batch-users.md promises each.
 SAMPLES = [("cpu-job.yaml", "cpu"), ("gpu-job.yaml", "gpu"), ("tas-job.yaml", "tas")]
 
 

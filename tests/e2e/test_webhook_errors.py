@@ -27,7 +27,7 @@ from .conftest import on_stacks, report
 from .kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
 from .stack_cluster import StackCluster
 
-# The captured messages, by cause, for the README and for the failure messages here.
+# The captured messages, by cause, for docs/kueue.md and for the failure messages here.
 CAPTURED: dict[str, str] = {}
 
 

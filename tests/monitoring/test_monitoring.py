@@ -402,7 +402,7 @@ def test_create_kueue_reports_cluster_queue_resources(dev_run: ProgramRun) -> No
 
 
 def test_dev_stack_as_committed_has_no_grafana_admin_group(dev_run: ProgramRun) -> None:
-    # The dev stack names no Entra ID group; README "Monitoring" says how to grant yourself Grafana Admin.
+    # The dev stack names no Entra ID group; docs/monitoring.md says how to grant yourself Grafana Admin.
     assert sorted(roles(dev_run)) == ["monitoring-grafana-reads-workspace"]
     assert dev_run.secret_exports == {"kubeconfig"}
     assert set(MONITORING_EXPORTS) <= set(dev_run.exports)
