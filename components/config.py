@@ -86,7 +86,11 @@ RESERVED_NAMESPACES = frozenset(
 # AKS refuses custom node labels under its own prefix (learn.microsoft.com/azure/aks/use-node-labels).
 RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/",)
 
-_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")  # AKS's; no "-", so no pool name is in the aks- prefix
+# AKS's managed Kueue extension owns every object named aks-… (aks-cpu, aks-*-priority, aks-default:
+# learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; ../shared/reference/
+# managed-kueue.md §1.7), so no name the stack turns into an object may start so.
+RESERVED_PREFIX = "aks-"
 # AKS cluster names: 1-63 letters, digits, '-' and '_', starting and ending with a letter or digit.
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
 _RESOURCE_GROUP = re.compile(r"^[-\w._()]{1,90}$")
@@ -1054,6 +1058,11 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
             if v in RESERVED_NAMESPACES:
                 problems.add(p, f"{v!r} is a reserved namespace; choose another team name")
                 return _INVALID
+            if v.startswith(RESERVED_PREFIX):
+                problems.add(p, f"{v!r} would name the team's namespace and ClusterQueue with the {RESERVED_PREFIX!r} "
+                             "prefix, which AKS's managed Kueue extension reserves for its own objects; choose another "
+                             "team name")
+                return _INVALID
             return v
 
         def share(p: str, v: Any) -> Any:
@@ -1123,6 +1132,11 @@ def _parse_priority_classes(problems: _Problems, raw: Any) -> tuple[PriorityClas
                 return _INVALID
             if not (is_dns1123_subdomain(v) and len(v) <= 63):
                 problems.add(p, f"{v!r} must be a DNS-1123 name of at most 63 characters (it becomes a label value)")
+                return _INVALID
+            if v.startswith(RESERVED_PREFIX):
+                problems.add(p, f"{v!r} would name a WorkloadPriorityClass with the {RESERVED_PREFIX!r} prefix, which AKS's "
+                             "managed Kueue extension reserves for its own (aks-low-priority, aks-medium-priority, "
+                             "aks-high-priority); choose another name")
                 return _INVALID
             return v
 

@@ -673,3 +673,22 @@ def test_the_system_pool_is_not_offered_an_override() -> None:
     problems = problems_of(with_changes(cluster={"systemPool": {"vmSize": "Standard_D4s_v7"}}))
     (problem,) = [p for p in problems if p.startswith("kueue-aks:cluster.systemPool.vmSize")]
     assert "nearest catalog sizes: Standard_D4s_v6" in problem and "capacity:" not in problem
+
+
+@pytest.mark.parametrize(("changes", "key"), [
+    ({"teams": [{"name": "aks-ml", "share": 50}]}, "kueue-aks:teams[0].name"),
+    ({"priorityClasses": [{"name": "normal", "value": 0}, {"name": "aks-high-priority", "value": 1000}]},
+     "kueue-aks:priorityClasses[1].name"),
+])
+def test_names_in_the_aks_prefix_are_refused(changes: dict[str, Any], key: str) -> None:
+    """AKS's managed Kueue extension owns every aks-… object (../shared/reference/managed-kueue.md §1.7)."""
+    problems = problems_of(with_changes(**changes))
+    assert [p for p in problems if p.startswith(key)] and all("'aks-' prefix" in p for p in problems if p.startswith(key)), problems
+    assert parse(with_changes(teams=[{"name": "masks", "share": 50}])).teams[0].name == "masks"  # only the prefix
+
+
+def test_no_object_of_the_dev_stack_is_in_the_aks_prefix() -> None:
+    from components.kueue.objects import build_objects
+
+    names = [o["metadata"]["name"] for o in build_objects(parse(with_changes()))]
+    assert names and not [n for n in names if n.startswith("aks-")], names
