@@ -382,6 +382,12 @@ class StackConfig:
         return any(p.is_gpu for p in self.node_pools)
 
     @property
+    def unlabelled_class(self) -> str | None:
+        """The priority class a job without the priority-class label runs as: the first whose value
+        is DEFAULT_PRIORITY, or None when no class has it."""
+        return next((pc.name for pc in self.priority_classes if pc.value == DEFAULT_PRIORITY), None)
+
+    @property
     def uses_topology(self) -> bool:
         return any(p.topology for p in self.node_pools)
 

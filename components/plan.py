@@ -228,9 +228,9 @@ def access_markdown(config: StackConfig, queues: QueueSet) -> str:
         members = ", ".join(f"`{g}`" for g in t.members) or "none: only the cluster's admins can submit here"
         lines.append(f"| {t.team} | `{t.team}` | {', '.join(f'`{q}`' for q in t.local_queues)} | {quota} | {members} |")
     classes = ", ".join(f"`{pc.name}` {pc.value}" for pc in sorted(config.priority_classes, key=lambda pc: -pc.value))
-    same = [pc.name for pc in config.priority_classes if pc.value == DEFAULT_PRIORITY]
+    same = config.unlabelled_class
     lines += ["", f"Priorities: {classes}. A job without the `kueue.x-k8s.io/priority-class` label runs at "
-              f"{DEFAULT_PRIORITY}" + (f", as `{same[0]}`." if same else ", which no class here has.")]
+              f"{DEFAULT_PRIORITY}" + (f", as `{same}`." if same else ", which no class here has.")]
     return "\n".join(lines) + "\n"
 
 

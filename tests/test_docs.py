@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from components import config
+from tests.e2e.cluster import pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -291,10 +292,8 @@ def expected_by_e2e(message: str, expected: list[str]) -> bool:
     """Whether a quoted message (`<…>` where it differs, `…` where it is cut) is one the e2e tier
     expects: a constant's template matches it whole, or a constant holds every fixed part of it."""
     filled = PLACEHOLDER.sub("X", message)
-    for template in expected:
-        regex = "".join(re.escape(part) if i % 2 == 0 else ".+?" for i, part in enumerate(re.split(r"\{\w+\}", template)))
-        if re.fullmatch(regex, filled):
-            return True
+    if any(pattern(template).fullmatch(filled) for template in expected):
+        return True
     parts = [p.strip() for p in PLACEHOLDER.sub("…", message).split("…") if len(p.strip()) >= 8]
     return bool(parts) and any(all(part in PLACEHOLDER.sub("…", t) for part in parts) for t in expected)
 

@@ -18,26 +18,16 @@ conditions, and grant Secrets and Deployments, which members must not have.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
 import pulumi
-import pulumi_kubernetes as k8s
 from pulumi_azure_native import authorization
 
 from ..cluster.component import role_definition
 from ..config import StackConfig
+from ..k8s.manifest import ObjectResource
 from ..kueue.objects import QueueSet
 from .members import access_objects, member_groups, team_access
 
 CLUSTER_USER_ROLE = "4abbcc35-e782-43d8-92c5-2d3f1bd2253f"
-
-
-def _rbac_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
-    meta, kind = obj["metadata"], obj["kind"]
-    if kind == "ClusterRole":
-        return k8s.rbac.v1.ClusterRole(name, metadata=meta, rules=obj["rules"], opts=opts)
-    binding = {"ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding, "RoleBinding": k8s.rbac.v1.RoleBinding}[kind]
-    return binding(name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts)
 
 
 class TeamAccess(pulumi.ComponentResource):
@@ -52,7 +42,7 @@ class TeamAccess(pulumi.ComponentResource):
                  after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:access:TeamAccess", name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
-        self.resources = [_rbac_object(f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-"
+        self.resources = [ObjectResource(f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-"
                                        f"{obj['metadata']['name']}", obj, in_cluster)
                           for obj in access_objects(config, queues.local_queues)]
         groups = member_groups(config)

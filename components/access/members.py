@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import StackConfig
-from ..kueue.objects import UNITS, QueueSet, human, object_meta
+from ..kueue.objects import QueueSet, human_amount, object_meta
 from ..kueue.policies import BATCH_USER_ROLE
 
 MEMBER_ROLE = "kueue-aks-team-member"
@@ -116,6 +116,6 @@ def team_access(config: StackConfig, queues: QueueSet) -> list[TeamAccess]:
         quota: dict[str, dict[str, str]] = {}
         for row in queues.rows:
             if team.name in row.teams and row.capacity:  # not "0 GPU" for every CPU pool
-                quota.setdefault(row.flavor, {})[row.resource] = f"{human(row.resource, row.teams[team.name])} {UNITS[row.resource][0]}"
+                quota.setdefault(row.flavor, {})[row.resource] = human_amount(row.resource, row.teams[team.name])
         out.append(TeamAccess(team.name, tuple(queues.local_queues.get(team.name, {})), quota, team.members))
     return out

@@ -17,7 +17,7 @@ from typing import Any
 from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from ..config import TEAM_LABEL, StackConfig
 from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
-from .objects import UNITS, QueueSet, human
+from .objects import UNITS, QueueSet, human, human_amount
 
 # GPUs first: the scarcest capacity, and the change a reviewer must not miss.
 RESOURCE_ORDER = (RESOURCE_GPU, RESOURCE_CPU, RESOURCE_MEMORY)
@@ -100,11 +100,6 @@ def quota_changes(before: StackQuotas, after: StackQuotas) -> list[QuotaChange]:
             and (before.capacity.get(key[1:]) or after.capacity.get(key[1:]))]
 
 
-def _amount(resource: str, value: int) -> str:
-    plural = "s" if resource == RESOURCE_GPU and value != 1 else ""  # GPUs are whole: 1 GPU, 2 GPUs
-    return f"{human(resource, value)} {UNITS[resource][0]}{plural}"
-
-
 def callouts(changes: Sequence[QuotaChange], flavors: Sequence[str]) -> list[str]:
     """Each team that gains or loses guaranteed capacity, in words: GPUs first, then vCPUs and
     memory; within a kind by flavor, losses before gains."""
@@ -120,7 +115,7 @@ def callouts(changes: Sequence[QuotaChange], flavors: Sequence[str]) -> list[str
         verb = "gains" if now > was else "loses"
         before = human(c.resource, was) if c.before else "–"
         after = human(c.resource, now) if c.after else "–"
-        lines.append(f"**{c.team} {verb} {_amount(c.resource, abs(now - was))} on {c.flavor}** ({before} → {after})")
+        lines.append(f"**{c.team} {verb} {human_amount(c.resource, abs(now - was))} on {c.flavor}** ({before} → {after})")
     return lines
 
 

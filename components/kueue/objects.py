@@ -91,6 +91,12 @@ def human(resource: str, amount: int) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
 
 
+def human_amount(resource: str, amount: int) -> str:
+    """The same with its unit: 14 vCPU, 55.50 GiB, 1 GPU, 2 GPUs (GPUs are whole)."""
+    plural = "s" if resource == RESOURCE_GPU and amount != 1 else ""
+    return f"{human(resource, amount)} {UNITS[resource][0]}{plural}"
+
+
 @dataclass(frozen=True)
 class QuotaRow:
     """One flavor and resource: the pool's capacity and who holds how much of it (display units)."""

@@ -80,13 +80,7 @@ def priority_class_guard(config: StackConfig) -> list[dict[str, Any]]:
             "messageExpression": (
                 f"'{PRIORITY_CLASS_LABEL}: ' + {label} + ' is not a WorkloadPriorityClass of this cluster; use one of: "
                 f"{', '.join(names)} (kubectl get workloadpriorityclasses), or leave the label out to run as "
-                f"{_default_class(config)} (policy {PRIORITY_CLASS_GUARD})'"),
+                f"{config.unlabelled_class or f'priority {DEFAULT_PRIORITY}'} (policy {PRIORITY_CLASS_GUARD})'"),
             "reason": "Invalid",
         }],
     })
-
-
-def _default_class(config: StackConfig) -> str:
-    """How an unlabelled job runs, in the words of the message above."""
-    same = [pc.name for pc in config.priority_classes if pc.value == DEFAULT_PRIORITY]
-    return same[0] if same else f"priority {DEFAULT_PRIORITY}"

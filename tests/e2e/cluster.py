@@ -14,6 +14,7 @@ import datetime
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -417,6 +418,15 @@ class Helm:
         repository = [f"--repo={chart.repository}"] if chart.repository else []
         self.run("install", release, chart.chart, f"--version={chart.version}", *repository, f"--namespace={namespace}",
                  f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", *extra, timeout=wait_seconds + 60)
+
+
+def pattern(template: str, **known: str) -> re.Pattern[str]:
+    """A message template (`{placeholders}` for what varies) as a regex: the placeholders given
+    here must match exactly, the others match anything."""
+    parts = re.split(r"\{(\w+)\}", template)
+    regex = "".join(re.escape(part) if i % 2 == 0 else (re.escape(known[part]) if part in known else ".+?")
+                    for i, part in enumerate(parts))
+    return re.compile(regex)
 
 
 def status(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -11,7 +11,6 @@ applies it (stack_cluster.py). Every refusal is checked by the API server's own 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from tests.test_samples import pod_sets
 
 from .cluster import Kubectl, wait_for
 from .conftest import on_stacks
+from .destroy import object_ref
 from .jobs import PRIORITY_LABEL, job, wait_admitted
 from .stack_cluster import StackCluster
 
@@ -50,12 +50,6 @@ def member(cluster: StackCluster) -> Kubectl:
     return cluster.member(TEAM)
 
 
-def _resource(doc: dict[str, Any]) -> str:
-    """kubectl's name for a document's kind: `job.batch`, `rayjob.ray.io`, ..."""
-    group = doc["apiVersion"].rsplit("/", 1)[0] if "/" in doc["apiVersion"] else ""
-    return f"{doc['kind'].lower()}.{group}" if group else doc["kind"].lower()
-
-
 @on_stacks("dev")
 @pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
 def test_member_submits_the_sample_and_kueue_admits_it(cluster: StackCluster, sample: Path) -> None:
@@ -76,7 +70,7 @@ def test_member_submits_the_sample_and_kueue_admits_it(cluster: StackCluster, sa
         # Its priority is the sample's label, as every sample states one.
         assert (wl["spec"].get("priorityClassRef") or {}).get("name") == meta["labels"][PRIORITY_LABEL], wl["spec"]
     finally:
-        member.run("delete", _resource(doc), meta["name"], "-n", meta["namespace"], "--ignore-not-found", "--wait=true",
+        member.run("delete", *object_ref(doc), "--ignore-not-found", "--wait=true",
                    "--timeout=90s", timeout=120)
     # Nothing left holding quota for the next sample: no Workload at all in the namespace.
     wait_for(f"every Workload in {meta['namespace']} to be gone after {meta['name']}",

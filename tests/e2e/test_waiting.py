@@ -19,7 +19,7 @@ import pytest
 
 from components.kueue.objects import ATOMIC_SCALE_UP_GPU, TOPOLOGY_LOCAL_QUEUE_NAME
 
-from .cluster import condition, conditions, is_true, status, wait_for
+from .cluster import condition, conditions, is_true, pattern, status, wait_for
 from .conftest import on_stacks
 from .jobs import events_of, job, wait_admitted, workload_of
 from .stack_cluster import StackCluster
@@ -79,15 +79,6 @@ UNKNOWN_PRIORITY_CLASS = ("kueue.x-k8s.io/priority-class: {name} is not a Worklo
 
 GPU = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
 RUN_FOR = "1h"  # pods keep running until the test deletes their Job
-
-
-def pattern(template: str, **known: str) -> re.Pattern[str]:
-    """The template as a regex: the placeholders given here must match exactly, the others
-    match anything."""
-    parts = re.split(r"\{(\w+)\}", template)
-    regex = "".join(re.escape(part) if i % 2 == 0 else (re.escape(known[part]) if part in known else ".+?")
-                    for i, part in enumerate(parts))
-    return re.compile(regex)
 
 
 def _quota_reserved(wl: Mapping[str, Any] | None) -> Mapping[str, Any]:
