@@ -2,4 +2,5 @@
 (`quantity`), name and label rules (`names`), chart sources and their problems (`charts`), the
 shape of a ValidatingAdmissionPolicy and its binding (`admission`, pure), a namespaced Helm
 release (`helm`), and any object, or an admission policy with its binding, as Pulumi resources
-(`manifest`). They decide no policy and import nothing else from components."""
+(`manifest`), and a read-only client built from a kubeconfig, for looking inside a cluster
+before any resource (`reader`). They decide no policy and import nothing else from components."""
