@@ -1,9 +1,11 @@
-"""A loopback HTTPS stand-in for the three Azure Resource Manager reads of the preflight.
+"""A loopback HTTPS stand-in for the Azure Resource Manager reads of the preflight.
 
 It answers in Azure's documented shapes (components/preflight/quota.py names them), so the real
 client (azure-core's pipeline, bearer token, retries, paging) runs against it. Responses come from
 the JSON files in tests/fixtures/azure/ or from `generous()`; `fail` makes a path answer with an
 error status (a 403, a 429 with Retry-After) a given number of times, `delay` makes it slow.
+A cluster's extensions (`extensions`, by "<resource group>/<cluster>") are listed only for a
+cluster in `clusters`; Azure answers 404 for the extensions of a cluster that is not there.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from components.preflight.arm import ENDPOINT_ENV
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "azure"
 SUBSCRIPTION = "00000000-0000-0000-0000-0000000000aa"
+# Newer than every pinned managed Kueue extension's floor (components/kueue/versions.py).
+RECENT_KUBERNETES = "1.34.2"
 
 
 def recorded(name: str) -> Any:
@@ -34,7 +38,8 @@ def recorded(name: str) -> Any:
 
 def generous(config: StackConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Usages, SKUs and clusters under which every pool of `config` fits many times over, in every
-    zone; an existing cluster (cluster.existing) is there, running its pools at minCount."""
+    zone; an existing cluster (cluster.existing) is there, running its pools at minCount, in the
+    stack's region on a Kubernetes version AKS's managed Kueue extension runs on."""
     sizes = {config.cluster.system_pool.vm_size: 16, **{p.vm_size: p.node.vcpus for p in config.node_pools}}
     skus = [{"resourceType": "virtualMachines", "name": size, "family": f"test{size.replace('_', '')}Family",
              "locations": [config.location], "locationInfo": [{"location": config.location, "zones": ["1", "2", "3"]}],
@@ -45,18 +50,34 @@ def generous(config: StackConfig) -> tuple[list[dict[str, Any]], list[dict[str, 
               for n in names]
     existing = config.cluster.existing
     clusters = [] if existing is None else [managed_cluster(
-        existing.resource_group, existing.name, [(p.name, p.vm_size, p.min_count, p.spot) for p in config.node_pools])]
+        existing.resource_group, existing.name, [(p.name, p.vm_size, p.min_count, p.spot) for p in config.node_pools],
+        location=config.location)]
     return usages, skus, clusters
 
 
 def managed_cluster(group: str, name: str, pools: list[tuple[str, str, int, bool]],
-                    tags: dict[str, str] | None = None) -> dict[str, Any]:
+                    tags: dict[str, str] | None = None, *, location: str = "eastus2",
+                    kubernetes_version: str = RECENT_KUBERNETES) -> dict[str, Any]:
     """A Managed Clusters - Get answer, with only what the preflight reads."""
     return {"id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
-                  f"managedClusters/{name}", "name": name, "location": "eastus2", "tags": tags or {},
-            "properties": {"agentPoolProfiles": [
-                {"name": n, "vmSize": size, "count": count, "scaleSetPriority": "Spot" if spot else "Regular"}
-                for n, size, count, spot in pools]}}
+                  f"managedClusters/{name}", "name": name, "location": location, "tags": tags or {},
+            "properties": {"kubernetesVersion": kubernetes_version, "currentKubernetesVersion": kubernetes_version,
+                           "agentPoolProfiles": [{"name": n, "vmSize": size, "count": count,
+                                                  "scaleSetPriority": "Spot" if spot else "Regular"}
+                                                 for n, size, count, spot in pools]}}
+
+
+def extension(group: str, cluster: str, name: str, extension_type: str, *, version: str | None,
+              current_version: str, namespace: str, state: str = "Succeeded") -> dict[str, Any]:
+    """One item of Extensions - List (Microsoft.KubernetesConfiguration 2025-03-01), with what the
+    preflight reads and what Azure always sends besides."""
+    return {"id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
+                  f"managedClusters/{cluster}/providers/Microsoft.KubernetesConfiguration/extensions/{name}",
+            "name": name, "type": "Microsoft.KubernetesConfiguration/extensions",
+            "properties": {"extensionType": extension_type, "autoUpgradeMinorVersion": version is None,
+                           "autoUpgradeMode": "compatible" if version is None else "none",
+                           "version": version, "currentVersion": current_version, "provisioningState": state,
+                           "scope": {"cluster": {"releaseNamespace": namespace}}}}
 
 
 @dataclass
@@ -73,7 +94,8 @@ class FakeArm:
         self.usages: list[dict[str, Any]] = []
         self.skus: list[dict[str, Any]] = []
         self.clusters: list[dict[str, Any]] = []
-        self.fail: dict[str, Failure] = {}  # a path fragment ("usages", "skus", "managedClusters") -> failure
+        self.extensions: dict[str, list[dict[str, Any]]] = {}  # "<resource group>/<cluster>" -> Extensions - List
+        self.fail: dict[str, Failure] = {}  # a path fragment ("usages", "skus", "managedClusters", "extensions") -> failure
         self.delay: dict[str, float] = {}
         self.page_size = 0  # > 0: answer in pages of this many items, linked by nextLink
         self.requests: list[tuple[str, str]] = []  # (path with query, Authorization header)
@@ -122,13 +144,15 @@ class FakeArm:
                 failure.times -= 1
                 return failure.status, failure.headers, failure.body
         one = re.fullmatch(r"/subscriptions/[^/]+/resourceGroups/([^/]+)/providers/Microsoft\.ContainerService/"
-                           r"managedClusters/([^/]+)", path)
+                           r"managedClusters/([^/]+)(/providers/Microsoft\.KubernetesConfiguration/extensions)?", path)
         if one:
             found = [c for c in self.clusters if c["name"] == one.group(2) and f"/resourceGroups/{one.group(1)}/" in c["id"]]
             if not found:
                 return 404, {}, {"error": {"code": "ResourceNotFound", "message": "not found"}}
-            return 200, {}, found[0]
-        if path.endswith("/usages"):
+            if not one.group(3):
+                return 200, {}, found[0]
+            items = self.extensions.get(f"{one.group(1)}/{one.group(2)}", [])
+        elif path.endswith("/usages"):
             items = self.usages
         elif path.endswith("/providers/Microsoft.Compute/skus"):
             items = self.skus

@@ -167,3 +167,52 @@ _V0_19_2 = KueueRelease(
 )
 
 RELEASES: Mapping[str, KueueRelease] = {r.version: r for r in (_V0_19_2,)}
+
+
+# The extension as AKS's docs install it (learn.microsoft.com/azure/aks/kueue-overview, extension
+# pivot; managed-kueue.md §1.2): its type (written in lower case there; ARM compares types without
+# case) and its instance name, which is also its Helm release's name.
+AKS_EXTENSION_TYPE = "microsoft.kueue"
+AKS_EXTENSION_NAME = "kueue"
+
+
+@dataclass(frozen=True)
+class AksKueueExtension:
+    """A pinned version of AKS's managed Kueue extension (`microsoft.kueue`, preview).
+
+    Facts from ../shared/reference/managed-kueue.md, which names the sources: the version and
+    regions from learn.microsoft.com/azure/aks/kueue-overview?pivots=extension (§1.2, §1.4), the
+    Kubernetes floor from .../install-the-managed-kueue-extension-on-aks (§1.3), the job kinds
+    from Azure/AKS#5967 ("submit Job / JobSet / RayJob workloads", §1.6).
+    """
+
+    version: str  # the extension's own version, pinned on the Extension resource
+    kueue: str  # the Kueue release it ships
+    # The release in RELEASES whose gates, frameworks and CRDs validate the stack's objects for it.
+    # Kueue 0.19.6's reference data is not in ../shared (tools/fetch_reference cannot reach GitHub
+    # here, and the Go module proxy does not serve sigs.k8s.io/kueue@v0.19.6 to this machine), so
+    # the nearest 0.19 release with data stands in; the v1beta2 API is the 0.19 line's.
+    schema: str
+    frameworks: tuple[str, ...]  # the job kinds it is documented to queue
+    regions: frozenset[str]  # Azure regions that offer it
+    min_kubernetes: tuple[int, int]
+
+
+# The WorkloadPriorityClasses every version of the extension creates, with their values
+# (learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; managed-kueue.md §1.7).
+AKS_PRIORITY_CLASSES: Mapping[str, int] = {"aks-low-priority": 100, "aks-medium-priority": 500, "aks-high-priority": 1000}
+
+AKS_EXTENSIONS: Mapping[str, AksKueueExtension] = {
+    e.version: e
+    for e in (
+        AksKueueExtension(
+            version="0.19.6-aks.0.4.4",
+            kueue="0.19.6",
+            schema="0.19.2",
+            frameworks=("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob"),
+            regions=frozenset({"centralus", "westus", "westus2", "eastus"}),
+            min_kubernetes=(1, 34),
+        ),
+    )
+}
+DEFAULT_AKS_EXTENSION = "0.19.6-aks.0.4.4"

@@ -1,7 +1,7 @@
 """The one client the preflight reads Azure with: Azure Resource Manager's REST API through
 azure-core's pipeline.
 
-Why azure-core and not the generated azure-mgmt-compute: three GET calls need no 100 MB SDK, and
+Why azure-core and not the generated azure-mgmt-compute: four GET calls need no 100 MB SDK, and
 azure-core is the pipeline that SDK itself runs on (Microsoft's, kept current): bearer tokens,
 retries that honour Retry-After on 429 and 5xx, and timeouts, the parts worth not writing again.
 The token is the azure-native provider's own (`authorization.getClientToken`), so the check reads
@@ -11,7 +11,8 @@ DefaultAzureCredential instead.
 
 Roles: the deploying identity needs `Microsoft.Compute/locations/usages/read`,
 `Microsoft.Compute/skus/read` and `Microsoft.ContainerService/managedClusters/read` on the
-subscription: Reader has them (docs/preflight.md).
+subscription, and `Microsoft.KubernetesConfiguration/extensions/read` on the cluster: Reader has
+them (docs/preflight.md).
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ ENDPOINT_ENV = "KUEUE_AKS_ARM_ENDPOINT"
 USAGES_API = "2024-07-01"
 SKUS_API = "2021-07-01"
 CLUSTERS_API = "2024-09-01"
+# Extensions - List (Microsoft.KubernetesConfiguration, ../shared/reference/managed-kueue.md §3.1).
+EXTENSIONS_API = "2025-03-01"
+# What each read needs; a 401/403 names the one that was refused (the Reader role has them all).
+USAGES_READ = "Microsoft.Compute/locations/usages/read"
+SKUS_READ = "Microsoft.Compute/skus/read"
+CLUSTERS_READ = "Microsoft.ContainerService/managedClusters/read"
+EXTENSIONS_READ = "Microsoft.KubernetesConfiguration/extensions/read"
+PERMISSIONS = (USAGES_READ, SKUS_READ, CLUSTERS_READ, EXTENSIONS_READ)
 TIMEOUT_SECONDS = 30
 RETRIES = 3
 SKIP = "set kueue-aks:preflight.enabled: false to skip the check (pulumi config set --path kueue-aks:preflight.enabled false)"
@@ -59,6 +68,8 @@ class ComputeApi(Protocol):
     def managed_clusters(self) -> list[dict[str, Any]]: ...
 
     def managed_cluster(self, resource_group: str, name: str) -> dict[str, Any] | None: ...
+
+    def extensions(self, resource_group: str, cluster: str) -> list[dict[str, Any]]: ...
 
 
 class ProviderToken:
@@ -94,7 +105,7 @@ class ArmClient:
             BearerTokenCredentialPolicy(credential, scope),
         ])
 
-    def _get(self, url: str, params: Mapping[str, str] | None, what: str) -> dict[str, Any]:
+    def _get(self, url: str, params: Mapping[str, str] | None, what: str, permission: str) -> dict[str, Any]:
         try:
             response = self._client.send_request(HttpRequest("GET", url, params=dict(params or {})),
                                                  connection_timeout=self.timeout, read_timeout=self.timeout)
@@ -106,55 +117,81 @@ class ArmClient:
         if response.status_code == 404:
             raise _NotFound(f"the {what} request found nothing (404)")
         if response.status_code != 200:
-            raise PreflightError(_explain(response.status_code, response.headers, response.text(), what,
-                                          self.subscription, self.retries))
+            code, detail = _error(response.text())
+            message = _explain(response.status_code, response.headers, detail, what, permission, self.subscription,
+                               self.retries)
+            raise (_Unregistered if code == "MissingSubscriptionRegistration" else PreflightError)(message)
         body: dict[str, Any] = response.json()
         return body
 
-    def _pages(self, path: str, params: Mapping[str, str], what: str) -> list[dict[str, Any]]:
+    def _pages(self, path: str, params: Mapping[str, str], what: str, permission: str) -> list[dict[str, Any]]:
         """Every item of a list, following nextLink (which carries its own query)."""
-        body = self._get(f"{self.base_url}{path}", params, what)
+        body = self._get(f"{self.base_url}{path}", params, what, permission)
         items: list[dict[str, Any]] = list(body.get("value", []))
         while body.get("nextLink"):
-            body = self._get(body["nextLink"], None, what)
+            body = self._get(body["nextLink"], None, what, permission)
             items += body.get("value", [])
         return items
 
     def usages(self, location: str) -> list[dict[str, Any]]:
         return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/locations/{location}/usages",
-                           {"api-version": USAGES_API}, f"vCPU usage ({location})")
+                           {"api-version": USAGES_API}, f"vCPU usage ({location})", USAGES_READ)
 
     def skus(self, location: str) -> list[dict[str, Any]]:
         return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/skus",
-                           {"api-version": SKUS_API, "$filter": f"location eq '{location}'"}, f"VM sizes ({location})")
+                           {"api-version": SKUS_API, "$filter": f"location eq '{location}'"}, f"VM sizes ({location})",
+                           SKUS_READ)
 
     def managed_clusters(self) -> list[dict[str, Any]]:
         return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.ContainerService/managedClusters",
-                           {"api-version": CLUSTERS_API}, "AKS clusters")
+                           {"api-version": CLUSTERS_API}, "AKS clusters", CLUSTERS_READ)
 
     def managed_cluster(self, resource_group: str, name: str) -> dict[str, Any] | None:
         try:
             return self._get(f"{self.base_url}/subscriptions/{self.subscription}/resourceGroups/{resource_group}/"
                              f"providers/Microsoft.ContainerService/managedClusters/{name}", {"api-version": CLUSTERS_API},
-                             f"AKS cluster {resource_group}/{name}")
+                             f"AKS cluster {resource_group}/{name}", CLUSTERS_READ)
         except _NotFound:
             return None
+
+    def extensions(self, resource_group: str, cluster: str) -> list[dict[str, Any]]:
+        """The cluster's extensions (Extensions - List); none when Azure has none to list: a 404,
+        or a subscription not registered for Microsoft.KubernetesConfiguration, where no extension
+        can exist."""
+        try:
+            return self._pages(f"/subscriptions/{self.subscription}/resourceGroups/{resource_group}/providers/"
+                               f"Microsoft.ContainerService/managedClusters/{cluster}/providers/"
+                               "Microsoft.KubernetesConfiguration/extensions", {"api-version": EXTENSIONS_API},
+                               f"extensions of AKS cluster {resource_group}/{cluster}", EXTENSIONS_READ)
+        except (_NotFound, _Unregistered):
+            return []
 
 
 class _NotFound(PreflightError):
     pass
 
 
-def _explain(status: int, headers: Mapping[str, str], text: str, what: str, subscription: str, retries: int) -> str:
+class _Unregistered(PreflightError):
+    """The subscription is not registered for the resource provider read (ARM's MissingSubscriptionRegistration)."""
+
+
+def _error(text: str) -> tuple[str, str]:
+    """ARM's error code and `code: message` (or the body's start when it is not ARM's error JSON)."""
     try:
         error = json.loads(text).get("error", {})
-        detail = f"{error.get('code', '')}: {error.get('message', '')}".strip(": ")
+        code = str(error.get("code", ""))
+        return code, f"{code}: {error.get('message', '')}".strip(": ")
     except (ValueError, AttributeError):
-        detail = text[:200]
+        return "", text[:200]
+
+
+def _explain(status: int, headers: Mapping[str, str], detail: str, what: str, permission: str, subscription: str,
+             retries: int) -> str:
     if status in (401, 403):
+        others = ", ".join(p for p in PERMISSIONS if p != permission)
         return (f"the identity that deploys cannot read {what} in subscription {subscription} (HTTP {status} "
-                f"{detail}); it needs Microsoft.Compute/locations/usages/read, Microsoft.Compute/skus/read and "
-                f"Microsoft.ContainerService/managedClusters/read (the Reader role has them), or {SKIP}")
+                f"{detail}); this read needs {permission} (the preflight's other reads need {others}; the "
+                f"Reader role has them all); grant it, or {SKIP}")
     if status == 429:
         after = headers.get("Retry-After", "?")
         return (f"Azure throttled the {what} request (HTTP 429) after {retries} retries; it asks to wait "
