@@ -36,18 +36,18 @@ provisioning = (ProvisioningRequestApi("autoscaling", config, pools=cluster.node
                 if uses_provisioning(config) else None)
 operators = JobOperators("operators", config, opts=k8s_opts)
 # Kueue looks for the ProvisioningRequest API and the job kinds' APIs when it starts.
-kueue = KueueInstallation("kueue", config, after=[*(provisioning.ready if provisioning else ()), *operators.apis],
+kueue = KueueInstallation("kueue", config, cluster=cluster, after=[*(provisioning.ready if provisioning else ()), *operators.apis],
                           opts=k8s_opts)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
-monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace, opts=k8s_opts)
+monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace_ready, opts=k8s_opts)
               if config.monitoring.enabled else None)
-manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace, opts=k8s_opts)
+manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace_ready, opts=k8s_opts)
            if config.multi_kueue.is_manager else None)
 queues = KueueQueues("queues", config, stack_queues, ready=[*kueue.ready, *(manager.secrets if manager else ())],
                      hooks=kueue.webhook_retry, namespaces_after=operators.ready, opts=k8s_opts)
 access = TeamAccess("access", config, stack_queues, cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts)
-worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace,
+worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace_ready,
                            opts=k8s_opts) if config.multi_kueue.is_worker else None)
 
 # Outputs that exist only in some cluster modes, or with monitoring, are left out otherwise, not exported empty.
@@ -60,8 +60,8 @@ for key, value in optional.items():
     if value is not None:
         pulumi.export(key, value)
 pulumi.export("nodePools", cluster.node_pool_names)
-pulumi.export("kueueNamespace", kueue.namespace.metadata.name)
-pulumi.export("kueueVersion", config.kueue.version)
+pulumi.export("kueueNamespace", kueue.namespace_name)
+pulumi.export("kueueVersion", config.kueue.running_version)
 pulumi.export("operatorVersions", operators.versions)
 pulumi.export("localQueues", queues.local_queues)
 pulumi.export("quotaTable", queues.quota_table)

@@ -211,9 +211,14 @@ class NodePool:
         return capacity.pool_capacity(self.node, self.capacity_nodes)
 
 
-# How Kueue gets onto the cluster: the stack's Helm release. AKS's managed extension (aksExtension
-# in ../shared/DESIGN.md) is not built in this version, so it is not offered.
-KUEUE_INSTALLS = ("helm",)
+# How Kueue gets onto the cluster: the stack's pinned Helm release, or AKS's managed Kueue extension
+# (docs/kueue-install.md): on create and existing clusters the stack creates the extension, in
+# kubeconfig mode it uses the one the cluster has.
+KUEUE_INSTALLS = ("helm", "aksExtension")
+# What only the Helm release lets the stack set; the extension runs Kueue with its own settings
+# ("the Kueue version and configuration supported by the extension": learn.microsoft.com/azure/aks/
+# kueue-overview, ../shared/reference/managed-kueue.md §1.6).
+HELM_ONLY_KUEUE_KEYS = ("version", "featureGates", "replicas", "chart", "imageRepository")
 
 
 @dataclass(frozen=True)
@@ -224,10 +229,26 @@ class KueueSettings:
     replicas: int = 2
     chart: str = DEFAULT_KUEUE_CHART  # oci:// or https:// repository, or a local .tgz
     image_repository: str | None = None  # a mirror of registry.k8s.io/kueue/kueue; tag = version
+    install: str = "helm"  # helm | aksExtension
+    # With aksExtension: the pinned extension; `version` is then its schema release (the tables
+    # and CRDs the objects are validated with) and feature_gates is empty (the extension's own).
+    extension: kueue_versions.AksKueueExtension | None = None
 
     @property
     def release(self) -> kueue_versions.KueueRelease:
         return kueue_versions.RELEASES[self.version]
+
+    @property
+    def described(self) -> str:
+        """How the plan names the Kueue a stack runs."""
+        if self.extension:
+            return f"Kueue {self.extension.kueue} from AKS's managed extension {self.extension.version}"
+        return f"Kueue {self.version}"
+
+    @property
+    def running_version(self) -> str:
+        """The Kueue version the cluster runs."""
+        return self.extension.kueue if self.extension else self.version
 
 
 @dataclass(frozen=True)
@@ -907,8 +928,14 @@ def _parse_pools(problems: _Problems, raw: Any) -> tuple[NodePool, ...]:
 def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
     c = _checker(problems)
     r = _Reader(problems, f"{NAMESPACE}:kueue", raw,
-                ["version", "featureGates", "frameworks", "replicas", "chart", "imageRepository", "install"])
-    r.get("install", "helm", lambda p, v: c.enum(p, v, KUEUE_INSTALLS))
+                ["version", "featureGates", "frameworks", "replicas", "chart", "imageRepository", "install",
+                 "extensionVersion"])
+    install = r.get("install", "helm", lambda p, v: c.enum(p, v, KUEUE_INSTALLS))
+    if install == "aksExtension":
+        return _parse_kueue_extension(problems, r)
+    if "extensionVersion" in r.value:
+        problems.add(r.at("extensionVersion"), "is the version of AKS's managed Kueue extension; it needs "
+                     "install: aksExtension (with install: helm, kueue.version pins the chart)")
     supported = sorted(kueue_versions.RELEASES)
 
     def version(p: str, v: Any) -> Any:
@@ -961,6 +988,54 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
         chart=r.get("chart", DEFAULT_KUEUE_CHART, _checked(problems, lambda v: chart_source_problem(v, ver, PROJECT_ROOT))),
         image_repository=r.get("imageRepository", None, _checked(problems, image_repository_problem)),
     )
+
+
+def _parse_kueue_extension(problems: _Problems, r: _Reader) -> KueueSettings:
+    """kueue-aks:kueue with install: aksExtension: the extension's version and the job kinds the
+    stack serves; what the extension sets itself is refused, naming the key."""
+    c = _checker(problems)
+    for key in HELM_ONLY_KUEUE_KEYS:
+        if key in r.value:
+            problems.add(r.at(key), "is set by AKS's managed Kueue extension, which takes no such setting from the "
+                         "stack (docs/kueue-install.md#what-the-extension-does-not-let-you-set); remove it, or set "
+                         "install: helm")
+    name = r.get("extensionVersion", kueue_versions.DEFAULT_AKS_EXTENSION, lambda p, v: c.enum(
+        p, v, tuple(sorted(kueue_versions.AKS_EXTENSIONS))))
+    extension = kueue_versions.AKS_EXTENSIONS[name]
+    frameworks = r.get("frameworks", extension.frameworks, lambda p, v: c.choices(
+        p, v, "job framework names", list(extension.frameworks), empty="framework, e.g. batch/job",
+        unknown=f"a job kind AKS's managed Kueue extension {name} queues (the stack cannot enable others there)"))
+    return KueueSettings(version=extension.schema, feature_gates={}, frameworks=frameworks,
+                         install="aksExtension", extension=extension)
+
+
+def _check_extension(problems: _Problems, kueue: KueueSettings, cluster: ClusterSettings, location: str | None,
+                     manager: bool) -> None:
+    """What AKS's managed Kueue extension needs of the cluster (../shared/reference/managed-kueue.md
+    §1.3, §1.4) that the config can tell; an existing cluster's region and version are read from Azure by
+    the preflight (components/preflight/extensions.py)."""
+    extension = kueue.extension
+    if extension is None:
+        return
+    if manager:
+        problems.add(f"{NAMESPACE}:kueue.install", "aksExtension cannot run a MultiKueue manager: the stack sets the "
+                     "manager's MultiKueue settings (origin, dispatcher) through the Helm release, and the extension "
+                     "takes none; set install: helm on the manager (workers may use the extension)")
+    if cluster.mode != "create":
+        return  # the preflight reads the cluster's region and version (Azure) or its extension (kubeconfig)
+    if location and location.lower() not in extension.regions:
+        problems.add("azure-native:location", f"{location!r} does not offer AKS's managed Kueue extension "
+                     f"{extension.version} (offered in {', '.join(sorted(extension.regions))}); pick one of those "
+                     f"regions, or set {NAMESPACE}:kueue.install: helm")
+    need = ".".join(map(str, extension.min_kubernetes))
+    version = cluster.kubernetes_version
+    if version is None:
+        problems.add(f"{NAMESPACE}:cluster.kubernetesVersion", f"is required with kueue.install: aksExtension: "
+                     f"the extension needs Kubernetes {need} or newer, and AKS's default version may be older; "
+                     f"set \"{need}\" or newer")
+    elif tuple(int(n) for n in version.split(".")[:2]) < extension.min_kubernetes:
+        problems.add(f"{NAMESPACE}:cluster.kubernetesVersion", f"{version!r} is older than {need}, the oldest "
+                     f"Kubernetes AKS's managed Kueue extension runs on; raise it, or set kueue.install: helm")
 
 
 def _checked(problems: _Problems, problem: Callable[[Any], str | None]) -> Callable[[str, Any], Any]:
@@ -1394,6 +1469,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                      "is false, but a node pool has topology: true; enable the gate or set topology: false")
     if pools_ok:
         _check_provisioning(problems, cluster, pools)
+    _check_extension(problems, kueue, cluster, location, manager)
     if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
         problems.add(f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",
                      "is false, but teams have members: they see their place in the queue through Kueue's "

@@ -13,7 +13,9 @@ With --azure it also runs the program's preflight (components/preflight): it rea
 subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
 azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload
 identity's environment variables, a managed identity), prints the capacity table, and under
-quotaPolicy clamp shows the quotas clamped. Without it, nothing leaves the machine.
+quotaPolicy clamp shows the quotas clamped; on a cluster that exists it also checks the cluster's
+AKS extensions (managed Kueue, KubeRay) against what the stack installs. Without it, nothing leaves
+the machine.
 With --base it prints only the quota changes from the stack's version on a git ref of the
 project's repository (`git show REF:Pulumi.<stack>.yaml`; a MultiKueue manager's workers from that
 ref too) or in a stack file given by its path (workers from --root), both sides built and validated
@@ -22,7 +24,7 @@ longer parses, or whose objects fail validation, under this code is reported as 
 with exit code 2 or 3.
 Exit codes: 0 ok, 2 config error, 3 a generated object fails validation, 4 the Kueue CRDs cannot be
 read (a chart source that answers wrongly, or no chart with CI=true), 5 the preflight failed
-(Azure cannot give the pools, or cannot be read).
+(Azure cannot give the pools, the cluster's AKS extensions clash with the stack, or Azure cannot be read).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order
                             queue_set, zero_gpu_quotas)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .kueue.values import kueue_helm_values
+from .kueue.values import extension_args, kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import installs, operator_objects
 from .preflight.arm import ArmClient, PreflightError
@@ -104,7 +106,7 @@ def is_git_ref(ref: str, root: Path) -> bool:
 def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
     teams = [t.name for t in config.teams]
     lines = [
-        f"### kueue-aks plan: stack `{config.stack}` (Kueue {config.kueue.version}, cluster `{config.cluster.name}`)",
+        f"### kueue-aks plan: stack `{config.stack}` ({config.kueue.described}, cluster `{config.cluster.name}`)",
         "",
         "Capacity is allocatable per node × maxCount (AKS reservations subtracted). Each team's nominal "
         f"quota is its share of that, rounded down; the cohort `{COHORT_NAME}` holds the rest. Any team can "
@@ -136,7 +138,7 @@ def manager_markdown(config: StackConfig, workers: Sequence[Worker]) -> str:
     manager's ClusterQueue quota, and where the teams submit."""
     names = [w.name for w in workers]
     lines = [
-        f"### kueue-aks plan: MultiKueue manager `{config.stack}` (Kueue {config.kueue.version}, cluster "
+        f"### kueue-aks plan: MultiKueue manager `{config.stack}` ({config.kueue.described}, cluster "
         f"`{config.cluster.name}`)",
         "",
         "The manager runs no team jobs: each job its queues admit runs on the first worker whose own queues "
@@ -255,7 +257,9 @@ def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out:
         written.append(path)
     helm = out / "helm"
     helm.mkdir(exist_ok=True)
-    values = {"kueue-values.yaml": kueue_helm_values(config)}
+    # With AKS's managed extension there is no Kueue release; its Azure resource's arguments instead.
+    values = ({"kueue-values.yaml": kueue_helm_values(config)} if config.kueue.extension is None
+              else {"kueue-aks-extension.yaml": extension_args(config)})
     if config.has_gpu:
         values["nvidia-device-plugin-values.yaml"] = device_plugin_values(config)
     values |= {f"{i.operator.release_name}-values.yaml": i.values for i in installs(config) if i.chart}
@@ -323,7 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--manifests", type=Path, help="write every object and the Helm values as YAML here")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project directory (default: current)")
-    parser.add_argument("--azure", action="store_true", help="read Azure's vCPU quota and VM sizes (the preflight)")
+    parser.add_argument("--azure", action="store_true", help="read Azure's vCPU quota and VM sizes, and the cluster's AKS "
+                        "extensions (the preflight)")
     parser.add_argument("--subscription", help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, "
                         "then ARM_SUBSCRIPTION_ID)")
     parser.add_argument("--base", metavar="REF", help="print only the quota changes from the stack's version on this "
@@ -375,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The admission policies first: the role guard must exist before Kueue's chart is
         # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
         # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
-        written = write_manifests(config, [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config),
+        role_guard = aggregated_role_guard() if config.kueue.extension is None else []  # for the release's uninstall
+        written = write_manifests(config, [*role_guard, *pool_guard(config), *priority_class_guard(config),
                                            *stack_queues.objects,
                                            *scrape_objects(config), *rayservice_guard(config),
                                            *operator_objects(config),

@@ -24,6 +24,7 @@ from pulumi.runtime.mocks import MockMonitor
 from components.config import (ConfigError, NodePool, StackConfig, decode_config_value, parse_config,
                                raw_from_stack_file)
 from tests.azure_fake import FakeArm, generous
+from tests.kube_fake import FakeCluster
 from tests.loopback_tls import make_tls
 from tests.paths import ROOT, SHARED
 
@@ -279,11 +280,13 @@ def stack_file_config(stack: str = "dev") -> dict[str, Any]:
 
 
 def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
-                mocks: ProgramMocks | None = None, azure: FakeArm | None = None) -> ProgramRun:
+                mocks: ProgramMocks | None = None, azure: FakeArm | None = None,
+                cluster: FakeCluster | None = None) -> ProgramRun:
     """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks, the
-    preflight reading `azure` (default: a loopback Azure where every pool fits)."""
+    preflight reading `azure` (default: a loopback Azure where every pool fits) and, for a
+    kubeconfig stack, `cluster` (default: one with no Kueue yet)."""
     azure = azure or generous_azure(config, stack)
-    with azure.serving():
+    with azure.serving(), (cluster or FakeCluster()).serving():
         return _run_program(config, stack=stack, preview=preview, mocks=mocks)
 
 

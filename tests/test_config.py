@@ -593,20 +593,20 @@ def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
     assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == Monitoring()
 
 
-def test_team_members_parse_and_kueue_install_is_refused_until_built_never_ignored() -> None:
+def test_team_members_parse_and_kueue_install_names_a_mistake() -> None:
     """The contract's keys for team access and AKS's managed Kueue: members are group object IDs
-    (tests/access has the rest); install: helm parses; a malformed group ID and the managed
-    extension are errors that name the key."""
+    (tests/access has the rest); install: helm and aksExtension parse (tests/kueue/test_extension.py
+    has the rest); a malformed group ID and an unknown install are errors that name the key."""
     group = "11111111-2222-3333-4444-555555555555"
     teams = [{"name": "research", "share": 50, "members": [group]}, {"name": "platform", "share": 50, "members": []}]
     assert [t.members for t in parse(with_changes(teams=teams, kueue={"install": "helm"})).teams] == [(group,), ()]
     problems = problems_of(with_changes(
         teams=[{"name": "research", "share": 50, "members": [group]},
                {"name": "platform", "share": 50, "members": ["not-a-guid"]}],
-        kueue={"install": "aksExtension"}))
+        kueue={"install": "extension"}))
     assert not any(p.startswith("kueue-aks:teams[0]") for p in problems), problems
     assert any(p.startswith("kueue-aks:teams[1].members[0]: ") and "object ID" in p for p in problems), problems
-    assert any(p.startswith("kueue-aks:kueue.install: 'aksExtension' is not allowed") and "one of: helm" in p
+    assert any(p.startswith("kueue-aks:kueue.install: 'extension' is not allowed") and "one of: helm | aksExtension" in p
                for p in problems), problems
 
 

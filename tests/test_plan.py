@@ -311,3 +311,20 @@ def test_base_leaves_out_the_preflight_and_manifests() -> None:
     with pytest.raises(SystemExit) as exited:
         plan.main(["--stack", "dev", "--root", str(ROOT), "--base", "HEAD", "--azure"])
     assert exited.value.code == 2
+
+
+def test_an_extension_stack_plans_the_extension_instead_of_the_release(run_plan: PlanRunner, tmp_path: Path) -> None:
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["azure-native:location"] = "eastus"
+    doc["config"]["kueue-aks:cluster"] = {**(doc["config"].get("kueue-aks:cluster") or {}), "kubernetesVersion": "1.34"}
+    doc["config"]["kueue-aks:kueue"] = {"install": "aksExtension"}
+    (tmp_path / "Pulumi.ext.yaml").write_text(yaml.safe_dump(doc))
+    code, out, err = run_plan("--stack", "ext", "--manifests", str(tmp_path / "out"), root=tmp_path)
+    assert code == 0, err
+    assert "(Kueue 0.19.6 from AKS's managed extension 0.19.6-aks.0.4.4, cluster" in out
+    helm = {p.name for p in (tmp_path / "out" / "helm").iterdir()}
+    assert "kueue-values.yaml" not in helm and "kueue-aks-extension.yaml" in helm, helm
+    extension = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-aks-extension.yaml").read_text())
+    assert (extension["extension_type"], extension["version"], extension["auto_upgrade_minor_version"]) == (
+        "microsoft.kueue", "0.19.6-aks.0.4.4", False)
+    assert not list((tmp_path / "out").glob("*kueue-aks-aggregated-role-guard*")), "no release, so no uninstall guard"

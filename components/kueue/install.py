@@ -15,6 +15,12 @@ Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
 Uninstall: the release is atomic and awaited, so `pulumi destroy` runs `helm uninstall --wait`.
 The aggregated-role guard (components/kueue/policies.py) is created before the release and deleted
 after it, so that wait ends and no ClusterRole is left behind.
+
+With `kueue.install: aksExtension` there is no release: on AKS the stack creates AKS's managed
+Kueue extension (`extension_args`), whose PUT returns once Azure's extension agent installed it; in
+kubeconfig mode the cluster's own extension serves, and the preflight has found it and its running
+controller (components/preflight/incluster.py). The webhook retry covers the start-up race the same
+way in every mode (docs/kueue-install.md).
 """
 
 from __future__ import annotations
@@ -22,14 +28,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
+from typing import Any
+
 import pulumi
-import pulumi_kubernetes as k8s
+from pulumi_azure_native import kubernetesconfiguration
 
 from ..config import KUEUE_NAMESPACE, StackConfig
 from ..k8s.manifest import admission_policy
 from .policies import aggregated_role_guard
 from ..k8s.helm import namespaced_release
-from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, kueue_chart, kueue_helm_values
+from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, extension_args, kueue_chart, kueue_helm_values
 
 # Measured on the local control plane (docs/kueue.md#kueues-webhook-at-start-up): the webhook answers
 # about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
@@ -44,6 +52,9 @@ RETRIED_OPERATIONS = frozenset({"create", "update"})
 KUEUE_WEBHOOK_HOST = f"{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc"
 
 ErrorHookCallback = Callable[[pulumi.ErrorHookArgs], Awaitable[bool]]
+
+# Azure's first extension install can take many minutes; the provider's default is shorter.
+AKS_EXTENSION_CREATE_TIMEOUT = "30m"
 
 
 def is_webhook_not_ready_error(message: str, hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
@@ -100,44 +111,53 @@ def webhook_retry_callback(
 
 
 class KueueInstallation(pulumi.ComponentResource):
-    """Kueue from its official chart, pinned, in its own namespace.
+    """Kueue in its own namespace: the official chart, pinned, or AKS's managed extension.
 
     Kueue objects must use `depends_on=installation.ready` and
-    `hooks=installation.webhook_retry`. The Kubernetes provider comes from
-    `opts.providers={"kubernetes": provider}` and reaches the children through `parent`.
+    `hooks=installation.webhook_retry`; what is placed in Kueue's namespace depends on
+    `namespace_ready`. The Kubernetes provider comes from `opts.providers={"kubernetes": provider}`
+    and reaches the children through `parent`.
     """
 
-    namespace: k8s.core.v1.Namespace
-    release: k8s.helm.v3.Release
+    namespace_name: str
+    namespace_ready: list[pulumi.Resource]
     ready: list[pulumi.Resource]
     webhook_retry: pulumi.ResourceHookBinding | None
 
-    def __init__(self, name: str, config: StackConfig, *, after: Sequence[pulumi.Resource] = (),
+    def __init__(self, name: str, config: StackConfig, *, cluster: Any = None, after: Sequence[pulumi.Resource] = (),
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        """`after`: what must exist when Kueue starts: the ProvisioningRequest API, which Kueue
-        looks for only at start-up, and the job operators' CRDs, whose controllers Kueue otherwise
-        sets up only after a backoff of up to 2 minutes."""
+        """`cluster`: the program's cluster component (its `cluster_name` and `resource_group_name`,
+        for the extension). `after`: what must exist when Kueue starts: the ProvisioningRequest API,
+        which Kueue looks for only at start-up, and the job operators' CRDs, whose controllers Kueue
+        otherwise sets up only after a backoff of up to 2 minutes."""
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
-        self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
-        self.namespace, self.release = namespaced_release(
-            self,
-            name,
-            namespace=KUEUE_NAMESPACE,
-            release_name=KUEUE_RELEASE_NAME,
-            chart=kueue_chart(config),
-            values=kueue_helm_values(config),
-            # Created before the release and deleted after it: uninstall needs the guard.
-            depends_on=[*self.guard, *after],
-        )
-        self.ready = [self.release]
+        self.namespace_name = KUEUE_NAMESPACE
+        outputs: dict[str, Any] = {"namespace": KUEUE_NAMESPACE, "version": config.kueue.running_version}
+        if config.kueue.extension is None:
+            self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
+            namespace, release = namespaced_release(
+                self,
+                name,
+                namespace=KUEUE_NAMESPACE,
+                release_name=KUEUE_RELEASE_NAME,
+                chart=kueue_chart(config),
+                values=kueue_helm_values(config),
+                # Created before the release and deleted after it: uninstall needs the guard.
+                depends_on=[*self.guard, *after],
+            )
+            self.namespace_ready, self.ready = [namespace], [release]
+            outputs["releaseStatus"] = release.status
+        elif config.cluster.mode == "kubeconfig":
+            self.namespace_ready, self.ready = [], []  # the cluster's extension, checked by the preflight
+        else:
+            extension = kubernetesconfiguration.Extension(
+                f"{name}-extension", cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
+                **extension_args(config),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after),
+                                            custom_timeouts=pulumi.CustomTimeouts(create=AKS_EXTENSION_CREATE_TIMEOUT)))
+            self.namespace_ready, self.ready = [extension], [extension]
+            outputs["extensionVersion"] = extension.current_version
         self.webhook_retry = pulumi.ResourceHookBinding(
             on_error=[pulumi.ErrorHook(f"{name}-webhook-retry", webhook_retry_callback())]
         )
-
-        self.register_outputs(
-            {
-                "namespace": self.namespace.metadata.name,
-                "releaseStatus": self.release.status,
-                "version": config.kueue.version,
-            }
-        )
+        self.register_outputs(outputs)

@@ -26,6 +26,7 @@ from ..k8s.admission import cel_list, guard
 from ..config import DEFAULT_PRIORITY, MANAGED_LABEL, StackConfig
 from .objects import COMMON_LABELS
 from .values import KUEUE_RELEASE_NAME
+from .versions import AKS_PRIORITY_CLASSES
 
 # Kueue's role for batch users (the stack binds it in team namespaces: components/access).
 BATCH_USER_ROLE = f"{KUEUE_RELEASE_NAME}-batch-user-role"
@@ -64,8 +65,9 @@ def aggregated_role_guard() -> list[dict[str, Any]]:
 
 def priority_class_guard(config: StackConfig) -> list[dict[str, Any]]:
     """The policy and its binding: in team namespaces, a priority-class label names one of the
-    stack's WorkloadPriorityClasses, or the object is refused with the classes there are."""
-    names = [pc.name for pc in config.priority_classes]
+    stack's WorkloadPriorityClasses (or, on AKS's managed extension, one of the extension's), or the
+    object is refused with the classes there are."""
+    names = [pc.name for pc in config.priority_classes] + (list(AKS_PRIORITY_CLASSES) if config.kueue.extension else [])
     label = f"object.metadata.labels['{PRIORITY_CLASS_LABEL}']"
     return guard(PRIORITY_CLASS_GUARD, COMMON_LABELS, {
         "matchConstraints": {

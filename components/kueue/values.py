@@ -1,4 +1,5 @@
-"""Helm values and manager configuration for Kueue's chart, built from the stack config.
+"""Helm values and manager configuration for Kueue's chart, built from the stack config, and the
+arguments of AKS's managed Kueue extension when that installs Kueue instead (`extension_args`).
 
 Pure (no Pulumi import): the same dicts are deployed by components/kueue/install.py, checked by
 tests/kueue/test_values.py against the pinned chart's values.yaml, feature-gate lists and
@@ -16,7 +17,8 @@ import yaml
 
 from ..k8s.charts import ChartRef, chart_ref
 from .resources import DEFAULT_MANAGER_MEMORY_MIB, manager_memory_mib
-from ..config import DISPATCHERS, MANAGED_LABEL, StackConfig
+from ..config import DISPATCHERS, KUEUE_NAMESPACE, MANAGED_LABEL, StackConfig
+from .versions import AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE
 
 KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every
@@ -120,6 +122,8 @@ def kueue_frameworks(config: StackConfig) -> list[str]:
     pod in a team namespace is queued and admitted like a Job instead of bypassing the quota (the
     integration acts only in the team namespaces, by managedJobsNamespaceSelector)."""
     frameworks = list(config.kueue.frameworks)
+    if config.kueue.extension:  # the extension's own list, which has no pod integration (docs/kueue-install.md)
+        return frameworks
     if config.governance.enforce and "pod" not in frameworks:
         frameworks.append("pod")
     return frameworks
@@ -189,3 +193,26 @@ def spread_constraints(config: StackConfig) -> list[dict[str, Any]]:
 def tas_memory_mib(config: StackConfig) -> int:
     """Manager memory when TAS is used: chart default plus 32 MiB per node the cluster can reach."""
     return manager_memory_mib(config.reachable_nodes, topology=True)
+
+
+def extension_args(config: StackConfig) -> dict[str, Any]:
+    """The Extension resource's arguments besides the cluster: pinned, never upgraded by Azure.
+
+    API 2023-05-01 (azure-native's default) pins a version only with autoUpgradeMinorVersion false,
+    and then applies no release train (the 2025-03-01 spec, managed-kueue.md §1.8; the SDK still
+    sends its default, Stable); autoUpgradeMode, the docs' `--auto-upgrade-mode none`, exists only
+    from 2025-03-01 (§2.2). The keys are the azure-native Extension's arguments.
+    """
+    extension = config.kueue.extension
+    assert extension is not None
+    # Cluster scope in kueue-system, as the docs install it: the extension's ServiceAccount identity
+    # is bound to that namespace (../shared/reference/managed-kueue.md §1.6).
+    return {
+        "cluster_rp": "Microsoft.ContainerService",
+        "cluster_resource_name": "managedClusters",
+        "extension_name": AKS_EXTENSION_NAME,
+        "extension_type": AKS_EXTENSION_TYPE,
+        "version": extension.version,
+        "auto_upgrade_minor_version": False,
+        "scope": {"cluster": {"release_namespace": KUEUE_NAMESPACE}},
+    }

@@ -27,6 +27,7 @@ docs/monitoring.md gives the one `az grafana dashboard import` command.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -109,11 +110,11 @@ class Monitoring(pulumi.ComponentResource):
     """Kueue's metrics collected (managed Prometheus on AKS, or a Prometheus Operator) and shown.
 
     `cluster` is the program's cluster component (its `cluster_id`, `resource_group_name` and
-    `verified`, None with cluster.kubeconfig); `kueue_namespace` is Kueue's Namespace,
-    which scrape objects placed there wait for. The Kubernetes provider comes from `opts.providers`.
+    `verified`, None with cluster.kubeconfig); `kueue_namespace` is what makes Kueue's namespace
+    (KueueInstallation.namespace_ready), which scrape objects placed there wait for. The Kubernetes provider comes from `opts.providers`.
     """
 
-    def __init__(self, name: str, config: StackConfig, *, cluster: Any, kueue_namespace: pulumi.Resource,
+    def __init__(self, name: str, config: StackConfig, *, cluster: Any, kueue_namespace: Sequence[pulumi.Resource],
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:monitoring:Monitoring", name, None, opts)
         self.workspace_id: pulumi.Output[str] | None = None
@@ -130,7 +131,7 @@ class Monitoring(pulumi.ComponentResource):
         self.scrape_objects: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in scrape_objects(config):
             kind, meta = obj["kind"], obj["metadata"]
-            needs = [kueue_namespace] if meta.get("namespace") == KUEUE_NAMESPACE else []
+            needs = [*kueue_namespace] if meta.get("namespace") == KUEUE_NAMESPACE else []
             account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)
             if account:
                 needs.append(self.scrape_objects[("ServiceAccount", account)])

@@ -55,13 +55,13 @@ class MultiKueueWorker(pulumi.ComponentResource):
     facts a manager plans with. `kubeconfig` is a secret; `facts` is plain data."""
 
     def __init__(self, name: str, config: StackConfig, *, server: pulumi.Input[str],
-                 namespace: pulumi.Resource, opts: pulumi.ResourceOptions | None = None) -> None:
+                 namespace: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
         *grants, token = access_objects(config)
         created: list[pulumi.Resource] = []
         for obj in grants:
             created.append(ObjectResource(f"{name}-{obj['kind'].lower()}", obj, opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[namespace, *created])))
+                parent=self, depends_on=[*namespace, *created])))
         # Typed, so its `data` can be read back: the provider waits until the token controller filled it.
         self.token_secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
                                                opts=pulumi.ResourceOptions(parent=self, depends_on=created))
@@ -77,12 +77,12 @@ class MultiKueueManager(pulumi.ComponentResource):
     reaches the Secret on the manager's next `up`; Kueue watches the Secret and reconnects."""
 
     def __init__(self, name: str, workers: Sequence[Worker], kubeconfigs: Mapping[str, pulumi.Output[str]], *,
-                 namespace: pulumi.Resource, opts: pulumi.ResourceOptions | None = None) -> None:
+                 namespace: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueManager", name, None, opts)
         secrets = {w.name: secret_object(w.name, kubeconfigs[w.name]) for w in workers}
         self.secrets = [
             k8s.core.v1.Secret(f"{name}-{worker}", metadata=obj["metadata"], type=obj["type"],
-                               string_data=obj["stringData"], opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace]))
+                               string_data=obj["stringData"], opts=pulumi.ResourceOptions(parent=self, depends_on=list(namespace)))
             for worker, obj in secrets.items()
         ]
         self.workers = {w.name: w.stack for w in workers}

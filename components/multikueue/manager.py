@@ -80,9 +80,9 @@ def worker_problems(config: StackConfig, workers: Sequence[Worker]) -> list[Prob
                 f"{where} was deployed by another kueue-aks version (facts version {facts.get('factsVersion')!r}, "
                 f"this program reads {FACTS_VERSION}); run pulumi up on the worker with this version first")))
             continue
-        if facts["kueueVersion"] != config.kueue.version:
+        if facts["kueueVersion"] != config.kueue.running_version:
             problems.append(Problem(f"{path}.stack", (
-                f"{where} runs Kueue {facts['kueueVersion']}, this manager {config.kueue.version}: manager and "
+                f"{where} runs Kueue {facts['kueueVersion']}, this manager {config.kueue.running_version}: manager and "
                 "workers must run the same pinned version (kueue.version); upgrade them together")))
         missing = [f for f in frameworks if f not in facts["frameworks"]]
         if missing:

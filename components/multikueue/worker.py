@@ -129,7 +129,7 @@ def worker_facts(config: StackConfig) -> dict[str, Any]:
         capacity.setdefault(row.flavor, {})[row.resource] = row.capacity
     return {
         "factsVersion": FACTS_VERSION,
-        "kueueVersion": config.kueue.version,
+        "kueueVersion": config.kueue.running_version,
         "location": config.location,
         "frameworks": kueue_frameworks(config),
         "priorityClasses": {pc.name: pc.value for pc in config.priority_classes},

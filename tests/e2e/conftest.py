@@ -27,7 +27,8 @@ from .forward import Forwarder
 from .jobs import delete_jobs
 from .multikueue import MULTIKUEUE, MultiKueueClusters
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, OPERATOR_STACKS, load
+from .engine import KueueFollower, PulumiProject
+from .stacks import ENGINE, OPERATOR_STACKS, engine_config, load
 
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
 CLUSTER_UP_BUDGET_SECONDS = 60.0
@@ -277,3 +278,23 @@ def cleanup(cluster: StackCluster) -> Iterator[list[tuple[str, str]]]:
 def cluster(stack: str, control_planes: ControlPlanes) -> StackCluster:
     """The control plane of the test's `stack` parameter."""
     return control_planes.get(stack)
+
+
+@pytest.fixture(scope="session")
+def engine(control_planes: ControlPlanes) -> Engine:
+    return control_planes.engine()
+
+
+@pytest.fixture
+def project(cluster: StackCluster, engine: Engine) -> Iterator[PulumiProject]:
+    """The engine stack's Pulumi project (test_engine.py, test_extension.py), made on first use and
+    kept with its control plane, with Kueue following its release from then until the control plane
+    stops."""
+    made = getattr(cluster, "pulumi_project", None)
+    if made is None:
+        made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE)
+        made.create(engine_config(), cluster.cluster.kubeconfig.read_text())
+        follower = KueueFollower(cluster.kueue, cluster.kubectl).__enter__()
+        cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
+        cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
+    yield made

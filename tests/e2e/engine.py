@@ -140,6 +140,10 @@ class PulumiProject:
         state = json.loads(self.run("stack", "export", "--stack", self.stack).stdout)
         return (state.get("deployment") or {}).get("resources") or []
 
+    def created(self) -> list[str]:
+        """The URNs of what the stack holds, but the stack itself."""
+        return [r["urn"] for r in self.resources() if r.get("type") != "pulumi:pulumi:Stack"]
+
 
 def _text(output: str | bytes | None) -> str:
     return output.decode(errors="replace") if isinstance(output, bytes) else output or ""

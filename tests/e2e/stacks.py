@@ -172,3 +172,12 @@ def load(stack: str) -> StackConfig:
         finally:
             azure.stop()
     return built
+
+
+def engine_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
+    """The engine stack's config as a platform admin writes it for a cluster given by kubeconfig:
+    no Azure keys, the charts from the packaged files (as from a registry mirror)."""
+    config = {k: v for k, v in config_map(ENGINE).items() if k not in ("kueue-aks:cluster", "azure-native:location")}
+    if shares:
+        config["kueue-aks:teams"] = [{**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]]
+    return config

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
 
-import pytest
 import yaml
 
 from components.config import KUEUE_NAMESPACE
@@ -23,46 +20,17 @@ from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
 from components.k8s.quantity import canonical
 
-from .binaries import Engine
 from .cluster import Kubectl, wait_for
-from .conftest import ControlPlanes, on_stacks, report
-from .engine import EngineError, KueueFollower, PulumiProject, changed
+from .conftest import on_stacks, report
+from .engine import EngineError, PulumiProject, changed
 from .jobs import job, wait_admitted
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, config_map
+from .stacks import ENGINE, engine_config
 
 # Measured here on 2 cores: the first up 20 to 27 s, destroy with jobs running 27 s.
 UP_BUDGET_SECONDS = 180
 DESTROY_BUDGET_SECONDS = 120
 CHANGED_TEAM, CHANGED_SHARE = "research", 55
-
-
-def stack_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
-    """The engine stack's config as a platform admin writes it for a cluster given by kubeconfig:
-    no Azure keys, the charts from the packaged files (as from a registry mirror)."""
-    config = {k: v for k, v in config_map(ENGINE).items() if k not in ("kueue-aks:cluster", "azure-native:location")}
-    if shares:
-        config["kueue-aks:teams"] = [{**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]]
-    return config
-
-
-@pytest.fixture(scope="session")
-def engine(control_planes: ControlPlanes) -> Engine:
-    return control_planes.engine()
-
-
-@pytest.fixture
-def project(cluster: StackCluster, engine: Engine) -> Iterator[PulumiProject]:
-    """The stack's Pulumi project, made on first use and kept with its control plane, with Kueue
-    following its release from then until the control plane stops."""
-    made = getattr(cluster, "pulumi_project", None)
-    if made is None:
-        made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE)
-        made.create(stack_config(), cluster.cluster.kubeconfig.read_text())
-        follower = KueueFollower(cluster.kueue, cluster.kubectl).__enter__()
-        cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
-        cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
-    yield made
 
 
 def leftovers(cluster: StackCluster) -> str:
@@ -137,7 +105,7 @@ def test_engine_manager_preview_names_a_worker_that_does_not_fit(cluster: StackC
     at preview, and stops before any resource, naming the worker and what differs: here a
     framework it enables that the worker does not run."""
     manager_config = {
-        "kueue-aks:kueue": {**stack_config()["kueue-aks:kueue"], "frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
+        "kueue-aks:kueue": {**engine_config()["kueue-aks:kueue"], "frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
         "kueue-aks:teams": [{"name": t.name} for t in cluster.config.teams],
         "kueue-aks:multiKueue": {"role": "manager", "workers": [{"name": "engine", "stack": f"organization/kueue-aks/{ENGINE}"}]},
     }
@@ -159,7 +127,7 @@ def test_engine_share_change_updates_in_place(cluster: StackCluster, project: Pu
     replaced, created or deleted, and the team's running job keeps running."""
     team = next(t for t in cluster.config.teams if t.name == CHANGED_TEAM)
     queues = [q.name for q in team_queues(cluster.config, team)]
-    project.set_config(stack_config({CHANGED_TEAM: CHANGED_SHARE}))
+    project.set_config(engine_config({CHANGED_TEAM: CHANGED_SHARE}))
     steps = project.preview()
     summary = sorted(changed(s) for s in steps)
     assert {s["op"] for s in steps} == {"update"}, summary
@@ -189,7 +157,7 @@ def test_engine_destroy_with_jobs_running_leaves_nothing(cluster: StackCluster, 
            f"(budget {DESTROY_BUDGET_SECONDS} s)")
 
     kubectl = cluster.kubectl
-    left = [r["urn"] for r in project.resources() if r.get("type") != "pulumi:pulumi:Stack"]
+    left = project.created()
     assert not left, f"the stack still has resources: {left}"
     namespaces = {n["metadata"]["name"] for n in kubectl.items("namespaces")}
     teams = {o["metadata"]["name"] for o in build_objects(cluster.config) if o["kind"] == "Namespace"}
