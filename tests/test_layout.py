@@ -23,6 +23,7 @@ RANKS = {
     "cluster": 2,
     "kueue": 3,
     "gpu": 4, "governance": 4, "monitoring": 4, "operators": 4, "autoscaling": 4, "preflight": 4, "access": 4,
+    "recovery": 4,
     "multikueue": 5,
     "plan": 6,
 }

@@ -90,13 +90,27 @@ class PulumiProject:
             merged["kueue-aks:cluster"] = {**(config.get("kueue-aks:cluster") or {}), **cluster}
         stack_file.write_text(yaml.safe_dump({**current, "config": merged}, sort_keys=False))
 
-    def run(self, *args: str, input: str | None = None, timeout: float = 300,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _argv(self, args: tuple[str, ...]) -> tuple[list[str], Path]:
         self.runs += 1
         argv = [str(self.engine.pulumi), *args, "--non-interactive", "--cwd", str(self.project)]
         if args[0] not in ("stack", "config"):
             argv += ["--stack", self.stack]
-        log = self.logs / f"{self.runs:02d}-{args[0]}.log"
+        return argv, self.logs / f"{self.runs:02d}-{args[0]}.log"
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """The CLI running in the background, in a process group of its own (the language host and
+        the provider plugins are its children), so a test can interrupt the whole of it as a
+        closed laptop or a cancelled CI job does. Its output goes to the run's log file."""
+        argv, log = self._argv(args)
+        out = log.open("w")
+        out.write(f"$ pulumi {' '.join(args)} (in the background)\n")
+        out.flush()
+        return subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+
+    def run(self, *args: str, input: str | None = None, timeout: float = 300,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+        argv, log = self._argv(args)
         try:
             done = subprocess.run(argv, input=input, env=self.env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as err:

@@ -1,0 +1,159 @@
+"""What an interrupted `pulumi up` left behind, and what to run about it (pure).
+
+A CLI that dies mid-`up` (a closed laptop, a cancelled CI job) leaves in the state the operations
+it had started: `pending_operations`, each with the resource's URN, type and inputs, and the
+stack locked. Pulumi then refuses to go on until a `pulumi refresh` clears them, and a pending
+*create* it clears only interactively, because the object may or may not exist. Here that question
+is answered from the cluster:
+- an object that exists is imported into the state (`--import-pending-creates URN ID`), so the next
+  `up` updates it instead of failing on "already exists" (the kubernetes provider never adopts an
+  existing object on create: upsertExistingObjects is off by default);
+- one that does not is cleared (`--clear-pending-creates`), and the next `up` creates it;
+- a Helm release the provider was still installing or upgrading is `pending-install` or
+  `pending-upgrade` in Helm's own records, and Helm refuses every operation on it ("another
+  operation is in progress"): an install that never finished is uninstalled, an upgrade rolled back
+  to the last deployed revision, and then the release is imported or cleared as above. Every
+  release of the state is checked so, pending or not (`recorded_releases`).
+The kubernetes provider's import IDs are `<namespace>/<name>`, or `<name>` for a cluster-scoped
+object; a Release's is `<namespace>/<release name>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+# Helm's release states that block any further operation on the release (helm.sh/helm/v3/pkg/release).
+HELM_IN_PROGRESS = ("pending-install", "pending-upgrade", "pending-rollback")
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One pending operation of the state."""
+
+    urn: str
+    type: str
+    operation: str  # creating | updating | deleting | reading | importing
+    namespace: str | None  # where the object lives (None: cluster-scoped, or not a Kubernetes object)
+    name: str | None
+    api_version: str | None = None
+    kind: str | None = None
+
+    @property
+    def import_id(self) -> str | None:
+        if self.name is None:
+            return None
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def is_release(self) -> bool:
+        return self.type == RELEASE_TYPE
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    """A release's newest revision and the newest one that was deployed (None: never)."""
+
+    status: str
+    revision: int
+    deployed_revision: int | None
+
+
+def _pending(resource: Mapping[str, Any], operation: str) -> Pending:
+    inputs = resource.get("inputs") or {}
+    type_ = str(resource.get("type", ""))
+    if type_ == RELEASE_TYPE:
+        namespace, name = inputs.get("namespace"), inputs.get("name")
+    elif type_.startswith("kubernetes:"):
+        meta = inputs.get("metadata") or {}
+        namespace, name = meta.get("namespace"), meta.get("name")
+    else:
+        namespace = name = None
+    return Pending(urn=str(resource.get("urn", "")), type=type_, operation=operation, namespace=namespace or None,
+                   name=name or None, api_version=inputs.get("apiVersion"), kind=inputs.get("kind"))
+
+
+def pending_operations(state: Mapping[str, Any]) -> list[Pending]:
+    """The pending operations of `pulumi stack export`'s output."""
+    deployment = state.get("deployment") or {}
+    return [_pending(op.get("resource") or {}, str(op.get("type", "")))
+            for op in deployment.get("pending_operations") or []]
+
+
+def recorded_releases(state: Mapping[str, Any]) -> list[Pending]:
+    """The Helm releases the state holds. An `up` run after the interruption drops a pending update
+    from the state (it only warns of it), but Helm's record of that release stays pending-upgrade,
+    and every later `up` fails on it: so every release is checked, pending or not."""
+    deployment = state.get("deployment") or {}
+    return [_pending(r, "recorded") for r in deployment.get("resources") or [] if r.get("type") == RELEASE_TYPE]
+
+
+def release_state(secrets: Sequence[Mapping[str, Any]]) -> HelmRelease | None:
+    """A release's state from the labels of its storage Secrets (owner=helm, name=<release>)."""
+    revisions = [((s.get("metadata") or {}).get("labels") or {}) for s in secrets]
+    if not revisions:
+        return None
+    newest = max(revisions, key=lambda labels: int(labels.get("version", 0)))
+    deployed = [int(r.get("version", 0)) for r in revisions if r.get("status") in ("deployed", "superseded")]
+    return HelmRelease(status=str(newest.get("status", "")), revision=int(newest.get("version", 0)),
+                       deployed_revision=max(deployed) if deployed else None)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run, in order, and why; `unknown` lists what this cannot judge (no Kubernetes object)."""
+
+    helm: tuple[str, ...]
+    refresh: tuple[str, ...]
+    reasons: tuple[str, ...]
+    unknown: tuple[Pending, ...]
+
+
+def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, bool],
+                  releases: Mapping[str, HelmRelease | None], recorded: Sequence[Pending] = ()) -> Plan:
+    """The commands for `pending` and for the `recorded` releases, given which objects exist (by
+    URN) and each Release's Helm state (by URN)."""
+    helm: list[str] = []
+    imports: list[tuple[str, str]] = []
+    reasons: list[str] = []
+    unknown: list[Pending] = []
+    clear = False
+    pending_urns = {op.urn for op in pending}
+    stuck = [r for r in recorded if r.urn not in pending_urns and (releases.get(r.urn) or HelmRelease("", 0, None)).status
+             in HELM_IN_PROGRESS]
+    for op in [*pending, *stuck]:
+        present = exists.get(op.urn, False)
+        if op.is_release:
+            release = releases.get(op.urn)
+            present = release is not None
+            if release is not None and release.status in HELM_IN_PROGRESS:
+                if release.deployed_revision is None:
+                    helm.append(f"helm uninstall {op.name} --namespace {op.namespace} --wait")
+                    reasons.append(f"{op.urn}: Helm never finished installing it ({release.status}); uninstalled, "
+                                   "so the next `up` installs it again")
+                    present = False
+                else:
+                    helm.append(f"helm rollback {op.name} {release.deployed_revision} --namespace {op.namespace} --wait")
+                    reasons.append(f"{op.urn}: Helm was still changing it ({release.status}); rolled back to revision "
+                                   f"{release.deployed_revision}, the last deployed, which the next `up` upgrades again")
+        if op.operation == "recorded":
+            continue
+        if op.operation != "creating":
+            reasons.append(f"{op.urn}: interrupted while {op.operation}; `pulumi refresh` reads it back")
+        elif op.import_id is None:
+            unknown.append(op)
+        elif present:
+            imports.append((op.urn, op.import_id))
+            reasons.append(f"{op.urn}: it exists in the cluster ({op.import_id}); imported into the state")
+        else:
+            clear = True
+            reasons.append(f"{op.urn}: it does not exist in the cluster; cleared, so the next `up` creates it")
+    refresh: list[str] = []
+    if imports:
+        pairs = " ".join(f"'{urn}' '{id_}'" for urn, id_ in imports)
+        refresh.append(f"pulumi refresh --stack {stack} --yes --import-pending-creates {pairs}")
+    if clear or stuck or any(op.operation != "creating" for op in pending):
+        refresh.append(f"pulumi refresh --stack {stack} --yes --clear-pending-creates")
+    return Plan(tuple(helm), tuple(refresh), tuple(reasons), tuple(unknown))
