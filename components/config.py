@@ -75,6 +75,7 @@ DEFAULT_FRAMEWORKS = (
     "trainer.kubeflow.org/trainjob",
 )
 DEFAULT_FEATURE_GATES = {"TopologyAwareScheduling": True, "LocalQueueMetrics": True}
+NAMESPACE_SELECTOR_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 DEFAULT_TOPOLOGY_LEVELS = ("topology.kubernetes.io/zone", "kubernetes.io/hostname")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 # A team's topology-aware pools get their own ClusterQueue, "<team>-topology" (kueue_objects).
@@ -966,6 +967,10 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
                 problems.add(gp, f"is not a Kueue {ver} feature gate{_suggest(str(gate), sorted(release.gates))}")
             elif release.gates[gate].locked and on != release.gates[gate].default:
                 problems.add(gp, f"is locked to {str(release.gates[gate].default).lower()} in Kueue {ver}; Kueue refuses to start otherwise")
+            elif gate == NAMESPACE_SELECTOR_GATE and on is False:
+                # Not locked before 0.19; off, Kueue would also manage jobs outside the team namespaces.
+                problems.add(gp, "must stay true: the stack's managedJobsNamespaceSelector keeps Kueue to the team "
+                             "namespaces (docs/governance.md), which this gate makes Kueue respect for every job kind")
         if v.get("TopologyAwareScheduling") is False:
             still_on = sorted(g for g in release.tas_subgates if v.get(g, release.gates[g].default))
             if still_on:

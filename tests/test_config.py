@@ -692,3 +692,14 @@ def test_no_object_of_the_dev_stack_is_in_the_aks_prefix() -> None:
 
     names = [o["metadata"]["name"] for o in build_objects(parse(with_changes()))]
     assert names and not [n for n in names if n.startswith("aks-")], names
+
+
+def test_the_namespace_selector_gate_stays_on_where_it_is_not_locked() -> None:
+    """Kueue 0.18.4 lets ManagedJobsNamespaceSelectorAlwaysRespected be turned off; the stack's
+    opt-in team namespaces depend on it, so the config refuses it naming the key."""
+    problems = problems_of(with_changes(kueue={"version": "0.18.4",
+                                               "featureGates": {"ManagedJobsNamespaceSelectorAlwaysRespected": False}}))
+    assert any(p.startswith("kueue-aks:kueue.featureGates.ManagedJobsNamespaceSelectorAlwaysRespected: must stay true")
+               for p in problems), problems
+    assert parse(with_changes(kueue={"version": "0.18.4",
+                                     "featureGates": {"ManagedJobsNamespaceSelectorAlwaysRespected": True}}))

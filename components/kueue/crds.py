@@ -57,10 +57,13 @@ from .validate import CRDS_ENV, CrdError, CrdSchemas, crds_from_documents, load_
 CHART_NAME = "kueue"
 
 # sha256 over the chart's templates/crd/*.yaml, per Kueue version, as computed by
-# crd_templates_digest(). Source: the packaged chart in ../shared/kueue/<version>/chart/
-# (kueue-0.19.2.tgz, a repack of oci://registry.k8s.io/kueue/charts/kueue:0.19.2 whose CRD
+# crd_templates_digest(). Source: the packaged chart in ../shared/kueue/v<version>/chart/
+# (kueue-<version>.tgz, a repack of oci://registry.k8s.io/kueue/charts/kueue:<version> whose CRD
 # templates are byte copies of charts/kueue/templates/crd at the release tag; see its SOURCE.md).
+# 0.18.4's digest is also that of charts/kueue/templates/crd in the sigs.k8s.io/kueue@v0.18.4
+# module zip from proxy.golang.org.
 CRD_TEMPLATE_DIGESTS: Mapping[str, str] = {
+    "0.18.4": "sha256:296e90333a1ae9315ec4ab0d6f98a1b12a575b8246603946d6e47aa56cc78d68",
     "0.19.2": "sha256:f9cc6aa8d54f67bf5c1cd6e53bbf2208a4c9000e9de340f588ce38180f968e60",
 }
 
@@ -276,7 +279,7 @@ def fetch_chart(source: str, version: str, transport: Transport = Transport()) -
             return _fetch_repository(source, version, transport)
     except requests.exceptions.SSLError as err:
         raise ChartError(f"{source}: TLS failed ({_reason(err)}); a registry with a private CA needs it in "
-                         "REQUESTS_CA_BUNDLE") from None
+                         "REQUESTS_CA_BUNDLE (and Helm, in SSL_CERT_FILE: docs/registries.md)") from None
     except requests.Timeout:
         raise ChartUnavailable(f"{source} did not answer within {transport.timeout:g} s") from None
     except requests.ConnectionError as err:

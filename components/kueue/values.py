@@ -85,7 +85,8 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         # Opt-in namespaces: Kueue manages jobs only in namespaces labelled MANAGED_LABEL=true (the
         # team namespaces), and the chart copies this selector into every job and pod webhook
-        # (kueue.md §4.3). ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19,
+        # (kueue.md §4.3). ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19 (on by
+        # default in 0.18, where the config refuses turning it off),
         # so it limits every integration, not only the pod-based ones; and since the webhooks fail
         # closed, a Kueue outage then cannot block pods in kube-system, kueue-system or any other
         # namespace (kueue.md §9 #4). Kueue also refuses a pod integration whose selector matches

@@ -166,7 +166,120 @@ _V0_19_2 = KueueRelease(
     ),
 )
 
-RELEASES: Mapping[str, KueueRelease] = {r.version: r for r in (_V0_19_2,)}
+_V0_18_4 = KueueRelease(
+    version="0.18.4",
+    gates={
+        "AdmissionFairSharing": Gate("Beta", True),
+        "AdmissionGatedBy": Gate("Alpha", False),
+        "AssignQueueLabelsForPods": Gate("Beta", True),
+        "CleanupProvisioningRequestsOnEviction": Gate("Beta", True),
+        "ConcurrentAdmission": Gate("Alpha", False),
+        "CustomMetricLabels": Gate("Alpha", False),
+        "DRAExtendedResources": Gate("Deprecated", False, locked=True),
+        "DeferRayServiceFinalizationForRedisCleanup": Gate("Beta", True),
+        "DynamicResourceAllocation": Gate("Deprecated", False, locked=True),
+        "ElasticJobsViaWorkloadSlices": Gate("Beta", True),
+        "ElasticJobsViaWorkloadSlicesWithTAS": Gate("Alpha", False),
+        "FailureRecoveryPolicy": Gate("Alpha", False),
+        "FairSharingPreemptWithinNominal": Gate("Beta", True),
+        "FairSharingPrioritizeNonBorrowing": Gate("Beta", True),
+        "FastQuotaReleaseInPodIntegration": Gate("Alpha", False),
+        "FinishOrphanedWorkloads": Gate("Beta", True),
+        "FlavorFungibility": Gate("Beta", True),
+        "HierarchicalCohorts": Gate("GA", True, locked=True),
+        "KueueDRAIntegration": Gate("Beta", True),
+        "KueueDRAIntegrationExtendedResource": Gate("Alpha", False),
+        "KueueDRAIntegrationPartitionableDevices": Gate("Alpha", False),
+        "KueueDRARejectWorkloadsWhenDRADisabled": Gate("Beta", True),
+        "LendingLimit": Gate("GA", True, locked=True),
+        "LocalQueueDefaulting": Gate("GA", True, locked=True),
+        "LocalQueueMetrics": Gate("Beta", True),
+        # Beta and unlocked here (GA and locked from 0.19): on by default, but a stack may turn it off.
+        "ManagedJobsNamespaceSelectorAlwaysRespected": Gate("Beta", True),
+        "MetricForWorkloadCreationLatency": Gate("Beta", True),
+        "MetricsForCohorts": Gate("Beta", True),
+        "MultiKueue": Gate("Beta", True),
+        "MultiKueueAdaptersForCustomJobs": Gate("Beta", True),
+        "MultiKueueAllowInsecureKubeconfigs": Gate("Deprecated", False),
+        "MultiKueueBatchJobWithManagedBy": Gate("GA", True, locked=True),
+        "MultiKueueClusterProfile": Gate("Alpha", False),
+        "MultiKueueManagerQuotaAutomation": Gate("Alpha", False),
+        "MultiKueueOrchestratedPreemption": Gate("Alpha", False),
+        "MultiKueueRedoAdmissionOnEvictionInWorker": Gate("GA", True, locked=True),
+        "MultiKueueWaitForWorkloadAdmitted": Gate("GA", True, locked=True),
+        "ObjectRetentionPolicies": Gate("GA", True, locked=True),
+        "PartialAdmission": Gate("Beta", True),
+        "PriorityBoost": Gate("Alpha", False),
+        "PrioritySortingWithinCohort": Gate("Beta", True),
+        "PropagateBatchJobLabelsToWorkload": Gate("GA", True, locked=True),
+        "QuotaCheckStrategy": Gate("Alpha", False),
+        "ReclaimablePods": Gate("Beta", True),
+        "RejectUpdatesToCQWithInvalidOnFlavors": Gate("Alpha", False),
+        "RemoveFinalizersWithStrictPatch": Gate("Beta", True),
+        "SanitizePodSets": Gate("GA", True, locked=True),
+        "SchedulerLongRequeueInterval": Gate("Alpha", False),
+        "SchedulerTimestampPreemptionBuffer": Gate("Alpha", False),
+        "SchedulingEquivalenceHashing": Gate("Beta", True),
+        "ShortWorkloadNames": Gate("Alpha", False),
+        "SkipFinalizersForPodsSuspendedByParent": Gate("GA", True, locked=True),
+        "SkipReassignmentForPodOwnedWorkloads": Gate("Alpha", False),
+        "SparkApplicationIntegration": Gate("Alpha", False),
+        "TASBalancedPlacement": Gate("Alpha", False),
+        "TASCacheNodeMatchResults": Gate("Beta", True),
+        "TASCachingRemainingResources": Gate("Beta", True),
+        "TASFailedNodeReplacement": Gate("Beta", True),
+        "TASFailedNodeReplacementFailFast": Gate("Beta", True),
+        "TASHandleOverlappingFlavors": Gate("Beta", True),
+        "TASMultiLayerTopology": Gate("Alpha", False),
+        "TASProfileMixed": Gate("Beta", True),
+        "TASRecomputeAssignmentWithinSchedulingCycle": Gate("Beta", True),
+        "TASReplaceNodeDueToNotReadyOverFixedTime": Gate("Beta", True),
+        "TASReplaceNodeOnNodeTaints": Gate("Beta", True),
+        "TASReplaceNodeOnPodTermination": Gate("Beta", True),
+        "TASRespectNodeAffinityPreferred": Gate("Alpha", False),
+        "TLSOptions": Gate("Beta", True),
+        "TopologyAwareScheduling": Gate("Beta", True),
+        "VectorizedResourceRequests": Gate("Beta", True),
+        "VisibilityOnDemand": Gate("Beta", True),
+        "WorkloadIdentifierAnnotations": Gate("Beta", True),
+        "WorkloadPriorityClassDefaulting": Gate("Alpha", False),
+        "WorkloadRequestUseMergePatch": Gate("Alpha", False),
+    },
+    removed_gates=frozenset(
+        {
+            "AdmissionCheckValidationRules", "ConfigurableResourceTransformations", "ExposeFlavorsInLocalQueue",
+            "FlavorFungibilityImplicitPreferenceDefault", "KeepQuotaForProvReqRetry",
+            "ManagedJobsNamespaceSelector", "MultiplePreemptions", "ProvisioningACC", "QueueVisibility",
+            "TASProfileLeastFreeCapacity", "WorkloadResourceRequestsSummary",
+        }
+    ),
+    # kueue v0.18.4 source: pkg/config/validation.go validateIntegrations accepts the integrations
+    # registered under pkg/controller/jobs (their FrameworkName): the same 18 as at v0.19.2.
+    frameworks=frozenset(
+        {
+            "batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
+            "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
+            "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
+            "ray.io/rayservice", "ray.io/raycluster", "jobset.x-k8s.io/jobset",
+            "leaderworkerset.x-k8s.io/leaderworkerset", "workload.codeflare.dev/appwrapper",
+            "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+        }
+    ),
+    # kueue v0.18.4 source: pkg/config/validation.go validateFeatureGates: the gates it rejects with
+    # TAS off that are on by default at 0.18. Unlike 0.19.2: TASReplaceNodeDueToNotReadyOverFixedTime
+    # is still Beta and on, TASMultiLayerTopology is Alpha and off, and
+    # TASRecomputeAssignmentWithinSchedulingCycle is not yet checked against TAS. Checked against a
+    # v0.18.4 build: with TAS off it starts only once all seven are off.
+    tas_subgates=frozenset(
+        {
+            "TASProfileMixed", "TASHandleOverlappingFlavors", "TASFailedNodeReplacement",
+            "TASFailedNodeReplacementFailFast", "TASReplaceNodeOnPodTermination",
+            "TASReplaceNodeDueToNotReadyOverFixedTime", "TASReplaceNodeOnNodeTaints",
+        }
+    ),
+)
+
+RELEASES: Mapping[str, KueueRelease] = {r.version: r for r in (_V0_18_4, _V0_19_2)}
 
 
 # The extension as AKS's docs install it (learn.microsoft.com/azure/aks/kueue-overview, extension

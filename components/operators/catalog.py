@@ -104,24 +104,34 @@ OPERATORS: Mapping[str, Operator] = {
     o.key: o for o in (KUBERAY, JOBSET, TRAINER, MPI_OPERATOR, TRAINING_OPERATOR, *EXTERNAL_ONLY)
 }
 
+# kubernetes-sigs/kueue@v0.19.2 go.mod: jobset v0.12.0, ray-operator v1.6.2, trainer/v2 v2.2.1
+# (Kueue >= 0.17 needs Trainer >= 2.2; 2.3 goes with Kueue 0.20), training-operator v1.9.3,
+# mpi-operator v0.8.2. Checksums: the modules' go.sum lines (sum.golang.org). Image tags:
+# the published charts' appVersion, and for the two manifest installs the tag their manifests
+# name (training-operator's standalone overlay: v1-d6eb98e; mpi-operator's: 0.8.2).
+_PINS_0_19_2: Mapping[str, Pin] = {
+    "kuberay": Pin("1.6.2", Module("github.com/ray-project/kuberay/ray-operator", "v1.6.2",
+                                   "h1:XUckRswLMyk71D00L62d2Vanh0fVkNqu56+IF/rr+O0="), "v1.6.2"),
+    "jobset": Pin("0.12.0", Module("sigs.k8s.io/jobset", "v0.12.0",
+                                   "h1:YYPuV0px8Ongq/RXmJg6V0w2UC67aiR+rCMD06vhQQQ="), "v0.12.0"),
+    "trainer": Pin("2.2.1", Module("github.com/kubeflow/trainer/v2", "v2.2.1",
+                                   "h1:GsM80cgxnLnd8j8+lrX/Dpcvw7DYqpxkL0ni4XA/U7Y="), "v2.2.1"),
+    "mpiOperator": Pin("0.8.2", Module("github.com/kubeflow/mpi-operator", "v0.8.2",
+                                       "h1:7PVtV31iX3LSVW0BqRQ64w/NYNfAgP86Bmua2OEi5lg="), "0.8.2"),
+    "trainingOperator": Pin("1.9.3", Module("github.com/kubeflow/training-operator", "v1.9.3",
+                                            "h1:aaSHqskOtCY8Dn8sVd+l9p5XAczW6O0nYMPjVLAw/lc="), "v1-d6eb98e"),
+}
+
 OPERATOR_PINS: Mapping[str, Mapping[str, Pin]] = {
-    # kubernetes-sigs/kueue@v0.19.2 go.mod: jobset v0.12.0, ray-operator v1.6.2, trainer/v2 v2.2.1
-    # (Kueue >= 0.17 needs Trainer >= 2.2; 2.3 goes with Kueue 0.20), training-operator v1.9.3,
-    # mpi-operator v0.8.2. Checksums: the modules' go.sum lines (sum.golang.org). Image tags:
-    # the published charts' appVersion, and for the two manifest installs the tag their manifests
-    # name (training-operator's standalone overlay: v1-d6eb98e; mpi-operator's: 0.8.2).
-    "0.19.2": {
-        "kuberay": Pin("1.6.2", Module("github.com/ray-project/kuberay/ray-operator", "v1.6.2",
-                                       "h1:XUckRswLMyk71D00L62d2Vanh0fVkNqu56+IF/rr+O0="), "v1.6.2"),
-        "jobset": Pin("0.12.0", Module("sigs.k8s.io/jobset", "v0.12.0",
-                                       "h1:YYPuV0px8Ongq/RXmJg6V0w2UC67aiR+rCMD06vhQQQ="), "v0.12.0"),
-        "trainer": Pin("2.2.1", Module("github.com/kubeflow/trainer/v2", "v2.2.1",
-                                       "h1:GsM80cgxnLnd8j8+lrX/Dpcvw7DYqpxkL0ni4XA/U7Y="), "v2.2.1"),
-        "mpiOperator": Pin("0.8.2", Module("github.com/kubeflow/mpi-operator", "v0.8.2",
-                                           "h1:7PVtV31iX3LSVW0BqRQ64w/NYNfAgP86Bmua2OEi5lg="), "0.8.2"),
-        "trainingOperator": Pin("1.9.3", Module("github.com/kubeflow/training-operator", "v1.9.3",
-                                                "h1:aaSHqskOtCY8Dn8sVd+l9p5XAczW6O0nYMPjVLAw/lc="), "v1-d6eb98e"),
-    },
+    # sigs.k8s.io/kueue@v0.18.4 go.mod (from proxy.golang.org): the same jobset, ray-operator,
+    # trainer/v2 and training-operator versions as 0.19.2, so the same charts and manifests; but
+    # mpi-operator v0.8.0, pinned as Kueue 0.18.4 was built and e2e-tested with it: its manifest
+    # comes from its module zip just as 0.8.2's does, and names image mpioperator/mpi-operator:0.8.0
+    # (also the tag Kueue's hack/testing/e2e-common.sh uses). Checksum: Kueue v0.18.4's go.sum line.
+    "0.18.4": {**_PINS_0_19_2,
+               "mpiOperator": Pin("0.8.0", Module("github.com/kubeflow/mpi-operator", "v0.8.0",
+                                                  "h1:22EccUiO4VDooG4TooesdE8o8euGVj89PIRhiP24SRE="), "0.8.0")},
+    "0.19.2": _PINS_0_19_2,
 }
 
 

@@ -33,13 +33,15 @@ from components.kueue import queues
 from components.config import DEFAULT_KUEUE_CHART
 from components.kueue.objects import build_objects, queue_set
 from components.kueue.validate import CRDS_ENV, CrdError, validate_objects
+from components.kueue.versions import RELEASES
 from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
 from tests import harness
-from tests.harness import run_program, stack_file_config
+from tests.harness import SHARED, run_program, stack_file_config
 from tests.loopback_tls import make_tls
 
 VERSION = "0.19.2"
 CHART = CHART_TGZ.read_bytes()
+VERSIONS = sorted(RELEASES)
 REPO = "kueue/charts/kueue"  # the repository path in the test registry, as on registry.k8s.io
 V = "kueue.x-k8s.io/v1beta2"
 
@@ -211,18 +213,48 @@ def assert_chart_crds_catch_cel(found: kc.KueueCrds, source: str) -> None:
 # The chart's CRDs, and the pin
 
 
-def test_the_pinned_digest_is_the_shared_charts_crd_templates() -> None:
-    chart = kc.read_chart(CHART, label="shared chart")
-    assert chart.version == VERSION
-    assert sorted(chart.templates) == sorted(p.name for p in CRDS_DIR.glob("*.yaml"))
-    assert chart.digest == kc.CRD_TEMPLATE_DIGESTS[VERSION]
+def shared_chart(version: str) -> bytes:
+    """The packaged chart of a supported version in ../shared (see its SOURCE.md)."""
+    return (SHARED / "kueue" / f"v{version}" / "chart" / f"kueue-{version}.tgz").read_bytes()
+
+
+def shared_crds(version: str) -> list[Path]:
+    return sorted((SHARED / "kueue" / f"v{version}" / "crds").glob("*.yaml"))
+
+
+def test_every_supported_version_has_a_pinned_digest() -> None:
+    assert sorted(kc.CRD_TEMPLATE_DIGESTS) == VERSIONS
+    assert shared_chart(VERSION) == CHART and shared_crds(VERSION) == sorted(CRDS_DIR.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_pinned_digest_is_the_shared_charts_crd_templates(version: str) -> None:
+    chart = kc.read_chart(shared_chart(version), label="shared chart")
+    assert chart.version == version
+    assert sorted(chart.templates) == [p.name for p in shared_crds(version)]
+    assert chart.digest == kc.CRD_TEMPLATE_DIGESTS[version]
     assert kc.crd_templates_digest({**chart.templates, "x.yaml": b""}) != chart.digest
 
 
-def test_helm_directives_are_gone_and_the_schemas_are_the_release_crds() -> None:
-    docs = kc.crd_documents(kc.read_chart(CHART, label="c").templates, label="c")
+def test_each_version_has_its_own_digest() -> None:
+    assert len(set(kc.CRD_TEMPLATE_DIGESTS.values())) == len(kc.CRD_TEMPLATE_DIGESTS)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_default_source_takes_each_versions_chart_and_no_other(version: str, cache: Path) -> None:
+    other = next(v for v in VERSIONS if v != version)
+    with pytest.raises(kc.ChartError, match=f"holds Kueue chart version {other}, not the pinned {version}"):
+        kc.kueue_crds(DEFAULT_KUEUE_CHART, version, fetch=lambda *_: shared_chart(other))
+    assert cache_files(cache) == []
+    found = kc.kueue_crds(DEFAULT_KUEUE_CHART, version, fetch=lambda *_: shared_chart(version))
+    assert found.crds is not None and found.crds.source == f"chart {DEFAULT_KUEUE_CHART} {version}"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_helm_directives_are_gone_and_the_schemas_are_the_release_crds(version: str) -> None:
+    docs = kc.crd_documents(kc.read_chart(shared_chart(version), label="c").templates, label="c")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    bases = [yaml.load(p.read_text(), Loader=loader) for p in sorted(CRDS_DIR.glob("*.yaml"))]
+    bases = [yaml.load(p.read_text(), Loader=loader) for p in shared_crds(version)]
     assert [d["spec"]["versions"] for d in docs] == [b["spec"]["versions"] for b in bases]
     assert [d["spec"]["names"] for d in docs] == [b["spec"]["names"] for b in bases]
     assert "{{" not in json.dumps(docs)

@@ -1,8 +1,9 @@
 """The pure Helm-values builders against the pinned charts' data in ../shared.
 
-- Kueue: every values key path exists in chart 0.19.2's values.yaml, gates are valid 0.19.2
-  gates, and the manager config is a complete v1beta2 Configuration whose fields all exist in
-  config-fields.yaml (Kueue decodes it strictly) and that keeps every chart default.
+- Kueue, for every supported version (0.18.4 and the default 0.19.2): every values key path exists
+  in that chart's values.yaml, gates are valid gates of that release, and the manager config is a
+  complete v1beta2 Configuration whose fields all exist in its config-fields.yaml (Kueue decodes it
+  strictly) and that keeps every chart default.
 - NVIDIA device plugin: key paths exist in chart 0.20.0's values.yaml; it runs exactly on the
   GPU pools and tolerates all their taints.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,18 +32,44 @@ from components.config import (
 from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART
 from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME,
                                      MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
-from components.kueue.versions import POD_BASED_FRAMEWORKS, RELEASES
+from components.kueue.versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
 from components.operators.catalog import needed_operators
 from tests.conftest import load_stack
-from tests.harness import SHARED, stack_file_config
+from tests.harness import ROOT, SHARED, stack_file_config
 from tests.kueue.test_versions import upstream_gates, upstream_removed
 
-KUEUE_DATA = SHARED / "kueue" / "v0.19.2"
+VERSIONS = sorted(RELEASES)
 PLUGIN_DATA = SHARED / "nvidia-device-plugin" / "v0.20.0"
-KUEUE_CHART_VALUES = yaml.safe_load((KUEUE_DATA / "values.yaml").read_text())
 PLUGIN_CHART_VALUES = yaml.safe_load((PLUGIN_DATA / "values.yaml").read_text())
-CONFIG_FIELDS = yaml.safe_load((KUEUE_DATA / "config-fields.yaml").read_text())
-CHART_DEFAULT_CONFIG = yaml.safe_load(KUEUE_CHART_VALUES["managerConfig"]["controllerManagerConfigYaml"])
+
+
+def kueue_data(version: str) -> Path:
+    return SHARED / "kueue" / f"v{version}"
+
+
+def minor(version: str) -> tuple[int, int]:
+    major, minor_ = version.split(".")[:2]
+    return int(major), int(minor_)
+
+
+# Each version's chart values.yaml, manager-config field tree, and the chart's default manager config.
+CHART_VALUES = {v: yaml.safe_load((kueue_data(v) / "values.yaml").read_text()) for v in VERSIONS}
+FIELDS = {v: yaml.safe_load((kueue_data(v) / "config-fields.yaml").read_text()) for v in VERSIONS}
+CHART_DEFAULT_CONFIGS = {v: yaml.safe_load(CHART_VALUES[v]["managerConfig"]["controllerManagerConfigYaml"])
+                         for v in VERSIONS}
+KUEUE_CHART_VALUES = CHART_VALUES[DEFAULT_VERSION]
+CONFIG_FIELDS = FIELDS[DEFAULT_VERSION]
+# Kueue 0.19 raised these chart defaults (CHANGELOG-0.19.md: "Increase OOTB QPS and concurrency",
+# kueue#12440). The manager config writes 0.19.2's values on 0.18.4 too: the same fields, only
+# more client throughput, and a stack keeps them across the upgrade.
+RAISED_IN_0_19 = {
+    "controller.groupKindConcurrency.Workload.kueue.x-k8s.io": (5, 10),
+    "controller.groupKindConcurrency.LocalQueue.kueue.x-k8s.io": (1, 5),
+    "controller.groupKindConcurrency.ClusterQueue.kueue.x-k8s.io": (1, 5),
+    "clientConnection.qps": (50, 300),
+    "clientConnection.burst": (100, 500),
+}
+MULTIKUEUE_MANAGER = ROOT / "examples" / "multikueue" / "Pulumi.batch-manager.yaml"
 # Every user pool carries kueue-aks.io/queued=true:NoSchedule while governance is on (the default).
 QUEUED_TOLERATION = {"key": "kueue-aks.io/queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
@@ -131,6 +159,17 @@ def variant(dev_map: Mapping[str, Any], **changes: Any) -> StackConfig:
     return load_stack(config_map)
 
 
+@pytest.fixture(params=VERSIONS)
+def version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def on_version(dev_config_map: dict[str, Any], version: str) -> StackConfig:
+    """The dev stack on each supported Kueue version."""
+    return variant(dev_config_map, kueue={"version": version})
+
+
 def external_operators(frameworks: list[str]) -> dict[str, Any]:
     """`kueue-aks:operators` declaring the controllers the stack does not ship as the cluster's own."""
     return {o.key: {"install": "external"} for o in needed_operators(frameworks) if not o.managed}
@@ -148,8 +187,9 @@ def test_constants_name_the_official_chart_and_release() -> None:
     assert KUEUE_RELEASE_NAME == "kueue"
 
 
-def test_dev_values_exist_in_the_pinned_chart(dev_config: StackConfig) -> None:
-    assert unknown_value_paths(kueue_helm_values(dev_config), KUEUE_CHART_VALUES) == []
+def test_dev_values_exist_in_the_pinned_chart(on_version: StackConfig, version: str) -> None:
+    assert on_version.kueue.version == version
+    assert unknown_value_paths(kueue_helm_values(on_version), CHART_VALUES[version]) == []
 
 
 @pytest.mark.parametrize(
@@ -166,10 +206,10 @@ def test_value_path_check_catches_mistakes(values: dict[str, Any]) -> None:
     assert unknown_value_paths(values, KUEUE_CHART_VALUES)
 
 
-def test_dev_feature_gates_are_the_list_of_valid_gates(dev_config: StackConfig) -> None:
-    gates = kueue_helm_values(dev_config)["controllerManager"]["featureGates"]
+def test_dev_feature_gates_are_the_list_of_valid_gates(on_version: StackConfig, version: str) -> None:
+    gates = kueue_helm_values(on_version)["controllerManager"]["featureGates"]
     assert gates == [{"name": "LocalQueueMetrics", "enabled": True}, {"name": "TopologyAwareScheduling", "enabled": True}]
-    upstream, removed = upstream_gates(), upstream_removed()
+    upstream, removed = upstream_gates(version), upstream_removed(version)
     for gate in gates:
         assert gate["name"] in upstream and gate["name"] not in removed
         spec = upstream[gate["name"]]
@@ -185,13 +225,14 @@ def test_custom_gates_replace_the_defaults_and_stay_on_the_command_line_only(dev
     assert "featureGates" not in manager_config(config)
 
 
-def test_manager_config_string_is_the_full_v1beta2_configuration(dev_config: StackConfig) -> None:
-    text = kueue_helm_values(dev_config)["managerConfig"]["controllerManagerConfigYaml"]
+def test_manager_config_string_is_the_full_v1beta2_configuration(on_version: StackConfig, version: str) -> None:
+    text = kueue_helm_values(on_version)["managerConfig"]["controllerManagerConfigYaml"]
     doc = yaml.safe_load(text)
-    assert doc == manager_config(dev_config)
+    assert doc == manager_config(on_version)
     assert doc["apiVersion"] == MANAGER_CONFIG_API_VERSION == "config.kueue.x-k8s.io/v1beta2"
+    assert CHART_DEFAULT_CONFIGS[version]["apiVersion"] == MANAGER_CONFIG_API_VERSION
     assert doc["kind"] == "Configuration"
-    assert unknown_config_fields(doc, CONFIG_FIELDS) == []
+    assert unknown_config_fields(doc, FIELDS[version]) == []
     # The chart injects internalCertManagement with its own names only when the key is absent (kueue.md §4.3).
     assert "internalCertManagement" not in doc
 
@@ -214,13 +255,34 @@ def test_config_field_check_catches_mistakes(dev_config: StackConfig, mutate: An
     assert unknown_config_fields(doc, CONFIG_FIELDS)
 
 
-def test_manager_config_keeps_every_chart_default(dev_config: StackConfig) -> None:
-    ours = leaves(manager_config(dev_config))
-    defaults = leaves(CHART_DEFAULT_CONFIG)
+def test_the_config_field_check_follows_the_version() -> None:
+    # A field 0.19 added: Kueue 0.18.4 would exit at start-up on it.
+    doc = {"multiKueue": {"incrementalDispatcherConfig": {"stepSize": 2}}}
+    assert unknown_config_fields(doc, FIELDS["0.19.2"]) == []
+    assert unknown_config_fields(doc, FIELDS["0.18.4"]) == [
+        "multiKueue.incrementalDispatcherConfig: not a field of the v1beta2 Configuration"]
+
+
+def test_manager_config_keeps_every_chart_default(on_version: StackConfig, version: str) -> None:
+    ours = leaves(manager_config(on_version))
+    defaults = leaves(CHART_DEFAULT_CONFIGS[version])
     del defaults["integrations.frameworks"]  # replaced by the configured list on purpose
     assert {"health.healthProbeBindAddress", "leaderElection.resourceName", "clientConnection.qps",
             "controller.groupKindConcurrency.Workload.kueue.x-k8s.io"} <= set(defaults)
+    if minor(version) < (0, 19):
+        for path, (old, new) in RAISED_IN_0_19.items():
+            assert (defaults.pop(path), ours[path]) == (old, new), path
     assert {path: ours.get(path) for path in defaults} == defaults
+
+
+@pytest.mark.parametrize("dispatcher", ["AllAtOnce", "Incremental"])
+def test_a_multikueue_managers_config_decodes_on_every_version(version: str, dispatcher: str) -> None:
+    config_map = yaml.safe_load(MULTIKUEUE_MANAGER.read_text())["config"]
+    config_map["kueue-aks:kueue"] = {**config_map["kueue-aks:kueue"], "version": version}
+    config_map["kueue-aks:multiKueue"] = {**config_map["kueue-aks:multiKueue"], "dispatcher": dispatcher}
+    doc = manager_config(load_stack(config_map, stack="batch-manager"))
+    assert set(doc["multiKueue"]) == {"origin", "workerLostTimeout", "gcInterval", "dispatcherName"}
+    assert unknown_config_fields(doc, FIELDS[version]) == []
 
 
 def test_frameworks_come_from_config(dev_config: StackConfig, dev_config_map: dict[str, Any]) -> None:
@@ -346,32 +408,37 @@ def test_bad_frameworks_gates_and_versions_are_config_errors(dev_config_map: dic
     assert path in [p.path for p in err.value.problems]
 
 
-_RELEASE = RELEASES["0.19.2"]
-# Gates a user may flip without other gates following (TAS and its sub-gates move together).
-_FREE_GATES = sorted(n for n, g in _RELEASE.gates.items()
-                     if not g.locked and n != "TopologyAwareScheduling" and n not in _RELEASE.tas_subgates
-                     and n != "SparkApplicationIntegration")
+def free_gates(version: str) -> list[str]:
+    """Gates a user may flip without other gates following (TAS and its sub-gates move together)."""
+    release = RELEASES[version]
+    return sorted(n for n, g in release.gates.items()
+                  if not g.locked and n != "TopologyAwareScheduling" and n not in release.tas_subgates
+                  and n != "SparkApplicationIntegration")
 
 
+@pytest.mark.parametrize("kueue_version", VERSIONS)
 @settings(max_examples=60, deadline=None)
 @given(
-    frameworks=st.lists(st.sampled_from(sorted(_RELEASE.frameworks - {"sparkoperator.k8s.io/sparkapplication"})),
-                        min_size=1, unique=True),
-    gates=st.dictionaries(st.sampled_from(_FREE_GATES), st.booleans(), max_size=6),
+    draw=st.data(),
     replicas=st.integers(min_value=1, max_value=10),
     enforce=st.booleans(),
 )
-def test_any_valid_kueue_config_renders_valid_values(frameworks: list[str], gates: dict[str, bool],
-                                                     replicas: int, enforce: bool) -> None:
+def test_any_valid_kueue_config_renders_valid_values(kueue_version: str, draw: st.DataObject, replicas: int,
+                                                     enforce: bool) -> None:
+    release = RELEASES[kueue_version]
+    frameworks = draw.draw(st.lists(st.sampled_from(sorted(release.frameworks - {"sparkoperator.k8s.io/sparkapplication"})),
+                                    min_size=1, unique=True), label="frameworks")
+    gates = draw.draw(st.dictionaries(st.sampled_from(free_gates(kueue_version)), st.booleans(), max_size=6), label="gates")
     # A system pool that holds up to 10 Kueue replicas and every operator.
-    config = variant(stack_file_config("dev"), kueue={"frameworks": frameworks, "featureGates": gates, "replicas": replicas},
+    config = variant(stack_file_config("dev"),
+                     kueue={"version": kueue_version, "frameworks": frameworks, "featureGates": gates, "replicas": replicas},
                      governance={"enforce": enforce}, monitoring={"enabled": gates.get("LocalQueueMetrics", True)},
                      operators=external_operators(frameworks),
                      cluster={"systemPool": {"vmSize": "Standard_D8s_v5", "count": 3}})
     values = kueue_helm_values(config)
-    assert unknown_value_paths(values, KUEUE_CHART_VALUES) == []
+    assert unknown_value_paths(values, CHART_VALUES[kueue_version]) == []
     doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
-    assert unknown_config_fields(doc, CONFIG_FIELDS) == []
+    assert unknown_config_fields(doc, FIELDS[kueue_version]) == []
     # The configured list in order; governance adds Kueue's pod integration unless it is already there.
     added = ["pod"] if enforce and "pod" not in frameworks else []
     assert doc["integrations"]["frameworks"] == frameworks + added

@@ -1,14 +1,16 @@
-"""components/kueue/versions.py against Kueue's own data for 0.19.2 kept in ../shared.
+"""components/kueue/versions.py against Kueue's own data for each supported release kept in
+../shared (kueue/v<version>/).
 
-The gate table must equal what versioned_feature_list.yaml says is in force at 0.19 (stage,
-default, lockToDefault), and the removed set must equal removed_feature_list.yaml, so a gate
-that config validation accepts is one Kueue 0.19.2 starts with.
+Each release's gate table must equal what its versioned_feature_list.yaml says is in force at its
+minor version (stage, default, lockToDefault), and its removed set must equal its
+removed_feature_list.yaml, so a gate that config validation accepts is one that release starts with.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +21,29 @@ from components.config import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
 from components.kueue.versions import Gate, KueueRelease
 from tests.harness import SHARED
 
-VERSION = "0.19.2"
-DATA = SHARED / "kueue" / f"v{VERSION}"
+VERSION = "0.19.2"  # the default
+VERSIONS = sorted(kueue_versions.RELEASES)
+# Gates each release defines (pkg/features/kube_features.go at the tag; 0.19.2: kueue.md §5).
+GATE_COUNTS = {"0.18.4": 74, "0.19.2": 89}
+# The locked gates: GA ones and the locked Deprecated ones, per versioned_feature_list.yaml.
+LOCKED = {
+    "0.18.4": {
+        "HierarchicalCohorts", "ObjectRetentionPolicies", "PropagateBatchJobLabelsToWorkload",
+        "SkipFinalizersForPodsSuspendedByParent", "MultiKueueWaitForWorkloadAdmitted",
+        "MultiKueueRedoAdmissionOnEvictionInWorker", "MultiKueueBatchJobWithManagedBy", "LendingLimit",
+        "LocalQueueDefaulting", "SanitizePodSets", "DRAExtendedResources", "DynamicResourceAllocation",
+    },
+    "0.19.2": {
+        "HierarchicalCohorts", "ObjectRetentionPolicies", "ManagedJobsNamespaceSelectorAlwaysRespected",
+        "PropagateBatchJobLabelsToWorkload", "SkipFinalizersForPodsSuspendedByParent",
+        "MultiKueueWaitForWorkloadAdmitted", "MultiKueueRedoAdmissionOnEvictionInWorker",
+        "MultiKueueAllowInsecureKubeconfigs",
+    },
+}
+
+
+def data(version: str) -> Path:
+    return SHARED / "kueue" / f"v{version}"
 
 
 def _minor(version: str) -> tuple[int, int]:
@@ -28,27 +51,28 @@ def _minor(version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def upstream_gates(version: str = VERSION) -> dict[str, Gate]:
-    """Each gate's spec in force at `version`: the newest versionedSpec not newer than it."""
-    doc = yaml.safe_load((DATA / "featuregates" / "versioned_feature_list.yaml").read_text())
-    at = _minor(version)
+def upstream_gates(release: str = VERSION, at: str | None = None) -> dict[str, Gate]:
+    """Each gate's spec in force at `at` (default: the release itself) in `release`'s list: the
+    newest versionedSpec not newer than it."""
+    doc = yaml.safe_load((data(release) / "featuregates" / "versioned_feature_list.yaml").read_text())
+    minor = _minor(at or release)
     gates: dict[str, Gate] = {}
     for entry in doc:
-        specs = [s for s in entry["versionedSpecs"] if _minor(str(s["version"])) <= at]
+        specs = [s for s in entry["versionedSpecs"] if _minor(str(s["version"])) <= minor]
         if specs:
             spec = max(specs, key=lambda s: _minor(str(s["version"])))
             gates[entry["name"]] = Gate(spec["preRelease"], spec["default"], spec["lockToDefault"])
     return gates
 
 
-def upstream_removed() -> frozenset[str]:
-    doc = yaml.safe_load((DATA / "featuregates" / "removed_feature_list.yaml").read_text())
+def upstream_removed(release: str = VERSION) -> frozenset[str]:
+    doc = yaml.safe_load((data(release) / "featuregates" / "removed_feature_list.yaml").read_text())
     return frozenset(entry["feature"] for entry in doc)
 
 
-def chart_frameworks() -> set[str]:
+def chart_frameworks(release: str = VERSION) -> set[str]:
     """Every framework the chart's default config names, enabled or commented out."""
-    text = yaml.safe_load((DATA / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
+    text = yaml.safe_load((data(release) / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
     section = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]
     return set(re.findall(r'^\s*#?\s*- "([^"]+)"', section, re.M))
 
@@ -61,25 +85,31 @@ def gate_differences(table: Mapping[str, Gate], upstream: Mapping[str, Gate]) ->
     return problems
 
 
-@pytest.fixture(scope="module")
-def release() -> KueueRelease:
-    return kueue_versions.RELEASES[VERSION]
+@pytest.fixture(scope="module", params=VERSIONS)
+def release(request: pytest.FixtureRequest) -> KueueRelease:
+    return kueue_versions.RELEASES[request.param]
 
 
-def test_default_version_is_the_pinned_chart(release: KueueRelease) -> None:
-    chart = yaml.safe_load((DATA / "Chart.yaml").read_text())
-    assert kueue_versions.DEFAULT_VERSION == VERSION == chart["version"] == release.version
-    assert chart["appVersion"] == f"v{VERSION}"
+def test_default_version_is_a_release_with_data() -> None:
+    assert kueue_versions.DEFAULT_VERSION == VERSION
+    assert VERSIONS == sorted(GATE_COUNTS) == sorted(LOCKED) == ["0.18.4", "0.19.2"]
+    assert all((data(v) / "featuregates").is_dir() for v in VERSIONS)
+
+
+def test_each_release_is_its_charts_version(release: KueueRelease) -> None:
+    chart = yaml.safe_load((data(release.version) / "Chart.yaml").read_text())
+    assert chart["version"] == release.version
+    assert chart["appVersion"] == f"v{release.version}"
 
 
 def test_gate_table_matches_upstream_list(release: KueueRelease) -> None:
-    upstream = upstream_gates()
-    assert len(upstream) == 89  # kueue.md §5
+    upstream = upstream_gates(release.version)
+    assert len(upstream) == GATE_COUNTS[release.version]
     assert gate_differences(release.gates, upstream) == []
 
 
 def test_removed_gates_match_upstream_list(release: KueueRelease) -> None:
-    assert release.removed_gates == upstream_removed()
+    assert release.removed_gates == upstream_removed(release.version)
     assert not release.removed_gates & set(release.gates)
 
 
@@ -89,23 +119,20 @@ def test_removed_gates_match_upstream_list(release: KueueRelease) -> None:
         lambda g: {**g, "LocalQueueMetrics": Gate("Alpha", False)},  # wrong stage and default
         lambda g: {**g, "HierarchicalCohorts": Gate("GA", True, locked=False)},  # lost the lock
         lambda g: {k: v for k, v in g.items() if k != "TopologyAwareScheduling"},  # missing
-        lambda g: {**g, "LendingLimit": Gate("GA", True)},  # a removed gate
+        lambda g: {**g, "QueueVisibility": Gate("GA", True)},  # a removed gate
     ],
 )
 def test_gate_comparison_catches_a_wrong_table(release: KueueRelease, tamper: Any) -> None:
-    assert gate_differences(tamper(dict(release.gates)), upstream_gates())
+    assert gate_differences(tamper(dict(release.gates)), upstream_gates(release.version))
 
 
 def test_locked_gates_are_the_ga_and_locked_deprecated_ones(release: KueueRelease) -> None:
     locked = {name for name, gate in release.gates.items() if gate.locked}
-    assert locked == {
-        "HierarchicalCohorts", "ObjectRetentionPolicies", "ManagedJobsNamespaceSelectorAlwaysRespected",
-        "PropagateBatchJobLabelsToWorkload", "SkipFinalizersForPodsSuspendedByParent",
-        "MultiKueueWaitForWorkloadAdmitted", "MultiKueueRedoAdmissionOnEvictionInWorker",
-        "MultiKueueAllowInsecureKubeconfigs",
-    }
-    # The opt-in namespace selector applies to every integration only because this gate is locked on.
-    assert release.gates["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("GA", True, locked=True)
+    assert locked == LOCKED[release.version]
+    # The opt-in namespace selector applies to every integration only while this gate is on:
+    # locked on from 0.19, on by default (but not locked) in 0.18.
+    expected = Gate("GA", True, locked=True) if _minor(release.version) >= (0, 19) else Gate("Beta", True)
+    assert release.gates["ManagedJobsNamespaceSelectorAlwaysRespected"] == expected
 
 
 def test_tas_subgates_are_tas_gates_on_by_default(release: KueueRelease) -> None:
@@ -120,7 +147,7 @@ def test_default_gates_exist_and_are_not_locked_the_other_way(release: KueueRele
 
 
 def test_frameworks_cover_the_chart_and_the_defaults(release: KueueRelease) -> None:
-    named = chart_frameworks()
+    named = chart_frameworks(release.version)
     assert "batch/job" in named and "kubeflow.org/pytorchjob" in named  # parsed enabled and commented entries
     assert named <= release.frameworks
     assert set(DEFAULT_FRAMEWORKS) <= release.frameworks
@@ -129,6 +156,6 @@ def test_frameworks_cover_the_chart_and_the_defaults(release: KueueRelease) -> N
 
 def test_upstream_parsing_picks_the_newest_spec_not_after_the_version() -> None:
     # ManagedJobsNamespaceSelectorAlwaysRespected went Alpha 0.13, Beta 0.15, GA+locked 0.19.
-    assert upstream_gates("0.14.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Alpha", False)
-    assert upstream_gates("0.18.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Beta", True)
+    assert upstream_gates(at="0.14.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Alpha", False)
+    assert upstream_gates(at="0.18.0")["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("Beta", True)
     assert upstream_gates()["ManagedJobsNamespaceSelectorAlwaysRespected"] == Gate("GA", True, locked=True)

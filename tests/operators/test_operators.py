@@ -19,6 +19,7 @@ import yaml
 
 from components.kueue import install as kueue
 from components.config import ConfigError, StackConfig, system_pool_problems
+from components.kueue.versions import DEFAULT_VERSION, RELEASES
 from components.kueue.values import SYSTEM_POOL_SELECTOR
 from components.operators import sources
 from components.operators.catalog import OPERATOR_PINS, OPERATORS, needed_operators
@@ -29,7 +30,7 @@ from components.operators.installs import (
 )
 from components.operators.policies import RAYSERVICE_GUARD, rayservice_guard
 from tests.conftest import load_stack
-from tests.harness import ProgramRun, run_program, stack_file_config
+from tests.harness import SHARED, ProgramRun, run_program, stack_file_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -49,6 +50,31 @@ def dev(dev_map: dict[str, Any]) -> StackConfig:
 @pytest.fixture(scope="module")
 def dev_run(dev_map: dict[str, Any]) -> ProgramRun:
     return run_program(dev_map)
+
+
+def on_kueue(config_map: dict[str, Any], version: str) -> dict[str, Any]:
+    """The stack on a Kueue version; another than the default reads its chart (and CRDs) from the
+    packaged file in ../shared, as the unit tests have no registry."""
+    if version == DEFAULT_VERSION:
+        return config_map
+    chart = SHARED / "kueue" / f"v{version}" / "chart" / f"kueue-{version}.tgz"
+    return {**config_map, "kueue-aks:kueue": {"version": version, "chart": str(chart)}}
+
+
+@pytest.fixture(scope="module", params=sorted(OPERATOR_PINS))
+def pinned_map(request: pytest.FixtureRequest, dev_map: dict[str, Any]) -> dict[str, Any]:
+    """The dev stack on each Kueue version that has operator pins."""
+    return on_kueue(dev_map, request.param)
+
+
+@pytest.fixture(scope="module")
+def pinned(pinned_map: dict[str, Any]) -> StackConfig:
+    return load_stack(pinned_map)
+
+
+@pytest.fixture(scope="module")
+def pinned_run(pinned_map: dict[str, Any]) -> ProgramRun:
+    return run_program(pinned_map)
 
 
 def problems(config_map: dict[str, Any]) -> list[str]:
@@ -128,19 +154,38 @@ def test_the_system_pool_check_counts_every_managed_controller(dev: StackConfig)
 # --- what is installed -----------------------------------------------------------------------
 
 
-def test_every_operator_is_pinned_for_the_kueue_version(dev: StackConfig) -> None:
-    pins = OPERATOR_PINS[dev.kueue.version]
-    for install in installs(dev):
+# The operator versions each Kueue release's go.mod names (v0.19.2: ../shared/reference/operators.md
+# §0; v0.18.4: its go.mod from proxy.golang.org), and the image tags the pins carry.
+GO_MOD_VERSIONS = {
+    "0.18.4": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.0", "trainingOperator": "1.9.3"},
+    "0.19.2": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.2", "trainingOperator": "1.9.3"},
+}
+IMAGE_TAGS = {
+    "0.18.4": {"kuberay": "v1.6.2", "jobset": "v0.12.0", "trainer": "v2.2.1", "mpiOperator": "0.8.0",
+               "trainingOperator": "v1-d6eb98e"},
+    "0.19.2": {"kuberay": "v1.6.2", "jobset": "v0.12.0", "trainer": "v2.2.1", "mpiOperator": "0.8.2",
+               "trainingOperator": "v1-d6eb98e"},
+}
+
+
+def test_every_kueue_version_has_operator_pins() -> None:
+    assert sorted(OPERATOR_PINS) == sorted(RELEASES) == sorted(GO_MOD_VERSIONS)
+
+
+def test_every_operator_is_pinned_for_the_kueue_version(pinned: StackConfig) -> None:
+    pins = OPERATOR_PINS[pinned.kueue.version]
+    assert [i.operator.key for i in installs(pinned)] == list(pins)
+    for install in installs(pinned):
         assert install.pin == pins[install.operator.key]
+        assert install.pin.module.version == f"v{install.pin.version}"
         if install.chart:
             assert install.chart.version == install.pin.version
-    # Kueue v0.19.2's go.mod pins (../shared/reference/operators.md §0).
-    assert {k: p.version for k, p in pins.items()} == {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1",
-                                                       "mpiOperator": "0.8.2", "trainingOperator": "1.9.3"}
+    assert {k: p.version for k, p in pins.items()} == GO_MOD_VERSIONS[pinned.kueue.version]
+    assert {k: p.image_tag for k, p in pins.items()} == IMAGE_TAGS[pinned.kueue.version]
 
 
-def test_every_controller_runs_on_the_system_pool_with_requests(dev: StackConfig) -> None:
-    for install in installs(dev):
+def test_every_controller_runs_on_the_system_pool_with_requests(pinned: StackConfig) -> None:
+    for install in installs(pinned):
         if install.chart:
             scope = {"kuberay": install.values, "jobset": install.values.get("controller"),
                      "trainer": install.values.get("manager")}[install.operator.key]
@@ -160,8 +205,8 @@ def test_trainer_does_not_bring_a_second_jobset(dev: StackConfig) -> None:
     assert trainer.values["jobset"] == {"install": False}
 
 
-def test_the_training_operator_leaves_mpijob_to_the_mpi_operator(dev: StackConfig) -> None:
-    by_key = {i.operator.key: i for i in installs(dev)}
+def test_the_training_operator_leaves_mpijob_to_the_mpi_operator(pinned: StackConfig) -> None:
+    by_key = {i.operator.key: i for i in installs(pinned)}
     training, mpi = by_key["trainingOperator"], by_key["mpiOperator"]
     assert MPIJOB_CRD not in [c["metadata"]["name"] for c in training.crds]
     assert [c["metadata"]["name"] for c in mpi.crds] == [MPIJOB_CRD]
@@ -182,16 +227,17 @@ def test_only_the_enabled_v1_kinds_get_crds_schemes_and_webhooks(dev_map: dict[s
     assert [w["name"] for w in webhooks["webhooks"]] == ["validator.pytorchjob.training-operator.kubeflow.org"]
 
 
-def test_mirrors_replace_the_repository_and_keep_the_pinned_tag(dev_map: dict[str, Any]) -> None:
+def test_mirrors_replace_the_repository_and_keep_the_pinned_tag(pinned_map: dict[str, Any]) -> None:
     mirror = "mirror.example.com"
-    config = load_stack({**dev_map, "kueue-aks:operators": {
+    config = load_stack({**pinned_map, "kueue-aks:operators": {
         key: {"imageRepository": f"{mirror}/{key.lower()}"} for key in ("kuberay", "jobset", "trainer", "mpiOperator")}})
+    tags = IMAGE_TAGS[config.kueue.version]
     by_key = {i.operator.key: i for i in installs(config)}
-    assert by_key["kuberay"].values["image"] == {"repository": f"{mirror}/kuberay", "tag": "v1.6.2"}
-    assert by_key["jobset"].values["image"] == {"repository": f"{mirror}/jobset", "tag": "v0.12.0"}
-    assert by_key["trainer"].values["image"] == {"registry": mirror, "repository": "trainer", "tag": "v2.2.1"}
+    assert by_key["kuberay"].values["image"] == {"repository": f"{mirror}/kuberay", "tag": tags["kuberay"]}
+    assert by_key["jobset"].values["image"] == {"repository": f"{mirror}/jobset", "tag": tags["jobset"]}
+    assert by_key["trainer"].values["image"] == {"registry": mirror, "repository": "trainer", "tag": tags["trainer"]}
     (deployment,) = [o for o in by_key["mpiOperator"].objects if o["kind"] == "Deployment"]
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == f"{mirror}/mpioperator:0.8.2"
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == f"{mirror}/mpioperator:{tags['mpiOperator']}"
 
 
 def test_the_rayservice_guard_exists_only_while_kueue_would_take_rayservice_clusters(dev: StackConfig,
@@ -213,20 +259,21 @@ def test_the_retry_hook_knows_trainers_webhook() -> None:
 # --- wiring under mocks ----------------------------------------------------------------------
 
 
-def test_the_dev_stack_registers_every_operator_pinned(dev_run: ProgramRun, dev: StackConfig) -> None:
-    releases = {r.inputs["name"]: r for r in dev_run.of_type(RELEASE)}
-    for install in installs(dev):
+def test_the_dev_stack_registers_every_operator_pinned(pinned_run: ProgramRun, pinned: StackConfig) -> None:
+    releases = {r.inputs["name"]: r for r in pinned_run.of_type(RELEASE)}
+    assert releases["kueue"].inputs["version"] == pinned.kueue.version
+    for install in installs(pinned):
         if install.chart:
             release = releases[install.operator.release_name]
             assert release.inputs["version"] == install.pin.version
             assert release.inputs["namespace"] == install.namespace
             assert release.inputs["skipCrds"] is True  # the CRDs are resources of their own
         else:
-            deployments = [r for r in dev_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace]
+            deployments = [r for r in pinned_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace]
             assert len(deployments) == 1
-    crds = {r.inputs["metadata"]["name"] for r in dev_run.of_type(CRD) if not r.read_id}
-    assert crds == {c["metadata"]["name"] for i in installs(dev) for c in i.crds}
-    assert dev_run.exports["operatorVersions"] == {i.operator.key: i.pin.version for i in installs(dev)}
+    crds = {r.inputs["metadata"]["name"] for r in pinned_run.of_type(CRD) if not r.read_id}
+    assert crds == {c["metadata"]["name"] for i in installs(pinned) for c in i.crds}
+    assert pinned_run.exports["operatorVersions"] == {i.operator.key: i.pin.version for i in installs(pinned)}
 
 
 def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers(dev_run: ProgramRun) -> None:
@@ -321,14 +368,16 @@ def test_the_module_proxy_is_the_first_https_entry_of_goproxy(monkeypatch: pytes
     assert sources._proxy() == sources.DEFAULT_PROXY
 
 
-def test_the_pinned_checksums_match_the_modules(dev: StackConfig) -> None:
-    for pin in OPERATOR_PINS[dev.kueue.version].values():
+@pytest.mark.parametrize("version", sorted(OPERATOR_PINS))
+def test_the_pinned_checksums_match_the_modules(version: str) -> None:
+    for pin in OPERATOR_PINS[version].values():
         assert sources.dirhash(sources.module_zip(pin.module)) == pin.module.sum
 
 
-def test_the_catalog_names_only_kueue_frameworks(dev: StackConfig) -> None:
+@pytest.mark.parametrize("version", sorted(RELEASES))
+def test_the_catalog_names_only_kueue_frameworks(version: str) -> None:
     for operator in OPERATORS.values():
-        assert set(operator.frameworks) <= dev.kueue.release.frameworks, operator.key
+        assert set(operator.frameworks) <= RELEASES[version].frameworks, operator.key
 
 
 def test_the_e2e_tier_builds_the_pinned_controllers() -> None:
