@@ -21,9 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from .binaries import Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_operator_binaries
+from components.kueue.versions import DEFAULT_VERSION, RELEASES
+
+from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_kueue,
+                       ensure_operator_binaries, ensure_registry)
 from .cluster import E2EError
 from .forward import Forwarder
+from .mirror import ChartMirror
 from .jobs import delete_jobs
 from .multikueue import MULTIKUEUE, MultiKueueClusters
 from .stack_cluster import StackCluster
@@ -148,8 +152,6 @@ def binaries() -> Binaries:
     (or waited for, when .ci/run's background build holds their locks) when the first test that
     needs them starts, so only what is collected is built, and the stacks that need neither run
     first (tests/conftest.py) while a background build finishes them."""
-    from components.kueue.versions import DEFAULT_VERSION
-
     try:
         return ensure_binaries(DEFAULT_VERSION)
     except BuildError as err:
@@ -285,16 +287,35 @@ def engine(control_planes: ControlPlanes) -> Engine:
     return control_planes.engine()
 
 
+@pytest.fixture(scope="session")
+def mirror(binaries: Binaries) -> Iterator[ChartMirror]:
+    """The loopback chart mirror (mirror.py) that the engine's stacks install every chart from,
+    with every Kueue version the program supports."""
+    with build_wait():
+        registry = ensure_registry()
+    with ChartMirror(binaries.helm, registry, more_kueue_versions=sorted(set(RELEASES) - {DEFAULT_VERSION})) as up:
+        report(f"e2e: chart mirror up: {up.timings}")
+        yield up
+
+
 @pytest.fixture
-def project(cluster: StackCluster, engine: Engine) -> Iterator[PulumiProject]:
-    """The engine stack's Pulumi project (test_engine.py, test_extension.py), made on first use and
-    kept with its control plane, with Kueue following its release from then until the control plane
-    stops."""
+def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror) -> Iterator[PulumiProject]:
+    """The engine stack's Pulumi project (the test_engine*.py files, test_extension.py), made on
+    first use and kept with its control plane, every chart from the mirror, with Kueue following
+    its release from then until the control plane stops."""
     made = getattr(cluster, "pulumi_project", None)
     if made is None:
-        made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE)
+        made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE, env=mirror.environ({}), rewrite=mirror.apply)
         made.create(engine_config(), cluster.cluster.kubeconfig.read_text())
-        follower = KueueFollower(cluster.kueue, cluster.kubectl).__enter__()
+        follower = KueueFollower(cluster.kueue, cluster.kubectl, binary_for=ensure_kueue).__enter__()
         cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
         cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
     yield made
+
+
+@pytest.fixture
+def clean(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCluster]:
+    """The control plane with no stack on it (test_engine.py ends with a destroy)."""
+    if project.created():
+        project.destroy()
+    yield cluster

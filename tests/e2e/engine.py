@@ -19,18 +19,21 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.config import KUEUE_NAMESPACE
+from components.kueue.objects import build_objects
+from components.kueue.values import KUEUE_RELEASE_NAME
 from tests.harness import ROOT
 
 from .binaries import Engine
 from .cluster import Kubectl, log_tail
 from .kueue_controller import DEPLOYMENT, KueueController
+from .stack_cluster import StackCluster
 
 PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "requirements.txt")
 PROGRAM_DIRS = ("components", "dashboards")
@@ -45,8 +48,13 @@ class EngineError(AssertionError):
 
 
 class PulumiProject:
-    def __init__(self, engine: Engine, workdir: Path, stack: str) -> None:
+    def __init__(self, engine: Engine, workdir: Path, stack: str, *, env: Mapping[str, str] | None = None,
+                 rewrite: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> None:
+        """`env`: more environment for the CLI (e.g. the chart mirror's CA); `rewrite`: what every
+        config set on the stack goes through (e.g. the mirror's chart keys, as a private-registry
+        user writes them)."""
         self.engine, self.workdir, self.stack = engine, workdir, stack
+        self.extra_env, self.rewrite = dict(env or {}), rewrite
         self.project = workdir / "project"
         self.logs = workdir / "pulumi-logs"
         self.runs = 0
@@ -61,6 +69,7 @@ class PulumiProject:
             # Every plugin is the one built here, found on PATH: never a download.
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
+            **self.extra_env,
         }
 
     def create(self, config: Mapping[str, Any], kubeconfig: str) -> None:
@@ -84,7 +93,7 @@ class PulumiProject:
         stack_file = self.project / f"Pulumi.{self.stack}.yaml"
         current = yaml.safe_load(stack_file.read_text()) if stack_file.exists() else {}
         current = current or {}
-        merged = dict(config)
+        merged = self.rewrite(config) if self.rewrite else dict(config)
         cluster = (current.get("config") or {}).get("kueue-aks:cluster")
         if cluster:
             merged["kueue-aks:cluster"] = {**(config.get("kueue-aks:cluster") or {}), **cluster}
@@ -142,7 +151,7 @@ class PulumiProject:
     def another_stack(self, stack: str, config: Mapping[str, Any], kubeconfig: str) -> PulumiProject:
         """A second stack of the same project and backend (e.g. a MultiKueue manager that
         references this one), with its config and secret kubeconfig."""
-        other = PulumiProject(self.engine, self.workdir, stack)
+        other = PulumiProject(self.engine, self.workdir, stack, env=self.extra_env, rewrite=self.rewrite)
         other.runs = self.runs + 100  # its logs sort after this stack's, in the same folder
         other.run("stack", "init", stack)
         other.set_config(config)
@@ -171,12 +180,18 @@ def changed(step: Mapping[str, Any]) -> str:
 
 
 class KueueFollower:
-    """Runs the real Kueue controller while the program's Kueue release has its Deployment."""
+    """Runs the real Kueue controller while the program's Kueue release has its Deployment, at the
+    version its image names: a kubelet would start the new image when an upgrade rolls the
+    Deployment, so the follower restarts the controller with that version's binary
+    (`binary_for`, e.g. binaries.ensure_kueue)."""
 
-    def __init__(self, controller: KueueController, kubectl: Kubectl) -> None:
-        self.controller, self.kubectl = controller, kubectl
+    def __init__(self, controller: KueueController, kubectl: Kubectl,
+                 binary_for: Callable[[str], Path] | None = None) -> None:
+        self.controller, self.kubectl, self.binary_for = controller, kubectl, binary_for
         self.errors: list[str] = []
         self.running = False
+        self.version: str | None = None  # the version the running controller was started at
+        self.versions_run: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._follow, name="e2e-kueue-follower", daemon=True)
 
@@ -191,23 +206,46 @@ class KueueFollower:
             self.controller.stop()
             self.running = False
 
-    def _deployment_exists(self) -> bool:
-        done = self.kubectl.run("get", "deployment", DEPLOYMENT, "-n", KUEUE_NAMESPACE, "-o", "name",
-                                check=False, timeout=10)
-        return done.returncode == 0
+    def _deployment_version(self) -> str | None:
+        """The Kueue version of the Deployment's image (its tag, `v<version>`); None without one."""
+        done = self.kubectl.run("get", "deployment", DEPLOYMENT, "-n", KUEUE_NAMESPACE, "-o",
+                                "jsonpath={.spec.template.spec.containers[0].image}", check=False, timeout=10)
+        if done.returncode != 0:
+            return None
+        return done.stdout.strip().rsplit(":", 1)[-1].lstrip("v") or "?"
 
     def _follow(self) -> None:
         while not self._stop.wait(0.5):
             try:
-                present = self._deployment_exists()
-                if present and not self.running:
-                    self.controller.start()
-                    self.running = True
-                elif not present and self.running:
+                version = self._deployment_version()
+                if self.running and version != self.version:
                     self.controller.stop()
                     self.running = False
+                if version is not None and not self.running:
+                    if self.binary_for is not None:
+                        self.controller.binary = self.binary_for(version)
+                    self.controller.start()
+                    self.running, self.version = True, version
+                    self.versions_run.append(version)
             except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
                 self.errors.append(f"{type(err).__name__}: {err}")
 
     def describe(self) -> str:
         return f"follower errors: {self.errors}\nkueue log tail:\n{log_tail(self.controller.log, 40)}"
+
+
+def release_states(cluster: StackCluster) -> list[str]:
+    """Kueue's release in Helm's records: `v<revision>=<status>`, oldest first."""
+    secrets = cluster.kubectl.items("secrets", "-n", KUEUE_NAMESPACE, "-l", f"owner=helm,name={KUEUE_RELEASE_NAME}")
+    return sorted(f"v{s['metadata']['labels'].get('version')}={s['metadata']['labels'].get('status')}" for s in secrets)
+
+
+def assert_nothing_left(cluster: StackCluster, stack: PulumiProject) -> None:
+    """Destroy `stack` and check it left no team namespace, Kueue namespace or CRD, nor state."""
+    stack.destroy()
+    assert not stack.created(), stack.created()
+    teams = {o["metadata"]["name"] for o in build_objects(cluster.config) if o["kind"] == "Namespace"}
+    namespaces = {n["metadata"]["name"] for n in cluster.kubectl.items("namespaces")}
+    assert not namespaces & (teams | {KUEUE_NAMESPACE}), namespaces
+    crds = [c for c in cluster.kubectl.run("get", "crds", "-o", "name").stdout.split() if "kueue.x-k8s.io" in c]
+    assert not crds, crds

@@ -16,19 +16,13 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from components.config import KUEUE_NAMESPACE
-from components.kueue.objects import build_objects
-from components.kueue.values import KUEUE_RELEASE_NAME
 from tests.harness import ROOT
 
 from .cluster import wait_for
 from .conftest import on_stacks, report
-from .engine import PulumiProject
+from .engine import PulumiProject, assert_nothing_left, release_states
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_config
 
@@ -62,11 +56,6 @@ def kill_everything(up: subprocess.Popen[str]) -> None:
              lambda: (not session_processes(up.pid), session_processes(up.pid)), 30)
 
 
-def release_states(cluster: StackCluster) -> list[str]:
-    secrets = cluster.kubectl.items("secrets", "-n", KUEUE_NAMESPACE, "-l", f"owner=helm,name={KUEUE_RELEASE_NAME}")
-    return sorted(f"v{s['metadata']['labels'].get('version')}={s['metadata']['labels'].get('status')}" for s in secrets)
-
-
 def interrupt_when(cluster: StackCluster, stack: PulumiProject, status: str) -> list[str]:
     """Start `pulumi up` and kill it all while Kueue's release is in Helm state `status`."""
     up = stack.start("up", "--yes", "--skip-preview")
@@ -94,24 +83,6 @@ def recover(cluster: StackCluster, stack: PulumiProject) -> str:
     print(done.stdout, done.stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
-
-
-def assert_nothing_left(cluster: StackCluster, stack: PulumiProject) -> None:
-    stack.destroy()
-    assert not stack.created(), stack.created()
-    teams = {o["metadata"]["name"] for o in build_objects(cluster.config) if o["kind"] == "Namespace"}
-    namespaces = {n["metadata"]["name"] for n in cluster.kubectl.items("namespaces")}
-    assert not namespaces & (teams | {KUEUE_NAMESPACE}), namespaces
-    crds = [c for c in cluster.kubectl.run("get", "crds", "-o", "name").stdout.split() if "kueue.x-k8s.io" in c]
-    assert not crds, crds
-
-
-@pytest.fixture
-def clean(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCluster]:
-    """The control plane with no stack on it (test_engine.py ends with a destroy)."""
-    if project.created():
-        project.destroy()
-    yield cluster
 
 
 @on_stacks(ENGINE)

@@ -29,7 +29,7 @@ from components.preflight.incluster import EXTENSION_MANAGED_BY
 
 from .cluster import wait_for
 from .conftest import on_stacks, report
-from .engine import PulumiProject
+from .engine import PulumiProject, release_states
 from .jobs import job, wait_admitted
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_config
@@ -87,16 +87,11 @@ def stack_beside(cluster: StackCluster, project: PulumiProject, stack: str, inst
     return project.another_stack(stack, extension_config(install), cluster.cluster.kubeconfig.read_text())
 
 
-def release_revisions(cluster: StackCluster) -> list[str]:
-    secrets = cluster.kubectl.items("secrets", "-n", KUEUE_NAMESPACE, "-l", f"owner=helm,name={KUEUE_RELEASE_NAME}")
-    return sorted(s["metadata"]["name"] for s in secrets)
-
-
 @on_stacks(ENGINE)
 def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension: StackCluster,
                                                                         project: PulumiProject) -> None:
     helm_stack = stack_beside(extension, project, "extension-helm", "helm")
-    before = release_revisions(extension)
+    before = release_states(extension)
 
     preview = helm_stack.run("preview", check=False)
     said = preview.stdout + preview.stderr
@@ -114,14 +109,14 @@ def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension:
     teams = {o["metadata"]["name"] for o in build_objects(extension.config) if o["kind"] == "Namespace"}
     namespaces = {n["metadata"]["name"] for n in extension.kubectl.items("namespaces")}
     assert not teams & namespaces, f"team namespaces were created: {teams & namespaces}"
-    assert release_revisions(extension) == before, "the extension's release was touched"
+    assert release_states(extension) == before, "the extension's release was touched"
 
 
 @on_stacks(ENGINE)
 def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(extension: StackCluster,
                                                                              project: PulumiProject) -> None:
     managed = stack_beside(extension, project, "extension-managed", "aksExtension")
-    before = release_revisions(extension)
+    before = release_states(extension)
     started = time.monotonic()
     managed.up()
     report(f"e2e[{ENGINE}]: `pulumi up` of an aksExtension stack on the extension's Kueue took "
@@ -131,7 +126,7 @@ def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(exte
     wait_for("the stack's queues to be active on the extension's Kueue", extension.queues_active, 60)
     outputs = managed.outputs()
     assert outputs["kueueVersion"] == "0.19.6" and outputs["kueueNamespace"] == KUEUE_NAMESPACE, outputs
-    assert release_revisions(extension) == before, "the stack changed the extension's release"
+    assert release_states(extension) == before, "the stack changed the extension's release"
     flavors = {f["metadata"]["name"] for f in kubectl.items("resourceflavors.kueue.x-k8s.io")}
     assert "aks-cpu" in flavors and {p.name for p in extension.config.node_pools} <= flavors, flavors
 
@@ -143,6 +138,6 @@ def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(exte
 
     managed.destroy()
     assert not managed.created(), managed.created()
-    assert release_revisions(extension) == before
+    assert release_states(extension) == before
     kept = {o["metadata"]["name"] for o in kubectl.items("resourceflavors.kueue.x-k8s.io")}
     assert "aks-cpu" in kept, f"the stack's destroy removed the extension's objects: {kept}"
