@@ -29,7 +29,7 @@ from components.config import (
     ConfigError,
     StackConfig,
 )
-from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART
+from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART, NAMESPACE_SELECTOR_GATE
 from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME,
                                      MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
 from components.kueue.versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
@@ -409,11 +409,12 @@ def test_bad_frameworks_gates_and_versions_are_config_errors(dev_config_map: dic
 
 
 def free_gates(version: str) -> list[str]:
-    """Gates a user may flip without other gates following (TAS and its sub-gates move together)."""
+    """Gates a user may flip without other gates following (TAS and its sub-gates move together);
+    not the namespace-selector gate, which the config keeps on where Kueue does not lock it."""
     release = RELEASES[version]
     return sorted(n for n, g in release.gates.items()
                   if not g.locked and n != "TopologyAwareScheduling" and n not in release.tas_subgates
-                  and n != "SparkApplicationIntegration")
+                  and n not in ("SparkApplicationIntegration", NAMESPACE_SELECTOR_GATE))
 
 
 @pytest.mark.parametrize("kueue_version", VERSIONS)
