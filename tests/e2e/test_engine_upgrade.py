@@ -31,11 +31,12 @@ from .stacks import ENGINE, engine_config
 
 UPGRADE_FROM = "0.18.4"
 RUN_FOR = "150s"  # long enough to outlive the upgrade, short enough to finish in the test
-# (team, job, CPUs): 21 of the cpu flavor's 31.28 vCPUs, on the pool's two nodes of 15.64
-# allocatable however the scheduler spreads them; the last needs more than the 10.28 left, so it
-# waits until one of them finishes.
-RUNNING = (("research", "before-a", "7"), ("research", "before-b", "7"), ("platform", "before-c", "7"))
-WAITING = ("research", "waits", "11")
+# (team, job, CPUs): 28 of the cpu flavor's 31.28 vCPUs, one pod on each of the pool's four
+# D8s_v5 nodes (7.82 allocatable); the last job fits a node but not the 3.28 vCPUs of quota left,
+# so it waits until one of them finishes, then runs on that one's node.
+RUNNING = (("research", "before-a", "7"), ("research", "before-b", "7"), ("platform", "before-c", "7"),
+           ("platform", "before-d", "7"))
+WAITING = ("research", "waits", "7")
 CPU_POOL = {"kubernetes.azure.com/agentpool": "cpu"}
 
 
@@ -119,6 +120,8 @@ def test_engine_kueue_upgrade_with_jobs_running(clean: StackCluster, project: Pu
             (wl := workload_of(clean, team, name)) is not None and is_true(wl, "Finished"), wl), 240)
     team, name, _ = WAITING
     wait_admitted(clean, team, name, timeout=60)
+    wait_for(f"{team}/{name} to run on a node that a finished job left", lambda: (
+        (wl := workload_of(clean, team, name)) is not None and is_true(wl, "PodsReady"), wl), 120)
     report(f"e2e[{ENGINE}]: Kueue {UPGRADE_FROM} -> {DEFAULT_VERSION} by `pulumi up` with {len(RUNNING)} jobs "
            f"running took {took:.0f} s; controllers run: {follower.versions_run}")
     assert_nothing_left(clean, stack)
