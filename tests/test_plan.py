@@ -15,7 +15,7 @@ import yaml
 from components import plan
 from components.access.members import access_objects
 from components.kueue.objects import build_objects, queue_set, quota_table
-from components.operators.installs import operator_objects
+from components.operators.installs import installs, operator_objects
 from components.governance.policies import pool_guard
 from components.kueue.policies import aggregated_role_guard, priority_class_guard
 from components.operators.policies import rayservice_guard
@@ -328,3 +328,23 @@ def test_an_extension_stack_plans_the_extension_instead_of_the_release(run_plan:
     assert (extension["extension_type"], extension["version"], extension["auto_upgrade_minor_version"]) == (
         "microsoft.kueue", "0.19.6-aks.0.4.4", False)
     assert not list((tmp_path / "out").glob("*kueue-aks-aggregated-role-guard*")), "no release, so no uninstall guard"
+
+
+def test_manifests_hold_the_operators_namespaces_before_their_objects(run_plan: PlanRunner, tmp_path: Path) -> None:
+    """`kubectl apply -f out/` (after the Helm releases, as the plan says) needs each namespace an
+    operator's objects live in written before them: the MPI Operator's and the Training Operator's
+    manifests are namespaced."""
+    code, _, err = run_plan("--stack", "dev", "--manifests", str(tmp_path / "out"))
+    assert code == 0, err
+    made: set[str] = set()
+    # Made with the releases, which are installed first, or there in every cluster.
+    there = {"kueue-system", "nvidia-device-plugin", "kube-system", "default"}
+    operator_namespaces = {i.namespace for i in installs(load_stack(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]))}
+    for path in sorted((tmp_path / "out").glob("*.yaml")):
+        obj = yaml.safe_load(path.read_text())
+        if obj["kind"] == "Namespace":
+            made.add(obj["metadata"]["name"])
+        namespace = obj["metadata"].get("namespace")
+        if namespace and namespace not in there:
+            assert namespace in made, f"{path.name} is in namespace {namespace}, not written before it"
+    assert operator_namespaces <= made, operator_namespaces - made

@@ -75,11 +75,14 @@ def installs(config: StackConfig) -> list[Install]:
 
 
 def operator_objects(config: StackConfig) -> list[dict[str, Any]]:
-    """Every object of the managed operators but their Helm releases, in apply order: CRDs, the
+    """Every object of the managed operators but their Helm releases, in apply order: their
+    namespaces (the program makes each one itself, components/operators/component.py), CRDs, the
     manifest installs' objects, then the runtimes once Trainer serves."""
     done = installs(config)
     runtimes = trainer_runtimes() if any(i.operator.key == TRAINER.key for i in done) else []
-    return [o for i in done for o in i.crds] + [o for i in done for o in i.objects] + runtimes
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+                  for n in dict.fromkeys(i.namespace for i in done)]
+    return namespaces + [o for i in done for o in i.crds] + [o for i in done for o in i.objects] + runtimes
 
 
 def _crds(operator: Operator, pin: Pin) -> list[dict[str, Any]]:
