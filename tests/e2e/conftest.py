@@ -47,7 +47,9 @@ MULTIKUEUE_UP_BUDGET_SECONDS = 3 * OPERATOR_STACK_UP_BUDGET_SECONDS
 # minCount (issue 22) add scale-ups and scale-downs: 1043 s measured. The real Pulumi engine's
 # scenarios (issue 23) add about 100 s.
 # MultiKueue's three control planes and scenarios (issue 26) add about 210 s.
-TIER_BUDGET_SECONDS = 1500.0
+# The engine's scenarios of issues 38 and 39 (AKS's extension, an interrupted `up`, a Kueue upgrade,
+# the chart mirror) add about 450 s: 1389 s measured in .ci/run with them.
+TIER_BUDGET_SECONDS = 1800.0
 
 
 def up_budget(stack: str) -> float:
