@@ -33,7 +33,8 @@ unreachable here, so they are packaged from their own modules the way their rele
 them: JobSet v0.11.0 (the version Trainer 2.2.1 declares, not the 0.12.0 the stack installs) and
 LeaderWorkerSet v0.8.0, whose Chart.yaml in git says 0.1.0 (its hack/push-chart.sh sets the
 version when it packages). The program turns both off (`jobset.install: false`, no data cache).
-The two pinned modules' zips are checked against the program's pinned checksums.
+Every module's zip is checked against a pinned checksum (the program's pins; the two subcharts'
+below), read as the tier's replay reads the operators' charts (operators.module_folder).
 
 Trust: the program's own chart reads (components/kueue/crds.py, Python requests and oras) use
 REQUESTS_CA_BUNDLE; Helm, in the helm CLI and inside the kubernetes provider, uses Go's system
@@ -51,7 +52,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import re
 import shutil
@@ -81,6 +81,7 @@ from tests.harness import SHARED
 from tests.loopback_tls import make_tls
 
 from .cluster import E2EError, stop_process, wait_for
+from .operators import module_folder
 from .stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 # The repository path a mirror keeps its charts under (docs/registries.md: oci://<registry>/helm/<name>).
@@ -94,9 +95,10 @@ HELM_TIMEOUT_SECONDS = 120.0
 
 # Trainer's subcharts (its Chart.yaml `dependencies`), packaged from their modules. Trainer 2.2.1
 # declares jobset 0.11.0; LeaderWorkerSet's chart in git is at 0.1.0, its release sets 0.8.0.
+# Checksums: the `Sum` that `go mod download -json` gives for each (proxy.golang.org).
 TRAINER_DEPENDENCIES = {
-    "jobset": Module("sigs.k8s.io/jobset", "v0.11.0", ""),
-    "lws": Module("sigs.k8s.io/lws", "v0.8.0", ""),
+    "jobset": Module("sigs.k8s.io/jobset", "v0.11.0", "h1:1r2uTNQmylnqG/WCSSDADgNkHryvyUaCNCOgvSPWpN8="),
+    "lws": Module("sigs.k8s.io/lws", "v0.8.0", "h1:DdhJ8QabwTfWgbgaHH2gdf8twliioHaoSfmDXRYEVU0="),
 }
 
 
@@ -179,27 +181,6 @@ def _set_values(path: Path, key: Sequence[str], values: Mapping[str, str]) -> No
         node = node[k]
     if any(str(node[k]) != v for k, v in values.items()):
         raise E2EError(f"{path}: {'.'.join(key)} is {node}, not {dict(values)}")
-
-
-def _module_dir(module: Module, folder: str) -> Path:
-    """A folder of a Go module, downloaded with `go mod download` into Go's module cache (which
-    checks it against Go's checksum database); for a module the program pins, its checksum must
-    also be the pinned one."""
-    with tempfile.TemporaryDirectory() as outside_any_module:
-        done = subprocess.run([shutil.which("go") or "go", "mod", "download", "-json", str(module)],
-                              cwd=outside_any_module, capture_output=True, text=True,
-                              env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})
-    try:
-        downloaded = json.loads(done.stdout)
-        found = Path(downloaded["Dir"]) / folder
-    except (ValueError, KeyError) as err:
-        raise E2EError(f"go mod download {module} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
-                       "Check that the Go module proxy is reachable.") from err
-    if module.sum and downloaded.get("Sum") != module.sum:
-        raise E2EError(f"{module} from the module proxy has checksum {downloaded.get('Sum')}, not the pinned {module.sum}")
-    if not (found / "Chart.yaml").is_file():
-        raise E2EError(f"{module} has no chart at {folder}/")
-    return found
 
 
 class ChartMirror:
@@ -439,7 +420,7 @@ class ChartMirror:
         jobset = pins[JOBSET.key]
         self._package_jobset(jobset.module, out, build)
         trainer = pins[TRAINER.key]
-        source = _copy(_module_dir(trainer.module, "charts/kubeflow-trainer"), build / "kubeflow-trainer")
+        source = module_folder(trainer.module, "charts/kubeflow-trainer", build)
         deps = source / "charts"
         deps.mkdir(exist_ok=True)
         declared = {d["name"]: str(d["version"]) for d in yaml.safe_load((source / "Chart.yaml").read_text())["dependencies"]}
@@ -447,7 +428,7 @@ class ChartMirror:
             raise E2EError(f"Trainer {trainer.version} declares {declared}; update TRAINER_DEPENDENCIES in {__file__}")
         self._package_jobset(TRAINER_DEPENDENCIES["jobset"], deps, build / "deps")
         lws = TRAINER_DEPENDENCIES["lws"]
-        lws_source = _copy(_module_dir(lws, "charts/lws"), build / "deps" / "lws")
+        lws_source = module_folder(lws, "charts/lws", build / "deps")
         _set_values(lws_source / "values.yaml", ("image", "manager"),
                     {"repository": "registry.k8s.io/lws/lws", "tag": lws.version, "pullPolicy": "IfNotPresent"})
         self.helm("package", str(lws_source), "--version", lws.version.lstrip("v"), "--app-version", lws.version,
@@ -464,7 +445,7 @@ class ChartMirror:
 
     def _package_jobset(self, module: Module, out: Path, build: Path) -> None:
         """JobSet's chart as its release packages it (the module's hack/helm-chart-package.sh)."""
-        source = _copy(_module_dir(module, "charts/jobset"), build / "jobset")
+        source = module_folder(module, "charts/jobset", build)
         _set_values(source / "values.yaml", ("image",),
                     {"repository": "registry.k8s.io/jobset/jobset", "tag": module.version, "pullPolicy": "IfNotPresent"})
         self.helm("package", str(source), "--version", module.version.lstrip("v"), "--app-version", module.version,
@@ -496,16 +477,6 @@ class ChartMirror:
 
     def sha256(self, name: str) -> str:
         return hashlib.sha256(self.published(name)).hexdigest()
-
-
-def _copy(source: Path, target: Path) -> Path:
-    """A writable copy of a folder of the (read-only) Go module cache."""
-    shutil.rmtree(target, ignore_errors=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, target, copy_function=shutil.copyfile)
-    for folder in (target, *(p for p in target.rglob("*") if p.is_dir())):
-        folder.chmod(0o755)
-    return target
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

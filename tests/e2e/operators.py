@@ -43,8 +43,9 @@ CONTROLLERS = {build.key: name for name, build in OPERATOR_BUILDS.items()}
 HELM_WAIT_SECONDS = 180
 
 
-def _extract(module: Module, folder: str, into: Path) -> Path:
-    """One folder of the module's (checked) zip, written under `into`."""
+def module_folder(module: Module, folder: str, into: Path) -> Path:
+    """One chart folder of the module's zip (checked against its pinned checksum, components/
+    operators/sources.py), written under `into` as `into/<folder's last name>`."""
     prefix = f"{module}/{folder}/"
     target = into / Path(folder).name
     shutil.rmtree(target, ignore_errors=True)
@@ -64,14 +65,14 @@ def local_chart(install: Install, jobset: Install | None, workdir: Path) -> Char
     key, module = install.operator.key, install.pin.module
     charts = workdir / "charts"
     if key == "jobset":
-        return ChartRef(str(_extract(module, "charts/jobset", charts)), install.pin.version)
+        return ChartRef(str(module_folder(module, "charts/jobset", charts)), install.pin.version)
     if key == "trainer":
-        chart = _extract(module, "charts/kubeflow-trainer", charts)
+        chart = module_folder(module, "charts/kubeflow-trainer", charts)
         deps = chart / "charts"
         deps.mkdir(exist_ok=True)
         if jobset is None:
             raise E2EError("Trainer's chart needs JobSet's chart as its (disabled) dependency")
-        _extract(jobset.pin.module, "charts/jobset", deps)
+        module_folder(jobset.pin.module, "charts/jobset", deps)
         declared = {d["name"]: d for d in yaml.safe_load((chart / "Chart.yaml").read_text())["dependencies"]}
         (deps / "lws").mkdir(exist_ok=True)
         (deps / "lws" / "Chart.yaml").write_text(yaml.safe_dump(
