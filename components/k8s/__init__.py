@@ -2,5 +2,6 @@
 (`quantity`), name and label rules (`names`), chart sources and their problems (`charts`), the
 shape of a ValidatingAdmissionPolicy and its binding (`admission`, pure), a namespaced Helm
 release (`helm`), and any object, or an admission policy with its binding, as Pulumi resources
-(`manifest`), and a read-only client built from a kubeconfig, for looking inside a cluster
-before any resource (`reader`). They decide no policy and import nothing else from components."""
+(`manifest`), a read-only client built from a kubeconfig, for looking inside a cluster before
+any resource (`reader`), and what Helm's own records of a release say (`helm_records`, pure).
+They decide no policy and import nothing else from components."""

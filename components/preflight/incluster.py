@@ -16,14 +16,12 @@ nothing; these do (../shared/reference/managed-kueue.md §1.7, §3.2):
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..config import KUEUE_NAMESPACE, MANAGED_LABEL, NAMESPACE, Problem, StackConfig
+from ..k8s.helm_records import decode_release, newest_revision, storage_selector
 from ..k8s.reader import ClusterReader
 from ..kueue.values import KUEUE_RELEASE_NAME
 from ..kueue.versions import AKS_PRIORITY_CLASSES
@@ -64,21 +62,11 @@ class ClusterKueue:
         return self.release is not None and not self.release.kueue_aks
 
 
-def decode_release(secret: Mapping[str, Any]) -> dict[str, Any]:
-    """Helm's release record: JSON, gzipped, base64 (Helm's storage driver), in a Secret's data
-    (base64 again)."""
-    raw = base64.b64decode(base64.b64decode(secret["data"]["release"]))
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    record: dict[str, Any] = json.loads(raw)
-    return record
-
-
 def newest_release(secrets: Sequence[Mapping[str, Any]]) -> HelmRelease | None:
     """The newest revision among a release's storage Secrets (labels owner=helm, name=<release>)."""
-    if not secrets:
+    secret = newest_revision(secrets)
+    if secret is None:
         return None
-    secret = max(secrets, key=lambda s: int((s["metadata"].get("labels") or {}).get("version", 0)))
     record = decode_release(secret)
     meta = (record.get("chart") or {}).get("metadata") or {}
     values = record.get("config") or {}
@@ -96,7 +84,7 @@ def read(reader: ClusterReader) -> ClusterKueue:
               for f in reader.list(f"{KUEUE_API}/resourceflavors", label_selector=f"{key}={value}")
               if f"ResourceFlavor {f['metadata']['name']}" not in signs]
     release = newest_release(reader.list(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets",
-                                         label_selector=f"owner=helm,name={KUEUE_RELEASE_NAME}"))
+                                         label_selector=storage_selector(KUEUE_RELEASE_NAME)))
     deployment = reader.get(f"/apis/apps/v1/namespaces/{KUEUE_NAMESPACE}/deployments/{CONTROLLER_DEPLOYMENT}")
     if deployment is None:
         return ClusterKueue(tuple(signs), release, None)

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 from ..k8s.reader import ClusterReader, ReadError
-from .pending import HelmRelease, Pending, pending_operations, recorded_releases, recovery_plan, release_state
+from ..k8s.helm_records import ReleaseState, release_state, storage_selector
+from .pending import Pending, pending_operations, recorded_releases, recovery_plan
 
 
 def _exists(reader: ClusterReader, op: Pending) -> bool:
@@ -36,9 +37,9 @@ def _exists(reader: ClusterReader, op: Pending) -> bool:
     return reader.get(f"{base}{where}/{resource['name']}/{op.name}") is not None
 
 
-def _release(reader: ClusterReader, op: Pending) -> HelmRelease | None:
+def _release(reader: ClusterReader, op: Pending) -> ReleaseState | None:
     return release_state(reader.list(f"/api/v1/namespaces/{op.namespace}/secrets",
-                                     label_selector=f"owner=helm,name={op.name}"))
+                                     label_selector=storage_selector(op.name or "")))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..k8s.helm_records import ReleaseState
+
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 # Helm's release states that block any further operation on the release (helm.sh/helm/v3/pkg/release).
 HELM_IN_PROGRESS = ("pending-install", "pending-upgrade", "pending-rollback")
@@ -50,15 +52,6 @@ class Pending:
     @property
     def is_release(self) -> bool:
         return self.type == RELEASE_TYPE
-
-
-@dataclass(frozen=True)
-class HelmRelease:
-    """A release's newest revision and the newest one that was deployed (None: never)."""
-
-    status: str
-    revision: int
-    deployed_revision: int | None
 
 
 def _pending(resource: Mapping[str, Any], operation: str) -> Pending:
@@ -90,17 +83,6 @@ def recorded_releases(state: Mapping[str, Any]) -> list[Pending]:
     return [_pending(r, "recorded") for r in deployment.get("resources") or [] if r.get("type") == RELEASE_TYPE]
 
 
-def release_state(secrets: Sequence[Mapping[str, Any]]) -> HelmRelease | None:
-    """A release's state from the labels of its storage Secrets (owner=helm, name=<release>)."""
-    revisions = [((s.get("metadata") or {}).get("labels") or {}) for s in secrets]
-    if not revisions:
-        return None
-    newest = max(revisions, key=lambda labels: int(labels.get("version", 0)))
-    deployed = [int(r.get("version", 0)) for r in revisions if r.get("status") in ("deployed", "superseded")]
-    return HelmRelease(status=str(newest.get("status", "")), revision=int(newest.get("version", 0)),
-                       deployed_revision=max(deployed) if deployed else None)
-
-
 @dataclass(frozen=True)
 class Plan:
     """What to run, in order, and why; `unknown` lists what this cannot judge (no Kubernetes object)."""
@@ -112,7 +94,7 @@ class Plan:
 
 
 def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, bool],
-                  releases: Mapping[str, HelmRelease | None], recorded: Sequence[Pending] = ()) -> Plan:
+                  releases: Mapping[str, ReleaseState | None], recorded: Sequence[Pending] = ()) -> Plan:
     """The commands for `pending` and for the `recorded` releases, given which objects exist (by
     URN) and each Release's Helm state (by URN)."""
     helm: list[str] = []
@@ -121,7 +103,7 @@ def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, b
     unknown: list[Pending] = []
     clear = False
     pending_urns = {op.urn for op in pending}
-    stuck = [r for r in recorded if r.urn not in pending_urns and (releases.get(r.urn) or HelmRelease("", 0, None)).status
+    stuck = [r for r in recorded if r.urn not in pending_urns and (releases.get(r.urn) or ReleaseState("", 0, None)).status
              in HELM_IN_PROGRESS]
     for op in [*pending, *stuck]:
         present = exists.get(op.urn, False)

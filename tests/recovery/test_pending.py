@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.recovery.pending import HelmRelease, pending_operations, recorded_releases, recovery_plan, release_state
+from components.k8s.helm_records import ReleaseState, release_state
+from components.recovery.pending import pending_operations, recorded_releases, recovery_plan
 
 RELEASE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueInstallation$kubernetes:helm.sh/v3:Release::kueue-release"
 NAMESPACE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueQueues$kubernetes:core/v1:Namespace::queues-research"
@@ -35,7 +36,7 @@ def test_import_ids_are_the_kubernetes_providers() -> None:
 def test_what_exists_is_imported_and_what_does_not_is_cleared() -> None:
     ops = pending_operations(state(RELEASE, NAMESPACE, CRD))
     plan = recovery_plan("dev", ops, {NAMESPACE_URN: True, CRD_URN: False},
-                         {RELEASE_URN: HelmRelease("deployed", 1, 1)})
+                         {RELEASE_URN: ReleaseState("deployed", 1, 1)})
     assert plan.helm == ()
     assert plan.refresh == (
         f"pulumi refresh --stack dev --yes --import-pending-creates '{RELEASE_URN}' 'kueue-system/kueue' "
@@ -45,14 +46,14 @@ def test_what_exists_is_imported_and_what_does_not_is_cleared() -> None:
 
 
 def test_a_release_helm_never_finished_installing_is_uninstalled_then_cleared() -> None:
-    plan = recovery_plan("dev", pending_operations(state(RELEASE)), {}, {RELEASE_URN: HelmRelease("pending-install", 1, None)})
+    plan = recovery_plan("dev", pending_operations(state(RELEASE)), {}, {RELEASE_URN: ReleaseState("pending-install", 1, None)})
     assert plan.helm == ("helm uninstall kueue --namespace kueue-system --wait",)
     assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
 
 
 def test_a_release_left_mid_upgrade_is_rolled_back_to_the_last_deployed_revision() -> None:
     updating = (RELEASE_URN, "updating", RELEASE[2])
-    plan = recovery_plan("dev", pending_operations(state(updating)), {}, {RELEASE_URN: HelmRelease("pending-upgrade", 3, 2)})
+    plan = recovery_plan("dev", pending_operations(state(updating)), {}, {RELEASE_URN: ReleaseState("pending-upgrade", 3, 2)})
     assert plan.helm == ("helm rollback kueue 2 --namespace kueue-system --wait",)
     assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
     assert any("rolled back to revision 2" in r for r in plan.reasons)
@@ -68,8 +69,8 @@ def test_the_release_state_comes_from_helms_storage_labels() -> None:
         return {"metadata": {"labels": {"owner": "helm", "name": "kueue", "version": str(version), "status": status}}}
 
     assert release_state([secret(1, "superseded"), secret(3, "pending-upgrade"), secret(2, "deployed")]) == \
-        HelmRelease("pending-upgrade", 3, 2)
-    assert release_state([secret(1, "pending-install")]) == HelmRelease("pending-install", 1, None)
+        ReleaseState("pending-upgrade", 3, 2)
+    assert release_state([secret(1, "pending-install")]) == ReleaseState("pending-install", 1, None)
     assert release_state([]) is None
 
 
@@ -78,8 +79,8 @@ def test_a_release_an_up_left_mid_upgrade_is_found_without_a_pending_operation()
     exported = {"deployment": {"resources": [{"urn": RELEASE_URN, "type": "kubernetes:helm.sh/v3:Release",
                                               "inputs": RELEASE[2]}], "pending_operations": []}}
     recorded = recorded_releases(exported)
-    stuck = recovery_plan("dev", [], {}, {RELEASE_URN: HelmRelease("pending-upgrade", 2, 1)}, recorded)
+    stuck = recovery_plan("dev", [], {}, {RELEASE_URN: ReleaseState("pending-upgrade", 2, 1)}, recorded)
     assert stuck.helm == ("helm rollback kueue 1 --namespace kueue-system --wait",)
     assert stuck.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
-    fine = recovery_plan("dev", [], {}, {RELEASE_URN: HelmRelease("deployed", 2, 2)}, recorded)
+    fine = recovery_plan("dev", [], {}, {RELEASE_URN: ReleaseState("deployed", 2, 2)}, recorded)
     assert (fine.helm, fine.refresh, fine.reasons) == ((), (), ())
