@@ -113,6 +113,12 @@ MIN_KUBERNETES_VERSION = (1, 30)
 MIN_PROVISIONING_REQUEST_VERSION = (1, 33)
 
 
+def _kubernetes_minor(version: str) -> tuple[int, int]:
+    """(major, minor) of a Kubernetes version the config accepted, e.g. "1.33" or "1.33.2"."""
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
 # --- the model -----------------------------------------------------------------------------
 
 
@@ -610,7 +616,7 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
             return _INVALID
         if c.string(p, v, pattern=_K8S_VERSION, hint=" (major.minor such as \"1.33\", or major.minor.patch)") is _INVALID:
             return _INVALID
-        if tuple(int(n) for n in v.split(".")[:2]) < MIN_KUBERNETES_VERSION:
+        if _kubernetes_minor(v) < MIN_KUBERNETES_VERSION:
             problems.add(p, f"{v!r} is below {'.'.join(map(str, MIN_KUBERNETES_VERSION))}: the program installs a "
                          "ValidatingAdmissionPolicy (GA in Kubernetes 1.30) to make Kueue's uninstall finish")
             return _INVALID
@@ -1038,7 +1044,7 @@ def _check_extension(problems: _Problems, kueue: KueueSettings, cluster: Cluster
         problems.add(f"{NAMESPACE}:cluster.kubernetesVersion", f"is required with kueue.install: aksExtension: "
                      f"the extension needs Kubernetes {need} or newer, and AKS's default version may be older; "
                      f"set \"{need}\" or newer")
-    elif tuple(int(n) for n in version.split(".")[:2]) < extension.min_kubernetes:
+    elif _kubernetes_minor(version) < extension.min_kubernetes:
         problems.add(f"{NAMESPACE}:cluster.kubernetesVersion", f"{version!r} is older than {need}, the oldest "
                      f"Kubernetes AKS's managed Kueue extension runs on; raise it, or set kueue.install: helm")
 
@@ -1507,7 +1513,7 @@ def system_pool_problems(config: StackConfig) -> list[Problem]:
 
 def _check_provisioning(problems: _Problems, cluster: ClusterSettings, pools: Sequence[NodePool]) -> None:
     version = cluster.kubernetes_version
-    if not version or tuple(int(n) for n in version.split(".")[:2]) >= MIN_PROVISIONING_REQUEST_VERSION:
+    if not version or _kubernetes_minor(version) >= MIN_PROVISIONING_REQUEST_VERSION:
         return  # AKS's default version is newer; other modes are checked when Kueue starts
     need = ".".join(map(str, MIN_PROVISIONING_REQUEST_VERSION))
     for i, pool in enumerate(pools):
