@@ -16,6 +16,9 @@ from typing import Any
 
 # Revisions Helm counts as having been deployed: the live one and those an upgrade replaced.
 DEPLOYED = ("deployed", "superseded")
+# States in which Helm refuses every further operation on the release ("another operation is in
+# progress"; helm.sh/helm/v3/pkg/release).
+IN_PROGRESS = ("pending-install", "pending-upgrade", "pending-rollback")
 
 
 def storage_selector(release: str) -> str:
@@ -39,6 +42,10 @@ class ReleaseState:
     status: str
     revision: int
     deployed_revision: int | None
+
+    @property
+    def in_progress(self) -> bool:
+        return self.status in IN_PROGRESS
 
 
 def release_state(secrets: Sequence[Mapping[str, Any]]) -> ReleaseState | None:

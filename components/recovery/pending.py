@@ -27,8 +27,6 @@ from typing import Any
 from ..k8s.helm_records import ReleaseState
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
-# Helm's release states that block any further operation on the release (helm.sh/helm/v3/pkg/release).
-HELM_IN_PROGRESS = ("pending-install", "pending-upgrade", "pending-rollback")
 
 
 @dataclass(frozen=True)
@@ -103,14 +101,13 @@ def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, b
     unknown: list[Pending] = []
     clear = False
     pending_urns = {op.urn for op in pending}
-    stuck = [r for r in recorded if r.urn not in pending_urns and (releases.get(r.urn) or ReleaseState("", 0, None)).status
-             in HELM_IN_PROGRESS]
+    stuck = [r for r in recorded if r.urn not in pending_urns and (state := releases.get(r.urn)) and state.in_progress]
     for op in [*pending, *stuck]:
         present = exists.get(op.urn, False)
         if op.is_release:
             release = releases.get(op.urn)
             present = release is not None
-            if release is not None and release.status in HELM_IN_PROGRESS:
+            if release is not None and release.in_progress:
                 if release.deployed_revision is None:
                     helm.append(f"helm uninstall {op.name} --namespace {op.namespace} --wait")
                     reasons.append(f"{op.urn}: Helm never finished installing it ({release.status}); uninstalled, "
