@@ -69,6 +69,9 @@ class PulumiProject:
             # Every plugin is the one built here, found on PATH: never a download.
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
+            # The program's chart cache (components/kueue/crds.py) in the test's folder: a stack
+            # reads only the charts its own run fetched or its test put there, never the user's.
+            "XDG_CACHE_HOME": str(workdir / "cache"),
             **self.extra_env,
         }
 

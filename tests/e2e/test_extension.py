@@ -21,15 +21,17 @@ from typing import Any
 
 import pytest
 
-from components.config import KUEUE_NAMESPACE
+from components.config import DEFAULT_KUEUE_CHART, KUEUE_NAMESPACE
+from components.kueue.crds import cache_entry
 from components.kueue.objects import build_objects
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
-from components.kueue.versions import AKS_PRIORITY_CLASSES
+from components.kueue.versions import AKS_EXTENSIONS, AKS_PRIORITY_CLASSES, DEFAULT_AKS_EXTENSION
 from components.preflight.incluster import EXTENSION_MANAGED_BY
 
 from .cluster import wait_for
 from .conftest import on_stacks, report
 from .engine import PulumiProject, release_states
+from .mirror import ChartMirror
 from .jobs import job, wait_admitted
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_config
@@ -87,6 +89,17 @@ def stack_beside(cluster: StackCluster, project: PulumiProject, stack: str, inst
     return project.another_stack(stack, extension_config(install), cluster.cluster.kubeconfig.read_text())
 
 
+def cache_schema_chart(mirror: ChartMirror, stack: PulumiProject) -> None:
+    """An aksExtension stack takes no chart key, so its validator reads the Kueue CRDs of the
+    schema release from the default source, which this machine cannot reach. The test does what
+    the program tells an offline user to do: `helm pull` the chart into the stack's cache entry,
+    here from the mirror (whose chart has the pinned CRD templates, checked again on read)."""
+    version = AKS_EXTENSIONS[DEFAULT_AKS_EXTENSION].schema
+    entry = cache_entry(DEFAULT_KUEUE_CHART, version, stack.env)
+    entry.mkdir(parents=True, exist_ok=True)
+    mirror.helm("pull", mirror.oci("kueue"), "--version", version, "-d", str(entry))
+
+
 @on_stacks(ENGINE)
 def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension: StackCluster,
                                                                         project: PulumiProject) -> None:
@@ -114,8 +127,10 @@ def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension:
 
 @on_stacks(ENGINE)
 def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(extension: StackCluster,
-                                                                             project: PulumiProject) -> None:
+                                                                             project: PulumiProject,
+                                                                             mirror: ChartMirror) -> None:
     managed = stack_beside(extension, project, "extension-managed", "aksExtension")
+    cache_schema_chart(mirror, managed)
     before = release_states(extension)
     started = time.monotonic()
     managed.up()
