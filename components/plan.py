@@ -2,7 +2,7 @@
 --azure, also what Azure's vCPU quota and VM sizes allow).
 
     python -m components.plan --stack dev                      # capacity and quota table
-    python -m components.plan --stack dev --manifests out/     # plus every object as YAML
+    python -m components.plan --stack dev --manifests out/     # plus every object as YAML, in apply order
     python -m components.plan --stack dev --azure              # plus Azure's vCPU quota and VM sizes
     python -m components.plan --stack dev --base origin/main   # quota changes against another version
 
@@ -42,15 +42,14 @@ import yaml
 
 from .access.members import access_objects, team_access
 from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
-from .gpu.values import device_plugin_values
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
 from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, provisioning_check,
                             queue_set, zero_gpu_quotas)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .kueue.values import extension_args, kueue_helm_values
 from .operators.catalog import OPERATOR_PINS, OPERATORS
-from .operators.installs import installs, operator_objects
+from .operators.installs import operator_objects
+from .manifests import write_manifests
 from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
@@ -241,34 +240,6 @@ def _share(config: StackConfig, team: str) -> str:
     return f"{share.normalize():f}"
 
 
-def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> list[Path]:
-    """One file per object, numbered in apply order, so `kubectl apply -f DIR` gives the whole
-    in-cluster setup but the two Helm releases (install those first, with the values below).
-
-    Helm values go to DIR/helm/, which `kubectl apply -f DIR` (not recursive) leaves alone.
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for i, obj in enumerate(objects, start=1):
-        meta = obj["metadata"]
-        name = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
-        path = out / f"{i:03d}-{obj['kind'].lower()}-{name}.yaml"
-        path.write_text(yaml.safe_dump(obj, sort_keys=False))
-        written.append(path)
-    helm = out / "helm"
-    helm.mkdir(exist_ok=True)
-    # With AKS's managed extension there is no Kueue release; its Azure resource's arguments instead.
-    values = ({"kueue-values.yaml": kueue_helm_values(config)} if config.kueue.extension is None
-              else {"kueue-aks-extension.yaml": extension_args(config)})
-    if config.has_gpu:
-        values["nvidia-device-plugin-values.yaml"] = device_plugin_values(config)
-    values |= {f"{i.operator.release_name}-values.yaml": i.values for i in installs(config) if i.chart}
-    for filename, doc in values.items():
-        (helm / filename).write_text(yaml.safe_dump(doc, sort_keys=False))
-        written.append(helm / filename)
-    return written
-
-
 def azure_preflight(config: StackConfig, root: Path, subscription: str | None) -> tuple[StackConfig, str]:
     """The program's preflight, with azure-identity's credential instead of the provider's token."""
     from azure.identity import DefaultAzureCredential
@@ -377,16 +348,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
     if args.manifests:
-        # The admission policies first: the role guard must exist before Kueue's chart is
-        # installed and the pool guard before anyone submits work. Monitoring's scrape objects last.
-        # The operators' CRDs and manifest objects after Kueue's objects (the releases' values go to helm/).
+        # The program's order; components/manifests.py puts what needs a release after the releases.
         role_guard = aggregated_role_guard() if config.kueue.extension is None else []  # for the release's uninstall
         written = write_manifests(config, [*role_guard, *pool_guard(config), *priority_class_guard(config),
                                            *stack_queues.objects,
                                            *scrape_objects(config), *rayservice_guard(config),
                                            *operator_objects(config),
                                            *access_objects(config, stack_queues.local_queues)], args.manifests)
-        print(f"\nWrote {len(written)} files to {args.manifests}/")
+        print(f"\nWrote {len(written)} files to {args.manifests}/ (the order below is also in ORDER.md).\n")
+        print((args.manifests / "ORDER.md").read_text())
     return 0
 
 

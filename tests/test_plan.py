@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components import plan
+from components import manifests, plan
 from components.access.members import access_objects
 from components.kueue.objects import build_objects, queue_set, quota_table
 from components.operators.installs import installs, operator_objects
@@ -108,30 +108,57 @@ def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRun
     assert "manifests of `github.com/kubeflow/mpi-operator@v0.8.2`" in rows["MPI Operator"]
 
 
+def staged(out: Path) -> dict[str, list[dict[str, Any]]]:
+    """The objects of each folder of a plan's --manifests output, in file order."""
+    return {folder: [yaml.safe_load(f.read_text()) for f in sorted((out / folder).glob("*.yaml"))]
+            for folder in (manifests.BEFORE_RELEASES, manifests.AFTER_RELEASES)}
+
+
 def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunner, tmp_path: Path, crds: Any) -> None:
     code, out, _ = run_plan("--stack", "dev", "--manifests", str(tmp_path / "out"))
     assert code == 0 and "Wrote" in out
-    files = sorted((tmp_path / "out").glob("*.yaml"))
-    objects = [yaml.safe_load(f.read_text()) for f in files]
+    assert not list((tmp_path / "out").glob("*.yaml")), "every object is in one of the two folders"
+    before, after = staged(tmp_path / "out").values()
     config = plan.load_stack("dev", ROOT)
-    # The admission policies first (the role guard before Kueue's chart, the pool guard and the
-    # priority-class guard before any work is submitted), then the Kueue objects; apply order kept
-    # by the file numbering.
+    # In the program's order: the admission policies (the role guard before Kueue's chart, the
+    # pool guard and the priority-class guard before any work is submitted), the Kueue objects,
+    # monitoring's scrape objects, the RayService guard, the job operators' CRDs, manifest objects
+    # and Trainer's runtime, and the team members' RBAC objects (none: the dev stack lists none).
     policies = [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config)]
     assert [o["metadata"]["name"] for o in policies] == (["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
                                                          + ["kueue-aks-priority-class-guard"] * 2)
     kueue_objects, scraping = build_objects(config), scrape_objects(config)
     assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
-    # Then the RayService guard, the job operators' CRDs, manifest objects and Trainer's runtime, and
-    # the team members' RBAC objects (none: the dev stack lists no members).
     assert access_objects(config, queue_set(config).local_queues) == []
-    assert objects == [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
-    assert files[0].name == "001-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml"
-    assert files[2].name == "003-validatingadmissionpolicy-kueue-aks-pool-guard.yaml"
-    first = kueue_objects[0]
-    assert files[len(policies)].name == f"{len(policies) + 1:03d}-{first['kind'].lower()}-{first['metadata']['name']}.yaml"
-    # The validator knows Kueue's kinds only.
-    assert validate_objects(objects[len(policies):len(policies) + len(kueue_objects)], crds=crds) == []
+    program = [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
+    # Every object once; the namespaces first, the releases' own among them.
+    namespaces = [o for o in before if o["kind"] == "Namespace"]
+    assert before[:len(namespaces)] == namespaces
+    assert {n["metadata"]["name"] for n in namespaces} >= {"kueue-system", "nvidia-device-plugin", "kuberay-system",
+                                                          "jobset-system", "kubeflow-system", "mpi-operator", "kubeflow"}
+    program_rest = [o for o in program if o["kind"] != "Namespace"]
+    assert [o for o in program_rest if o in before] + [o for o in program_rest if o in after] == \
+        before[len(namespaces):] + after, "each folder keeps the program's order"
+    assert sorted(map(str, program_rest)) == sorted(map(str, before[len(namespaces):] + after))
+    # Before the releases, built-in kinds and CRDs only; after them, every object a CRD serves.
+    assert all(manifests.api_group(o) in manifests.BUILT_IN_GROUPS for o in before)
+    assert {o["kind"] for o in after} == {"Topology", "ResourceFlavor", "Cohort", "ProvisioningRequestConfig",
+                                         "AdmissionCheck", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass",
+                                         "ServiceMonitor", "ClusterTrainingRuntime"}
+    names = sorted(p.name for p in (tmp_path / "out" / manifests.BEFORE_RELEASES).iterdir())
+    first_policy = names.index("010-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml")
+    assert first_policy == len(namespaces)
+    # The validator knows Kueue's kinds and the team namespaces their LocalQueues select.
+    assert validate_objects([*namespaces, *(o for o in after if o["apiVersion"].startswith("kueue.x-k8s.io/"))], crds=crds) == []
+    order = (tmp_path / "out" / "ORDER.md").read_text()
+    assert order in out
+    steps = [line.split("`")[1] for line in order.splitlines() if line[:1].isdigit()]
+    assert steps[0].endswith(manifests.BEFORE_RELEASES) and steps[-1].endswith(manifests.AFTER_RELEASES)
+    releases = [s.split()[3] for s in steps[1:-1]]
+    # The operators' releases, then Kueue's (after every operator CRD), then the device plugin's.
+    assert releases == ["kuberay-operator", "jobset", "kubeflow-trainer", "kueue", "nvidia-device-plugin"], releases
+    assert all("--skip-crds" in s for s in steps[1:4]) and "--skip-crds" not in steps[4]
+    assert "ServiceMonitor (azmonitoring.coreos.com/v1)" in order  # its CRD comes with the add-on
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
     assert helm == ["jobset-values.yaml", "kubeflow-trainer-values.yaml", "kuberay-operator-values.yaml",
                     "kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
@@ -168,7 +195,7 @@ def test_plan_works_in_every_cluster_mode(run_plan: PlanRunner, tmp_path: Path, 
     (tmp_path / "Pulumi.mode.yaml").write_text(yaml.safe_dump(doc))
     code, out, err = run_plan("--stack", "mode", "--manifests", str(tmp_path / "out"), root=tmp_path)
     assert code == 0, err
-    monitor = yaml.safe_load(next((tmp_path / "out").glob("*-servicemonitor-*.yaml")).read_text())
+    monitor = yaml.safe_load(next((tmp_path / "out" / manifests.AFTER_RELEASES).glob("*-servicemonitor-*.yaml")).read_text())
     assert monitor["apiVersion"] == ("monitoring.coreos.com/v1" if "kubeconfig" in cluster else "azmonitoring.coreos.com/v1")
     dev_code, dev_out, _ = run_plan("--stack", "dev")
     # The same queues as the create-mode dev stack: only the cluster differs.
@@ -327,24 +354,28 @@ def test_an_extension_stack_plans_the_extension_instead_of_the_release(run_plan:
     extension = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-aks-extension.yaml").read_text())
     assert (extension["extension_type"], extension["version"], extension["auto_upgrade_minor_version"]) == (
         "microsoft.kueue", "0.19.6-aks.0.4.4", False)
-    assert not list((tmp_path / "out").glob("*kueue-aks-aggregated-role-guard*")), "no release, so no uninstall guard"
+    assert not list((tmp_path / "out").glob("*/*kueue-aks-aggregated-role-guard*")), "no release, so no uninstall guard"
+    order = (tmp_path / "out" / "ORDER.md").read_text()
+    assert "helm upgrade --install kueue " not in order and "kueue-aks-extension.yaml" in order, order
+    namespaces = {o["metadata"]["name"] for o in staged(tmp_path / "out")[manifests.BEFORE_RELEASES] if o["kind"] == "Namespace"}
+    assert "kueue-system" not in namespaces, "the extension makes Kueue's namespace"
 
 
-def test_manifests_hold_the_operators_namespaces_before_their_objects(run_plan: PlanRunner, tmp_path: Path) -> None:
-    """`kubectl apply -f out/` (after the Helm releases, as the plan says) needs each namespace an
-    operator's objects live in written before them: the MPI Operator's and the Training Operator's
-    manifests are namespaced."""
+def test_manifests_hold_every_namespace_before_the_objects_in_it(run_plan: PlanRunner, tmp_path: Path) -> None:
+    """`kubectl apply -f` of a folder applies its files in name order: every namespace an object
+    lives in is made in the first folder, before any object in it (the MPI Operator's and the
+    Training Operator's manifests are namespaced; the releases' namespaces are the program's own)."""
     code, _, err = run_plan("--stack", "dev", "--manifests", str(tmp_path / "out"))
     assert code == 0, err
     made: set[str] = set()
-    # Made with the releases, which are installed first, or there in every cluster.
-    there = {"kueue-system", "nvidia-device-plugin", "kube-system", "default"}
+    there = {"kube-system", "default"}  # in every cluster
     operator_namespaces = {i.namespace for i in installs(load_stack(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]))}
-    for path in sorted((tmp_path / "out").glob("*.yaml")):
-        obj = yaml.safe_load(path.read_text())
-        if obj["kind"] == "Namespace":
-            made.add(obj["metadata"]["name"])
-        namespace = obj["metadata"].get("namespace")
-        if namespace and namespace not in there:
-            assert namespace in made, f"{path.name} is in namespace {namespace}, not written before it"
+    for folder, objects in staged(tmp_path / "out").items():
+        for obj in objects:
+            if obj["kind"] == "Namespace":
+                assert folder == manifests.BEFORE_RELEASES
+                made.add(obj["metadata"]["name"])
+            namespace = obj["metadata"].get("namespace")
+            if namespace and namespace not in there:
+                assert namespace in made, f"{folder}: {obj['kind']} {obj['metadata']['name']} is in namespace {namespace}, not made before it"
     assert operator_namespaces <= made, operator_namespaces - made
