@@ -40,6 +40,9 @@ import components.kueue.install
 import components.kueue.queues  # noqa: F401
 
 
+SDK_PACKAGES = ("pulumi", "pulumi_kubernetes", "pulumi_azure_native")
+
+
 def main(argv: list[str]) -> int:
     stack_file, stack = Path(argv[0]), argv[1]
     logging.getLogger().addHandler(logging.NullHandler())  # the mock engine logs warnings to the root logger
@@ -55,6 +58,8 @@ def main(argv: list[str]) -> int:
         "in_process_s": done - START,
         "registrations": len(run.registrations),
         "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
+        # The Pulumi SDK's modules the run loaded: what any program with these resources imports.
+        "sdk_modules": sorted(m for m in sys.modules if m.split(".")[0] in SDK_PACKAGES),
     }))
     return 0
 

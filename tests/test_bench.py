@@ -378,3 +378,36 @@ def test_every_benchmark_stack_installs_the_default_chart() -> None:
 
     assert all("kueue-aks:kueue" not in s.config or not {"chart", "version"} & set(s.config["kueue-aks:kueue"])
                for s in stacks())
+
+
+# --- bench.preview: the program's own time against the SDK's import floor ------------------------
+
+
+def preview_table(dev: float, large: float, small: float = 3.0) -> dict[str, Any]:
+    from bench import preview
+
+    return preview.figures([1.0, 1.2, 0.9], {"dev": ([dev, dev + 0.5, dev - 0.1], 90), "dev-no-operators": ([2.0], 50),
+                                             "20x6": ([small], 200), "100x12": ([large], 1000)})
+
+
+def test_preview_figures_are_ratios_to_the_floor_and_cost_per_resource() -> None:
+    table = preview_table(dev=2.0, large=11.0)
+    assert table["floor"] == {"median": 1.0, "min": 0.9, "max": 1.2, "ratio": 1.0}
+    assert table["dev"]["median"] == 2.0 and table["dev"]["max"] == 2.5 and table["dev"]["ratio"] == 2.0
+    assert table["dev"]["ms_per_resource"] == pytest.approx(1000 / 90)
+    assert table["100x12"]["ms_per_resource"] == pytest.approx(10.0)
+    assert table["20x6"]["ms_per_resource"] == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize(("dev", "large", "small", "named"), [
+    (2.0, 11.0, 3.0, None),
+    (3.5, 11.0, 3.0, "dev stack at 3.5x the floor"),
+    (2.0, 16.0, 4.0, "100x12 at 16.0 s"),
+    (2.0, 14.0, 2.0, "not linear"),
+])
+def test_preview_targets_name_what_is_missed(dev: float, large: float, small: float, named: str | None) -> None:
+    from bench import preview
+
+    problems = preview.missed(preview_table(dev, large, small))
+    assert (problems == []) if named is None else any(named in p for p in problems), problems
+    assert "| dev | 2.00 |" in preview.report(preview_table(2.0, 11.0))
