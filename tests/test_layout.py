@@ -24,7 +24,7 @@ RANKS = {
     "kueue": 3,
     "gpu": 4, "governance": 4, "monitoring": 4, "operators": 4, "autoscaling": 4, "preflight": 4, "access": 4,
     "recovery": 4,
-    "multikueue": 5,
+    "multikueue": 5, "manifests": 5,
     "plan": 6,
 }
 # Plain facts the config reads (pins, catalogs, a sizing rule): below the config, whatever their
