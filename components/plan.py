@@ -49,7 +49,7 @@ from .multikueue.manager import Worker, manager_local_queues, manager_queue_set,
 from .multikueue.worker import worker_facts
 from .operators.catalog import OPERATOR_PINS, OPERATORS
 from .operators.installs import operator_objects
-from .manifests import write_manifests
+from .manifests.folders import write_manifests
 from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
@@ -348,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
     if args.manifests:
-        # The program's order; components/manifests.py puts what needs a release after the releases.
+        # The program's order; components/manifests/folders.py puts what needs a release after the releases.
         role_guard = aggregated_role_guard() if config.kueue.extension is None else []  # for the release's uninstall
         written = write_manifests(config, [*role_guard, *pool_guard(config), *priority_class_guard(config),
                                            *stack_queues.objects,

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components import manifests, plan
+from components import plan
+from components.manifests import folders as manifests
 from components.access.members import access_objects
 from components.kueue.objects import build_objects, queue_set, quota_table
 from components.operators.installs import installs, operator_objects

@@ -27,7 +27,7 @@ import yaml
 from components.config import KUEUE_NAMESPACE
 from components.kueue.policies import AGGREGATED_ROLES, aggregated_role_guard
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
-from components.manifests import AFTER_RELEASES, BEFORE_RELEASES, HELM_FOLDER
+from components.manifests.folders import AFTER_RELEASES, BEFORE_RELEASES, HELM_FOLDER
 from tests.harness import ROOT
 from tests.paths import SHARED
 
