@@ -56,15 +56,22 @@ def needs_a_release(obj: dict[str, Any]) -> bool:
     return api_group(obj) not in BUILT_IN_GROUPS
 
 
+EXTENSION_FILE = "kueue-aks-extension.yaml"  # in helm/: AKS's extension's arguments instead of Kueue's values
+
+
 @dataclass(frozen=True)
 class HelmStep:
     """One Helm release as the program installs it (components/k8s/helm.py: atomic, awaited)."""
 
     release: str
-    namespace: str
+    namespace: str  # the program makes it (an explicit Namespace), so Helm need not
     chart: ChartRef
-    values_file: str  # in helm/
+    values: dict[str, Any]
     skip_crds: bool  # the stack owns the chart's CRDs (they are in 1-before-releases/)
+
+    @property
+    def values_file(self) -> str:  # in helm/
+        return f"{self.release}-values.yaml"
 
     def command(self, folder: Path) -> str:
         words = ["helm", "upgrade", "--install", self.release, self.chart.chart, "--version", self.chart.version]
@@ -79,42 +86,30 @@ class HelmStep:
 
 def helm_steps(config: StackConfig) -> list[HelmStep]:
     """The releases in the program's order: the operators' (after their CRDs), Kueue's (after every
-    operator's CRDs), the device plugin's."""
-    steps = [HelmStep(i.operator.release_name, i.namespace, i.chart, f"{i.operator.release_name}-values.yaml", True)
-             for i in installs(config) if i.chart]
+    operator's CRDs; none with AKS's extension), the device plugin's."""
+    steps = [HelmStep(i.operator.release_name, i.namespace, i.chart, i.values, True) for i in installs(config) if i.chart]
     if config.kueue.extension is None:
-        steps.append(HelmStep(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), "kueue-values.yaml", False))
+        steps.append(HelmStep(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), kueue_helm_values(config), False))
     if config.has_gpu:
         steps.append(HelmStep(DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_NAMESPACE, device_plugin_chart(config),
-                              "nvidia-device-plugin-values.yaml", False))
+                              device_plugin_values(config), False))
     return steps
 
 
-def helm_values(config: StackConfig) -> dict[str, dict[str, Any]]:
-    """helm/'s files: each release's values; with AKS's managed extension, no Kueue release but
-    its Azure resource's arguments."""
-    values = ({"kueue-values.yaml": kueue_helm_values(config)} if config.kueue.extension is None
-              else {"kueue-aks-extension.yaml": extension_args(config)})
-    if config.has_gpu:
-        values["nvidia-device-plugin-values.yaml"] = device_plugin_values(config)
-    values |= {f"{i.operator.release_name}-values.yaml": i.values for i in installs(config) if i.chart}
-    return values
+def helm_files(config: StackConfig, steps: Sequence[HelmStep]) -> dict[str, dict[str, Any]]:
+    """helm/'s files: each release's values; with AKS's managed extension, its Azure resource's
+    arguments too."""
+    files = {s.values_file: s.values for s in steps}
+    if config.kueue.extension is not None:
+        files[EXTENSION_FILE] = extension_args(config)
+    return files
 
 
-def release_namespaces(config: StackConfig) -> list[dict[str, Any]]:
-    """The namespaces the program makes for its releases (an explicit Namespace each, so Helm's
-    --create-namespace is not needed). AKS's extension makes Kueue's itself."""
-    names = [i.namespace for i in installs(config) if i.chart]
-    if config.kueue.extension is None:
-        names.append(KUEUE_NAMESPACE)
-    if config.has_gpu:
-        names.append(DEVICE_PLUGIN_NAMESPACE)
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in dict.fromkeys(names)]
-
-
-def stages(config: StackConfig, objects: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """`objects` (in the program's order) split into the two folders; every namespace first."""
-    everything = [*release_namespaces(config), *objects]
+def stages(objects: Sequence[dict[str, Any]], steps: Sequence[HelmStep]) -> dict[str, list[dict[str, Any]]]:
+    """`objects` (in the program's order) and the releases' namespaces split into the two
+    folders; every namespace first."""
+    releases = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": s.namespace}} for s in steps]
+    everything = [*releases, *objects]
     namespaces = {o["metadata"]["name"]: o for o in everything if o["kind"] == "Namespace"}
     rest = [o for o in everything if o["kind"] != "Namespace"]
     return {BEFORE_RELEASES: [*namespaces.values(), *(o for o in rest if not needs_a_release(o))],
@@ -127,21 +122,20 @@ def file_name(index: int, obj: dict[str, Any]) -> str:
     return f"{index:03d}-{obj['kind'].lower()}-{name}.yaml"
 
 
-def apply_steps(config: StackConfig, folder: Path) -> list[str]:
+def apply_steps(config: StackConfig, steps: Sequence[HelmStep], folder: Path) -> list[str]:
     """What to run, in order, to apply the folder as `pulumi up` would."""
-    steps = [f"kubectl apply --server-side -f {shlex.quote(str(folder / BEFORE_RELEASES))}"]
+    commands = [f"kubectl apply --server-side -f {shlex.quote(str(folder / BEFORE_RELEASES))}"]
     if config.kueue.extension is not None:
-        steps.append(f"create AKS's managed Kueue extension with the arguments in "
-                     f"{folder / HELM_FOLDER / 'kueue-aks-extension.yaml'}, and wait for its controller")
-    steps += [s.command(folder) for s in helm_steps(config)]
-    steps.append(f"kubectl apply --server-side -f {shlex.quote(str(folder / AFTER_RELEASES))}")
-    return steps
+        commands.append(f"create AKS's managed Kueue extension with the arguments in "
+                        f"{folder / HELM_FOLDER / EXTENSION_FILE}, and wait for its controller")
+    commands += [s.command(folder) for s in steps]
+    commands.append(f"kubectl apply --server-side -f {shlex.quote(str(folder / AFTER_RELEASES))}")
+    return commands
 
 
-def served_elsewhere(config: StackConfig, objects: Sequence[dict[str, Any]]) -> list[str]:
+def served_elsewhere(staged: dict[str, list[dict[str, Any]]]) -> list[str]:
     """The kinds in 2-after-releases/ whose CRD neither the folder nor a release brings (e.g. a
     ServiceMonitor, whose CRD comes with Azure's managed Prometheus or the Prometheus Operator)."""
-    staged = stages(config, objects)
     served = {"kueue.x-k8s.io"} | {o["spec"]["group"] for o in staged[BEFORE_RELEASES]
                                    if o["kind"] == "CustomResourceDefinition"}
     return sorted({f"{o['kind']} ({o['apiVersion']})" for o in staged[AFTER_RELEASES] if api_group(o) not in served})
@@ -149,28 +143,29 @@ def served_elsewhere(config: StackConfig, objects: Sequence[dict[str, Any]]) -> 
 
 def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> list[Path]:
     """The two folders (one file per object), helm/ and ORDER.md, which lists apply_steps."""
+    steps = helm_steps(config)
+    staged = stages(objects, steps)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for folder, staged in stages(config, objects).items():
+    for folder, folder_objects in staged.items():
         (out / folder).mkdir(exist_ok=True)
-        for i, obj in enumerate(staged, start=1):
+        for i, obj in enumerate(folder_objects, start=1):
             path = out / folder / file_name(i, obj)
             path.write_text(yaml.safe_dump(obj, sort_keys=False))
             written.append(path)
     (out / HELM_FOLDER).mkdir(exist_ok=True)
-    for filename, doc in helm_values(config).items():
+    for filename, doc in helm_files(config, steps).items():
         path = out / HELM_FOLDER / filename
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         written.append(path)
     order = out / "ORDER.md"
-    order.write_text(order_markdown(config, objects, out))
+    order.write_text(order_markdown(apply_steps(config, steps, out), served_elsewhere(staged)))
     written.append(order)
     return written
 
 
-def order_markdown(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> str:
-    steps = "".join(f"{n}. `{step}`\n" for n, step in enumerate(apply_steps(config, out), start=1))
-    external = served_elsewhere(config, objects)
+def order_markdown(commands: Sequence[str], external: Sequence[str]) -> str:
+    listed = "".join(f"{n}. `{command}`\n" for n, command in enumerate(commands, start=1))
     note = (f"\nThe last step also needs the CRDs of {', '.join(external)}, which this stack does not "
             f"install: they come with the cluster's add-ons.\n" if external else "")
-    return f"Apply in this order, each step once the one before has finished:\n\n{steps}{note}"
+    return f"Apply in this order, each step once the one before has finished:\n\n{listed}{note}"

@@ -87,7 +87,7 @@ class PulumiProject:
         # 12 s without). A file where its folder would be makes StartLogging fail, and the CLI
         # runs on without it: the log is a diagnostic the tests do not read (they keep the CLI's
         # output in pulumi-logs/), and nothing the engine does to the cluster depends on it.
-        home = self.workdir / "pulumi-home"
+        home = Path(self.env["PULUMI_HOME"])
         home.mkdir()
         (home / "logs").write_text("the CLI's automatic log is off for the e2e tier: tests/e2e/engine.py\n")
         for name in PROGRAM_FILES:
