@@ -1,9 +1,14 @@
-"""python -m bench.outcomes [--out results.json] [--png outcomes.png] [--setups a,b] [--no-throughput]
+"""python -m bench.outcomes [--tier all|workloads|pods] [--out results.json] [--png outcomes.png] [--setups a,b]
 
-Replays one synthetic trace against each set-up (setups.py), one control plane after the other,
-then measures admission throughput (throughput.py); prints the table, writes every sample to the
-JSON file and draws the picture. Exit 1 names each target the program's set-up missed
-(metrics.missed_targets); exit 2 when the tier could not be built or a set-up did not come up.
+Two tiers, as docs/outcomes.md explains:
+- `workloads`: the sweep (sweep.py): every Kueue set-up × seed × offered load as Workloads under
+  the real Kueue, one control plane per set-up; figures with intervals over the seeds, and the
+  policy's targets (sweep.missed_targets);
+- `pods`: one seed at one load replayed as Jobs with pods on kwok nodes (replay.py) against every
+  set-up, no Kueue included, then admission throughput (throughput.py); what only pods show:
+  stranded pods and partial gangs (metrics.missed_targets).
+Prints the tables, writes every figure to the JSON file and draws the pod tier's picture. Exit 1
+names each target missed; exit 2 when the tier could not be built or a set-up did not come up.
 """
 
 from __future__ import annotations
@@ -27,17 +32,19 @@ from tests.e2e.cluster import E2EError
 from tests.e2e.forward import Forwarder
 from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
-from . import report, scenario, throughput
+from . import report, scenario, sweep, throughput
+from .attempts import LaneOutcome
 from .metrics import Outcome, lower_bound, missed_targets, outcome
 from .replay import Run, bring_up, replay
-from .setups import KUEUE_AKS, SETUPS, capacity_of, setups
+from .setups import KUEUE_AKS, SETUPS, SINGLE_QUEUE, capacity_of, setups
 from .trace import describe, generate
 
 # A set-up that has not finished the trace by this many lower bounds is stopped and reported with
 # its unfinished jobs (the hand-written team quotas can hold a gang larger than a team may borrow
 # forever); it keeps the whole run within the issue's 15 minutes.
 DEADLINE_FACTOR = 1.6
-RUN_BUDGET_SECONDS = 15 * 60
+RUN_BUDGET_SECONDS = 15 * 60  # each tier's
+TIERS = ("workloads", "pods")
 
 
 def machine() -> dict[str, Any]:
@@ -50,15 +57,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="outcomes.json", help="every sample and figure, as JSON")
     parser.add_argument("--png", default="outcomes.png", help="utilization over time and delay per team")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table and the targets' verdict as Markdown")
+    parser.add_argument("--tier", choices=("all", *TIERS), default="all")
     parser.add_argument("--setups", default=",".join(SETUPS), help=f"a subset of {','.join(SETUPS)}")
     parser.add_argument("--no-throughput", action="store_true", help="skip the admission-throughput part")
-    parser.add_argument("--seed", type=int, default=scenario.SEED)
+    parser.add_argument("--seed", type=int, default=scenario.SEED, help="the pod tier's trace")
+    parser.add_argument("--seeds", default=",".join(map(str, sweep.SEEDS)), help="the sweep's seeds")
+    parser.add_argument("--loads", default=",".join(map(str, sweep.LOADS)), help="the sweep's offered loads")
     parser.add_argument("--keep", metavar="DIR", help="keep each control plane's folder (its logs) here")
     args = parser.parse_args(argv)
     chosen = [s for s in args.setups.split(",") if s]
     unknown = sorted(set(chosen) - set(SETUPS))
     if unknown:
         parser.error(f"--setups: unknown {unknown}; allowed: {', '.join(SETUPS)}")
+    tiers = TIERS if args.tier == "all" else (args.tier,)
+    try:
+        seeds = [int(x) for x in args.seeds.split(",") if x]
+        loads = [float(x) for x in args.loads.split(",") if x]
+    except ValueError as err:
+        parser.error(f"--seeds takes integers and --loads numbers, comma-separated: {err}")
 
     # A stop (CI's timeout, kill) unwinds like an error: every control plane started is taken down.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -69,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     capacity = capacity_of(config)
     shares = {t.name: float(t.share) / 100 for t in config.teams}
     bound = lower_bound(jobs, capacity)
-    print(f"trace (seed {args.seed}): {json.dumps(describe(jobs))}; lower bound {bound:.1f} s", flush=True)
+    if "pods" in tiers:
+        print(f"pod tier trace (seed {args.seed}): {json.dumps(describe(jobs, scenario.TRACE))}; lower bound {bound:.1f} s",
+              flush=True)
     try:
         binaries = ensure_binaries(DEFAULT_VERSION)
     except BuildError as err:
@@ -78,11 +96,30 @@ def main(argv: list[str] | None = None) -> int:
 
     runs: list[Run] = []
     outcomes: list[Outcome] = []
+    lanes: list[LaneOutcome] = []
+    sweep_runs: list[dict[str, Any]] = []
+    sweep_seconds = 0.0
     forwarder = Forwarder()
     thrpt: dict[str, Any] | None = None
     try:
         with contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory(prefix="kueue-aks-outcomes-") as folder:
-            for setup in (s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen):
+            if "workloads" in tiers:
+                sweep_began = time.monotonic()
+                lane_traces = sweep.traces(seeds, loads, capacity["gpu"])
+                print(f"sweep: {len(seeds)} seeds x loads {loads}: "
+                      f"{sum(len(j) for _, _, j in lane_traces.values())} jobs per set-up", flush=True)
+                for setup in sweep.kueue_setups([s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen]):
+                    print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: {len(lane_traces)} lanes", flush=True)
+                    done = sweep.run_setup(setup, config, binaries, Path(folder), forwarder, lane_traces, loads,
+                                           capacity, shares)
+                    lanes += done.lanes
+                    sweep_runs.append({"setup": done.setup, "up_seconds": done.up_seconds,
+                                       "run_seconds": done.run_seconds, "errors": done.errors})
+                    print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: up {done.up_seconds} s, "
+                          f"run {done.run_seconds} s, runner errors {done.errors[:3]}", flush=True)
+                sweep_seconds = time.monotonic() - sweep_began
+                print(sweep.table(lanes), flush=True)
+            for setup in (s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen and "pods" in tiers):
                 print(f"[{time.monotonic() - began:5.0f} s] {setup.name}: bringing up", flush=True)
                 sc = bring_up(setup, config, hand_config, binaries, Path(folder), forwarder)
                 try:
@@ -93,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(run)
                 outcomes.append(outcome(setup.name, jobs, run.records, run.samples, capacity, shares, run.preemptions))
                 print(report.row_text(outcomes[-1]), flush=True)
-            if not args.no_throughput:
+            if not args.no_throughput and "pods" in tiers:
                 print(f"[{time.monotonic() - began:5.0f} s] admission throughput", flush=True)
                 thrpt = throughput.measure(binaries, Path(folder), forwarder)
     except E2EError as err:
@@ -103,10 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         forwarder.stop()
 
     took = time.monotonic() - began
-    missed = missed_targets(outcomes, KUEUE_AKS) if KUEUE_AKS in chosen and len(chosen) > 1 else []
-    if took > RUN_BUDGET_SECONDS:
-        missed.append(f"the run took {took:.0f} s, over the {RUN_BUDGET_SECONDS} s budget")
-    results = {"machine": machine(), "seconds": round(took, 1), "seed": args.seed, "trace": describe(jobs),
+    missed = missed_targets(outcomes, KUEUE_AKS) if outcomes and KUEUE_AKS in chosen else []
+    if lanes and KUEUE_AKS in chosen:
+        missed += sweep.missed_targets(lanes, KUEUE_AKS, SINGLE_QUEUE)
+    if sweep_seconds > RUN_BUDGET_SECONDS:
+        missed.append(f"the Workload-level sweep took {sweep_seconds:.0f} s, over the {RUN_BUDGET_SECONDS} s budget")
+    pods_seconds = took - sweep_seconds
+    if "pods" in tiers and pods_seconds > RUN_BUDGET_SECONDS:
+        missed.append(f"the pod tier took {pods_seconds:.0f} s, over the {RUN_BUDGET_SECONDS} s budget")
+    results = {"machine": machine(), "seconds": round(took, 1), "sweep_seconds": round(sweep_seconds, 1),
+               "sweep": {"seeds": seeds, "loads": loads, "runs": sweep_runs, "lanes": [sweep.lane_json(o) for o in lanes]},
+               "seed": args.seed, "trace": describe(jobs, scenario.TRACE),
                "jobs": [asdict(j) for j in jobs], "capacity": capacity, "shares": shares,
                "outcomes": [asdict(o) for o in outcomes],
                "runs": [{"setup": r.setup, "up_seconds": r.up_seconds, "replay_seconds": round(r.replay_seconds, 1),
@@ -114,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                          "samples": [report.sample_json(s) for s in r.samples]} for r in runs],
                "throughput": thrpt, "missed": missed}
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
-    text = report.table(outcomes, thrpt)
+    text = "\n\n".join(t for t in (sweep.table(lanes) if lanes else "", report.table(outcomes, thrpt) if outcomes else "") if t)
     print(text)
     if args.markdown:
         verdict = "\n".join(f"- missed: {line}" for line in missed) or "- every target met"

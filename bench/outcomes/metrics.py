@@ -32,9 +32,9 @@ GPU, CPU = "gpu", "cpu"  # the two dimensions: GPUs, and millicores of every use
 WAIT_GRACE_S = 5.0
 
 
-def waiting_sizes(sample: Sample, team: str) -> list[float]:
-    """Dominant sizes of the team's jobs that have waited at least WAIT_GRACE_S."""
-    return [size for size, waited in sample.waiting.get(team, ()) if waited >= WAIT_GRACE_S]
+def waiting_sizes(sample: Sample, team: str, grace: float = WAIT_GRACE_S) -> list[float]:
+    """Dominant sizes of the team's jobs that have waited at least `grace` seconds."""
+    return [size for size, waited in sample.waiting.get(team, ()) if waited >= grace]
 
 
 @dataclass(frozen=True)
@@ -142,12 +142,12 @@ def owed(share: float, held: float, waiting: Sequence[float]) -> float:
 
 
 def share_kept(samples: Sequence[Sample], shares: Mapping[str, float], capacity: Mapping[str, float],
-               end: float) -> dict[str, float | None]:
+               end: float, grace: float = WAIT_GRACE_S) -> dict[str, float | None]:
     kept: dict[str, float | None] = {}
     for team, share in shares.items():
         weighted = total = 0.0
         for s, dt in _spans(samples, end):
-            waiting = waiting_sizes(s, team)
+            waiting = waiting_sizes(s, team, grace)
             if not waiting or dt == 0:
                 continue
             held = dominant_share(s.used.get(team, {}), capacity)
@@ -159,10 +159,10 @@ def share_kept(samples: Sequence[Sample], shares: Mapping[str, float], capacity:
 
 
 def fairness(samples: Sequence[Sample], shares: Mapping[str, float], capacity: Mapping[str, float],
-             end: float) -> float | None:
+             end: float, grace: float = WAIT_GRACE_S) -> float | None:
     weighted = total = 0.0
     for s, dt in _spans(samples, end):
-        contending = [t for t in shares if waiting_sizes(s, t)]
+        contending = [t for t in shares if waiting_sizes(s, t, grace)]
         if len(contending) < 2 or dt == 0:
             continue
         weighted += jain([dominant_share(s.used.get(t, {}), capacity) / shares[t] for t in contending]) * dt
@@ -207,15 +207,12 @@ def outcome(setup: str, jobs: Sequence[TraceJob], records: Sequence[JobRecord], 
     )
 
 
-# Targets of the benchmark (issue 25), for the program's set-up.
-MAKESPAN_FACTOR = 1.15
-SHARE_KEPT_MIN = 0.90
-
-
 def missed_targets(outcomes: Sequence[Outcome], ours: str) -> list[str]:
-    """Each target the program's set-up missed, in words; empty when it met them all."""
-    by_name = {o.setup: o for o in outcomes}
-    mine = by_name[ours]
+    """The pod tier's targets for the program's set-up, each one missed in words: what only pods on
+    nodes show (no admitted pod without a node, no gang partly started, every job finished). The
+    policy's targets (makespan, fairness, share kept) are the Workload-level sweep's (sweep.py),
+    which has the seeds to tell a difference from noise."""
+    mine = {o.setup: o for o in outcomes}[ours]
     missed: list[str] = []
     if mine.unschedulable_pod_seconds > 0:
         missed.append(f"{ours}: {mine.unschedulable_pod_seconds} admitted-but-unschedulable pod-seconds (target 0)")
@@ -223,24 +220,4 @@ def missed_targets(outcomes: Sequence[Outcome], ours: str) -> list[str]:
         missed.append(f"{ours}: {mine.partial_gangs} partially started gang(s) (target 0)")
     if mine.makespan_s is None:
         missed.append(f"{ours}: {mine.unfinished} job(s) never finished")
-    elif mine.makespan_s > MAKESPAN_FACTOR * mine.lower_bound_s:
-        missed.append(f"{ours}: makespan {mine.makespan_s} s is over {MAKESPAN_FACTOR}× the lower bound "
-                      f"{mine.lower_bound_s} s")
-    for team, kept in mine.share_kept.items():
-        if kept is not None and kept < SHARE_KEPT_MIN:
-            missed.append(f"{ours}: team {team} held {kept:.0%} of what it was owed while it had work waiting "
-                          f"(target {SHARE_KEPT_MIN:.0%})")
-    for other in outcomes:
-        if other.setup == ours:
-            continue
-        if not (_ahead_on_utilization_or_makespan(mine, other)):
-            missed.append(f"{ours} is not ahead of {other.setup} on utilization or makespan")
-        if not (mine.fairness is not None and (other.fairness is None or mine.fairness > other.fairness)):
-            missed.append(f"{ours} is not ahead of {other.setup} on fairness ({mine.fairness} vs {other.fairness})")
     return missed
-
-
-def _ahead_on_utilization_or_makespan(mine: Outcome, other: Outcome) -> bool:
-    if mine.makespan_s is not None and (other.makespan_s is None or mine.makespan_s < other.makespan_s):
-        return True
-    return mine.gpu_utilization > other.gpu_utilization and mine.cpu_utilization >= other.cpu_utilization

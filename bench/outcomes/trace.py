@@ -5,16 +5,19 @@ the same list. The figures below come from ../shared/reference/benchmark.md §2:
 - GPUs per job: Gavel's Philly-derived split (scheduler/utils.py `_generate_scale_factor`),
   1 GPU 70 %, 2 GPUs 10 %, 4 GPUs 15 %, 8 GPUs 5 %;
 - run time: a log-normal through Philly's run-time median 1,186 s and p90 12,860 s (Alibaba's
-  `philly_runtime.csv`), compressed from hours to seconds and clamped, so that a job's run is long
-  against the controllers' ~1 s of start-up and the whole trace fits the benchmark's time;
-- arrivals: a Poisson process per team (exponential gaps) over the team's active window.
+  `philly_runtime.csv`), compressed from hours to seconds. No floor: short jobs stay short. The
+  tail is capped at a quantile (the 95th by default), so at most that tail's jobs are clipped and
+  one job cannot outlast the rest of the run by hours; `describe` reports the clipped fraction;
+- arrivals: a Poisson process per team (exponential gaps) over the team's active window, the rates
+  scaled together to an offered load (`at_load`): the GPU work the trace brings per second ÷ the
+  GPUs, so below 1 the pools can keep up and above 1 they cannot.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 # (GPUs, probability), from Gavel's Philly split (benchmark.md §2.1).
@@ -70,16 +73,52 @@ class TraceSpec:
     cpu_pod: Pod
     cpu_pods_max: int  # a CPU job has 1..cpu_pods_max pods
     seconds_per_hour: float  # compression of Philly's run times
-    min_duration_s: float
-    max_duration_s: float
+    cap_quantile: float = 0.95  # run times above this quantile are cut to it
+
+
+_SIGMA = math.log(PHILLY_P90_S / PHILLY_MEDIAN_S) / _Z90  # the log-normal's sigma (1.86)
+
+
+def _compressed(seconds: float, spec: TraceSpec) -> float:
+    return seconds / 3600.0 * spec.seconds_per_hour
+
+
+def cap_s(spec: TraceSpec) -> float:
+    """The longest run time: Philly's run time at the cap quantile, compressed."""
+    return _compressed(PHILLY_MEDIAN_S * math.exp(_SIGMA * NormalDist().inv_cdf(spec.cap_quantile)), spec)
 
 
 def philly_duration_s(u: float, spec: TraceSpec) -> float:
-    """The run time at quantile u (0 < u < 1) of Philly's log-normal, compressed and clamped."""
-    sigma = math.log(PHILLY_P90_S / PHILLY_MEDIAN_S) / _Z90
-    seconds = PHILLY_MEDIAN_S * math.exp(sigma * NormalDist().inv_cdf(u))
-    scaled = seconds / 3600.0 * spec.seconds_per_hour
-    return round(min(spec.max_duration_s, max(spec.min_duration_s, scaled)), 1)
+    """The run time at quantile u (0 < u < 1) of Philly's log-normal, compressed, at most the cap;
+    0.1 s at the least (the resolution every time here is kept at)."""
+    seconds = _compressed(PHILLY_MEDIAN_S * math.exp(_SIGMA * NormalDist().inv_cdf(u)), spec)
+    return max(0.1, round(min(cap_s(spec), seconds), 1))
+
+
+def mean_duration_s(spec: TraceSpec) -> float:
+    """The expected run time of the capped log-normal: E[D; D < cap] + cap * P(D >= cap), where
+    E[D; D < c] = exp(mu + sigma^2/2) * Phi((ln c - mu - sigma^2) / sigma) (compressed seconds)."""
+    mu, cap = math.log(_compressed(PHILLY_MEDIAN_S, spec)), cap_s(spec)
+    below = math.exp(mu + _SIGMA ** 2 / 2) * NormalDist().cdf((math.log(cap) - mu - _SIGMA ** 2) / _SIGMA)
+    return below + cap * (1 - spec.cap_quantile)
+
+
+def mean_gpus() -> float:
+    """GPUs of a GPU job on average (1.9 in Philly's split)."""
+    return sum(g * p for g, p in PHILLY_GPU_SPLIT)
+
+
+def offered_load(spec: TraceSpec, gpus: float) -> float:
+    """The GPU work the teams bring per second over the trace's span, expected, ÷ `gpus`."""
+    span = max(t.end_s for t in spec.teams) - min(t.start_s for t in spec.teams)
+    jobs = sum(t.rate_per_s * t.gpu_fraction * (t.end_s - t.start_s) for t in spec.teams)
+    return jobs * mean_gpus() * mean_duration_s(spec) / (span * gpus)
+
+
+def at_load(spec: TraceSpec, load: float, gpus: float) -> TraceSpec:
+    """The same teams, windows and mix, every rate scaled by one factor to offer `load`."""
+    factor = load / offered_load(spec, gpus)
+    return replace(spec, teams=tuple(replace(t, rate_per_s=t.rate_per_s * factor) for t in spec.teams))
 
 
 def gpus_for(u: float) -> int:
@@ -113,8 +152,9 @@ def generate(spec: TraceSpec, seed: int) -> list[TraceJob]:
     return sorted(jobs, key=lambda j: (j.arrival_s, j.name))
 
 
-def describe(jobs: list[TraceJob]) -> dict[str, object]:
-    """Counts a reader checks against the spec: jobs, pods, gangs and work per team."""
+def describe(jobs: list[TraceJob], spec: TraceSpec | None = None) -> dict[str, object]:
+    """Counts a reader checks against the spec: jobs, pods, gangs and work per team; with the spec,
+    the cap and the fraction of jobs cut to it."""
     teams: dict[str, dict[str, float]] = {}
     for job in jobs:
         row = teams.setdefault(job.team, {"jobs": 0, "gpu_jobs": 0, "gangs": 0, "gpu_seconds": 0.0, "cpu_seconds": 0.0})
@@ -123,5 +163,12 @@ def describe(jobs: list[TraceJob]) -> dict[str, object]:
         row["gangs"] += job.pods > 1
         row["gpu_seconds"] += job.gpus * job.duration_s
         row["cpu_seconds"] += job.pods * job.pod.cpu_m / 1000 * job.duration_s
-    return {"jobs": len(jobs), "pods": sum(j.pods for j in jobs), "gangs": sum(j.pods > 1 for j in jobs),
-            "teams": {k: {m: round(v, 1) for m, v in row.items()} for k, row in teams.items()}}
+    described: dict[str, object] = {
+        "jobs": len(jobs), "pods": sum(j.pods for j in jobs), "gangs": sum(j.pods > 1 for j in jobs),
+        "teams": {k: {m: round(v, 1) for m, v in row.items()} for k, row in teams.items()}}
+    if spec is not None and jobs:
+        cap = round(cap_s(spec), 1)
+        described["cap_s"] = cap
+        described["clipped"] = round(sum(j.duration_s >= cap for j in jobs) / len(jobs), 3)
+        described["median_s"] = sorted(j.duration_s for j in jobs)[len(jobs) // 2]
+    return described

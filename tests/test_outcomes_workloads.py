@@ -1,0 +1,236 @@
+"""The Workload-level tier's pure parts: offered load, lanes, attempts, intervals and targets.
+
+The tier itself runs Kueue for minutes (`python -m bench.outcomes`); here each function gets a
+hand-made input whose answer is worked out in the comments.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from typing import Any
+
+import pytest
+
+from bench.outcomes import scenario, setups, stats, sweep, trace
+from bench.outcomes.attempts import Attempt, History, LaneOutcome, isolated_jct, lane_outcome
+from bench.outcomes.lanes import lane_name, lane_objects, lanes_objects
+from bench.outcomes.metrics import CPU, GPU
+from bench.outcomes.trace import Pod, TraceJob
+from bench.outcomes.workloads import finished, unreserved, workload_object
+from components.kueue.crds import kueue_crds
+from components.kueue.validate import validate_objects
+from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
+
+
+@pytest.fixture(scope="module")
+def config() -> Any:
+    return scenario.stack_config(str(KUEUE_CHART_FILE), str(DEVICE_PLUGIN_CHART_FILE))
+
+
+@pytest.fixture(scope="module")
+def all_setups(config: Any) -> dict[str, setups.Setup]:
+    return {s.name: s for s in setups.setups(config, str(KUEUE_CHART_FILE))}
+
+
+# --- the trace's run times and offered load --------------------------------------------------------
+
+
+def test_outcomes_mean_run_time_is_the_capped_log_normals() -> None:
+    spec = sweep.trace_spec(0.9, 24)
+    rng = random.Random(1)
+    drawn = [trace.philly_duration_s(rng.random(), spec) for _ in range(40_000)]
+    # The closed form against 40,000 draws: within 2 % (the draws' standard error is about 1 %).
+    assert statistics.fmean(drawn) == pytest.approx(trace.mean_duration_s(spec), rel=0.02)
+    assert sum(d >= round(trace.cap_s(spec), 1) for d in drawn) / len(drawn) == pytest.approx(0.05, abs=0.005)
+
+
+@pytest.mark.parametrize("load", sweep.LOADS)
+def test_outcomes_a_trace_at_a_load_brings_that_much_gpu_work(load: float) -> None:
+    spec = sweep.trace_spec(load, 24)
+    assert trace.offered_load(spec, 24) == pytest.approx(load)
+    # The teams keep their windows and their proportions.
+    assert [(t.name, t.start_s, t.end_s) for t in spec.teams] == [("vision", 0.0, 100.0), ("speech", 40.0, 100.0),
+                                                                  ("research", 0.0, 100.0)]
+    rates = {t.name: t.rate_per_s for t in spec.teams}
+    assert rates["research"] == pytest.approx(2 * rates["vision"]) and rates["speech"] == pytest.approx(rates["vision"])
+    # Realized over many seeds, the GPU work per second of window ÷ 24 GPUs is the load.
+    realized = statistics.fmean(sum(j.gpus * j.duration_s for j in trace.generate(spec, s)) / (100.0 * 24)
+                                for s in range(200))
+    assert realized == pytest.approx(load, rel=0.1)
+
+
+def test_outcomes_description_reports_the_cap_and_the_clipped_fraction() -> None:
+    spec = sweep.trace_spec(1.1, 24)
+    described = trace.describe(trace.generate(spec, 25), spec)
+    assert described["cap_s"] == round(trace.cap_s(spec), 1) == pytest.approx(84.3, abs=0.1)
+    assert 0.0 <= described["clipped"] <= 0.12 and described["median_s"] < 10
+
+
+# --- lanes -----------------------------------------------------------------------------------------
+
+
+def _names(objects: list[dict[str, Any]], kind: str) -> set[str]:
+    return {o["metadata"]["name"] for o in objects if o["kind"] == kind}
+
+
+@pytest.mark.parametrize("setup", ["kueue-aks", "single-queue", "team-quotas"])
+def test_outcomes_lanes_share_no_queue_cohort_or_namespace(all_setups: dict[str, setups.Setup], setup: str) -> None:
+    objects = all_setups[setup].objects
+    a, b = lane_objects(objects, "s1-l070"), lane_objects(objects, "s2-l070")
+    for kind in ("Namespace", "ClusterQueue", "Cohort"):
+        assert not _names(a, kind) & _names(b, kind), kind
+        assert all(n.startswith("s1-l070-") for n in _names(a, kind)), kind
+    namespaces = _names(a, "Namespace")
+    queues = _names(a, "ClusterQueue")
+    cohorts = _names(a, "Cohort") | {o["spec"]["cohortName"] for o in a if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName")}
+    for o in a:
+        if o["kind"] == "LocalQueue":
+            assert o["metadata"]["namespace"] in namespaces and o["spec"]["clusterQueue"] in queues
+        if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName"):
+            assert o["spec"]["cohortName"] in cohorts and o["spec"]["cohortName"].startswith("s1-l070-")
+        if o["kind"] == "ClusterQueue":  # a selector picks the lane's namespaces, never another lane's
+            selector = o["spec"].get("namespaceSelector") or {}
+            for value in (selector.get("matchLabels") or {}).values():
+                assert value in namespaces or value not in {n.split("-", 2)[-1] for n in namespaces}
+    # Every LocalQueue of the set-up has its copy; a lane's namespace keeps its labels, renamed.
+    assert sum(o["kind"] == "LocalQueue" for o in a) == sum(o["kind"] == "LocalQueue" for o in objects)
+    if setup == "kueue-aks":
+        vision = next(o for o in a if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "s1-l070-vision")
+        assert vision["spec"]["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/team": "s1-l070-vision"}}
+        ns = next(o for o in a if o["kind"] == "Namespace" and o["metadata"]["name"] == "s1-l070-vision")
+        assert ns["metadata"]["labels"]["kueue-aks.io/team"] == "s1-l070-vision"
+
+
+def test_outcomes_lanes_objects_are_valid_for_the_pinned_kueue_and_share_the_flavors(config: Any,
+                                                                                      all_setups: dict[str, setups.Setup]) -> None:
+    crds = kueue_crds(config.kueue.chart, config.kueue.version).crds
+    assert crds is not None
+    for setup in ("kueue-aks", "single-queue", "team-quotas"):
+        objects = lanes_objects(all_setups[setup].objects, ["s1-l070", "s2-l110"])
+        assert validate_objects(objects, crds=crds) == [], setup
+        flavors = [o for o in objects if o["kind"] == "ResourceFlavor"]
+        assert len(flavors) == len(_names(flavors, "ResourceFlavor")), "shared objects come once"
+    assert lane_name(25, 0.9) == "s25-l090" and lane_name(3, 1.1) == "s3-l110"
+
+
+def test_outcomes_a_kind_lanes_cannot_copy_is_an_error_not_dropped() -> None:
+    with pytest.raises(ValueError, match="Secret"):
+        lane_objects([{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "a"}}], "s1-l070")
+
+
+# --- the runner's objects --------------------------------------------------------------------------
+
+
+def test_outcomes_a_workload_is_the_jobs_pod_set_in_the_lanes_namespace(config: Any,
+                                                                          all_setups: dict[str, setups.Setup]) -> None:
+    gang = TraceJob("vision-004", "vision", 3.0, 12.5, 4, scenario.TRACE.gpu_pod)
+    wl = workload_object(gang, all_setups["team-quotas"], "s25-l090")
+    assert wl["metadata"]["namespace"] == "s25-l090-vision" and wl["spec"]["queueName"] == "vision-queue"
+    (pod_set,) = wl["spec"]["podSets"]
+    assert pod_set["count"] == 4
+    assert pod_set["template"]["spec"]["tolerations"] == [setups.GPU_TOLERATION]
+    assert pod_set["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == "1"
+    crds = kueue_crds(config.kueue.chart, config.kueue.version).crds
+    assert validate_objects([wl], crds=crds) == []
+
+
+def test_outcomes_an_eviction_ends_as_a_job_controller_ends_it() -> None:
+    wl = {"metadata": {"resourceVersion": "42"}, "status": {"admission": {"clusterQueue": "x"}, "conditions": [
+        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+        {"type": "Admitted", "status": "True", "reason": "Admitted"},
+        {"type": "Evicted", "status": "True", "reason": "Preempted"}]}}
+    patch = unreserved(wl)
+    assert patch["metadata"] == {"resourceVersion": "42"} and patch["status"]["admission"] is None
+    by_type = {c["type"]: c for c in patch["status"]["conditions"]}
+    assert by_type["QuotaReserved"]["status"] == "False" and by_type["QuotaReserved"]["reason"] == "Pending"
+    assert by_type["Admitted"]["status"] == "False" and by_type["Evicted"]["status"] == "True"
+    done = finished(wl)
+    assert done["metadata"] == {"resourceVersion": "42"}
+    assert [c["type"] for c in done["status"]["conditions"]] == ["QuotaReserved", "Admitted", "Evicted", "Finished"]
+
+
+# --- attempts and a lane's figures -----------------------------------------------------------------
+
+CAPACITY = {GPU: 4.0, CPU: 8000.0}
+GPU_POD = Pod(1000, 1024, 1)
+
+
+def test_outcomes_isolated_jct_is_fifo_on_the_share() -> None:
+    jobs = [TraceJob("a", "t", 0.0, 10.0, 2, GPU_POD), TraceJob("b", "t", 1.0, 5.0, 2, GPU_POD),
+            TraceJob("c", "t", 2.0, 1.0, 1, GPU_POD), TraceJob("big", "t", 3.0, 2.0, 4, GPU_POD)]
+    # On 2 GPUs: a runs 0-10; b waits for it, 10-15; c (1 GPU) may not pass b, starts 15, ends 16;
+    # big (4 GPUs, more than the share) runs alone once c is done: 16-18.
+    assert isolated_jct(jobs, {GPU: 2.0, CPU: 8000.0}) == {"a": 10.0, "b": 14.0, "c": 14.0, "big": 15.0}
+
+
+def test_outcomes_a_lane_counts_every_re_wait_and_the_work_thrown_away() -> None:
+    a = TraceJob("a-000", "a", 0.0, 10.0, 2, GPU_POD)
+    b = TraceJob("b-000", "b", 0.0, 4.0, 2, GPU_POD)
+    histories = [
+        # a: admitted at 0, evicted at 3 (6 GPU-s thrown away), admitted again at 5, done at 15.
+        History(a, 0.0, (Attempt(0.0, 3.0, False, "InCohortReclamation"), Attempt(5.0, 15.0, True))),
+        History(b, 0.0, (Attempt(3.0, 7.0, True),)),
+    ]
+    o = lane_outcome("x", 1, 0.9, histories, CAPACITY, {"a": 0.5, "b": 0.5}, 20.0)
+    assert o.makespan_s == 15.0 and o.unfinished == 0 and o.preemptions == 1
+    assert o.preemption_causes == {"InCohortReclamation": 1} and o.wasted_gpu_s == 6.0
+    assert o.jct_s["a"] == (15.0, 15.0) and o.jct_s["b"] == (7.0, 7.0)
+    # a held quota 3 + 10 of its 15 s: it waited 2 s (the re-wait); b waited 3 s.
+    assert o.wait_s["a"] == (2.0, 2.0) and o.wait_s["b"] == (3.0, 3.0)
+    # Useful GPU work (2 × 10 + 2 × 4) ÷ (4 GPUs × 15 s); the thrown-away run does not count.
+    assert o.gpu_utilization == pytest.approx(28 / 60, abs=0.001)
+    # Alone on 2 GPUs each would finish in its run time: rho = 15 / 10 and 7 / 4.
+    assert o.rho == {"a": 1.5, "b": 1.75} and o.worst_rho == 1.75
+    # b waited from 0 to 3 while a held 2 of 4 GPUs; b was owed its half and held nothing.
+    assert o.share_kept["b"] == 0.0
+    never = lane_outcome("x", 1, 0.9, [History(a, 0.0, ())], CAPACITY, {"a": 0.5}, 20.0)
+    assert never.makespan_s is None and never.unfinished == 1 and never.jct_s["a"] == (20.0, 20.0)
+
+
+# --- intervals and targets -------------------------------------------------------------------------
+
+
+def test_outcomes_intervals_and_paired_comparisons() -> None:
+    assert stats.interval([5.0, 5.0, 5.0]) == stats.Interval(5.0, 5.0, 5.0, 3)
+    spread = stats.interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert spread.mean == 3.0 and 1.0 <= spread.low < 3.0 < spread.high <= 5.0
+    # Paired by seed: always 1 lower is ahead, even though the two sets of values overlap.
+    assert stats.ahead([10.0, 20.0, 30.0], [11.0, 21.0, 31.0])
+    assert not stats.ahead([10.0, 22.0, 30.0], [11.0, 21.0, 31.0]), "one seed the other way: within the noise"
+    assert stats.not_behind([10.0, 22.0, 30.0], [11.0, 21.0, 31.0])
+    assert not stats.not_behind([12.0, 23.0, 33.0], [11.0, 21.0, 31.0])
+    with pytest.raises(ValueError):
+        stats.paired([1.0], [1.0, 2.0])
+
+
+def _lane(setup: str, seed: int, load: float, **changes: Any) -> LaneOutcome:
+    base: dict[str, Any] = dict(setup=setup, seed=seed, load=load, jobs=10, unfinished=0, makespan_s=100.0 + seed,
+                                lower_bound_s=90.0, gpu_utilization=0.8, cpu_utilization=0.3, wasted_gpu_s=0.0,
+                                preemptions=0, jct_s={}, wait_s={}, rho={"a": 1.0}, worst_rho=1.0 + seed / 100,
+                                share_kept={"a": 0.95}, jain=0.9)
+    return LaneOutcome(**{**base, **changes})
+
+
+def test_outcomes_sweep_targets_hold_and_each_miss_is_named() -> None:
+    ours = [_lane("kueue-aks", s, 0.9) for s in (1, 2, 3)]
+    single = [_lane("single-queue", s, 0.9, makespan_s=101.0 + s, worst_rho=1.5 + s / 100) for s in (1, 2, 3)]
+    assert sweep.missed_targets(ours + single, "kueue-aks", "single-queue") == []
+    slower = [_lane("kueue-aks", s, 0.9, makespan_s=110.0 + s) for s in (1, 2, 3)]
+    assert any("makespan behind single-queue" in m for m in sweep.missed_targets(slower + single, "kueue-aks", "single-queue"))
+    unfair = [_lane("kueue-aks", s, 0.9, worst_rho=1.6 + s / 100) for s in (1, 2, 3)]
+    assert any("fairness not ahead of single-queue" in m for m in sweep.missed_targets(unfair + single, "kueue-aks", "single-queue"))
+    starved = [_lane("kueue-aks", s, 0.9, share_kept={"a": 0.5}) for s in (1, 2, 3)]
+    assert any("kept 50% of its share" in m for m in sweep.missed_targets(starved + single, "kueue-aks", "single-queue"))
+    text = sweep.table(ours + single)
+    assert "| kueue-aks | 0.9 | 3 | 102.0 [" in text and "| single-queue | 0.9 | 3 | 103.0 [" in text
+
+
+def test_outcomes_the_plan_staggers_loads_and_keeps_each_lanes_arrivals() -> None:
+    lanes = sweep.traces([1, 2], [0.7, 1.1], 24)
+    assert set(lanes) == {"s1-l070", "s2-l070", "s1-l110", "s2-l110"}
+    planned = sweep.plan(lanes, [0.7, 1.1])
+    assert len(planned) == sum(len(jobs) for _, _, jobs in lanes.values())
+    offsets = {p.lane: p.offset_s for p in planned}
+    assert offsets == {"s1-l070": 0.0, "s2-l070": 0.0, "s1-l110": sweep.STAGGER_S, "s2-l110": sweep.STAGGER_S}
+    assert [p.at_s for p in planned] == sorted(p.at_s for p in planned)
