@@ -38,6 +38,7 @@ from .metrics import Outcome, lower_bound, missed_targets, outcome
 from .replay import Run, bring_up, replay
 from .setups import KUEUE_AKS, SETUPS, SINGLE_QUEUE, capacity_of, setups
 from .trace import describe, generate
+from .variants import VARIANTS, variants
 
 # A set-up that has not finished the trace by this many lower bounds is stopped and reported with
 # its unfinished jobs (the hand-written team quotas can hold a gang larger than a team may borrow
@@ -58,17 +59,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--png", default="outcomes.png", help="utilization over time and delay per team")
     parser.add_argument("--markdown", metavar="FILE", help="also write the table and the targets' verdict as Markdown")
     parser.add_argument("--tier", choices=("all", *TIERS), default="all")
-    parser.add_argument("--setups", default=",".join(SETUPS), help=f"a subset of {','.join(SETUPS)}")
+    names = (*SETUPS, *(f"{KUEUE_AKS}+{v}" for v in VARIANTS))
+    parser.add_argument("--setups", default=",".join(SETUPS),
+                        help=f"a subset of {','.join(names)} (the {KUEUE_AKS}+ variants: the sweep only)")
     parser.add_argument("--no-throughput", action="store_true", help="skip the admission-throughput part")
     parser.add_argument("--seed", type=int, default=scenario.SEED, help="the pod tier's trace")
     parser.add_argument("--seeds", default=",".join(map(str, sweep.SEEDS)), help="the sweep's seeds")
     parser.add_argument("--loads", default=",".join(map(str, sweep.LOADS)), help="the sweep's offered loads")
     parser.add_argument("--keep", metavar="DIR", help="keep each control plane's folder (its logs) here")
+    parser.add_argument("--kueue-log-level", type=int, metavar="N",
+                        help="the sweep's Kueue log level (6: every scheduling decision; with --keep, for a diagnosis)")
     args = parser.parse_args(argv)
     chosen = [s for s in args.setups.split(",") if s]
-    unknown = sorted(set(chosen) - set(SETUPS))
+    unknown = sorted(set(chosen) - set(names))
     if unknown:
-        parser.error(f"--setups: unknown {unknown}; allowed: {', '.join(SETUPS)}")
+        parser.error(f"--setups: unknown {unknown}; allowed: {', '.join(names)}")
     tiers = TIERS if args.tier == "all" else (args.tier,)
     try:
         seeds = [int(x) for x in args.seeds.split(",") if x]
@@ -108,13 +113,17 @@ def main(argv: list[str] | None = None) -> int:
                 lane_traces = sweep.traces(seeds, loads, capacity["gpu"])
                 print(f"sweep: {len(seeds)} seeds x loads {loads}: "
                       f"{sum(len(j) for _, _, j in lane_traces.values())} jobs per set-up", flush=True)
-                for setup in sweep.kueue_setups([s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen]):
+                base = setups(config, str(KUEUE_CHART_FILE))
+                candidates = [*base, *variants(base[0])]
+                for setup in sweep.kueue_setups([s for s in candidates if s.name in chosen]):
                     print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: {len(lane_traces)} lanes", flush=True)
                     done = sweep.run_setup(setup, config, binaries, Path(folder), forwarder, lane_traces, loads,
-                                           capacity, shares)
+                                           capacity, shares, args.kueue_log_level)
                     lanes += done.lanes
                     sweep_runs.append({"setup": done.setup, "up_seconds": done.up_seconds,
-                                       "run_seconds": done.run_seconds, "errors": done.errors})
+                                       "run_seconds": done.run_seconds, "errors": done.errors,
+                                       "histories": {lane: [sweep.history_json(h) for h in hs]
+                                                     for lane, hs in done.histories.items()}})
                     print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: up {done.up_seconds} s, "
                           f"run {done.run_seconds} s, runner errors {done.errors[:3]}", flush=True)
                 sweep_seconds = time.monotonic() - sweep_began

@@ -52,6 +52,13 @@ class Setup:
     objects: Sequence[Mapping[str, Any]] = field(default=())  # in apply order (tests/e2e: each after what it names)
     queues: Mapping[str, str] = field(default_factory=dict)  # team -> LocalQueue its jobs name
     tolerate_gpu: bool = True  # users write the GPU toleration themselves
+    gpu_queues: Mapping[str, str] = field(default_factory=dict)  # team -> LocalQueue of its GPU jobs, if another
+
+    def queue_for(self, job: TraceJob) -> str | None:
+        """The LocalQueue the job's user names (None: no Kueue)."""
+        if job.is_gpu and job.team in self.gpu_queues:
+            return self.gpu_queues[job.team]
+        return self.queues.get(job.team)
 
 
 def raw(pool: NodePool) -> dict[str, int]:
@@ -152,8 +159,9 @@ def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
     if job.pod.gpus and setup.tolerate_gpu:
         pod_spec["tolerations"] = [dict(GPU_TOLERATION)]
     labels = {TRACE_LABEL: job.name}
-    if job.team in setup.queues:
-        labels[QUEUE_LABEL] = setup.queues[job.team]
+    queue = setup.queue_for(job)
+    if queue is not None:
+        labels[QUEUE_LABEL] = queue
     return {
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": job.name, "namespace": job.team, "labels": labels},

@@ -37,9 +37,9 @@ from .workloads import Planned, Runner
 
 SEEDS = (25, 26, 27, 28, 29)
 LOADS = (0.7, 0.9, 1.1)  # offered GPU load: below, near and above the pools' capacity
-WINDOW_S = 100.0  # the teams' arrival windows, stretched from the pod tier's 50 s
-SECONDS_PER_HOUR = 12.0  # Philly's median 1,186 s becomes 4 s; the p95 cap 84 s
-STAGGER_S = 60.0
+WINDOW_S = 90.0  # the teams' arrival windows, stretched from the pod tier's 50 s
+SECONDS_PER_HOUR = 10.0  # Philly's median 1,186 s becomes 3.3 s; the p95 cap 70 s
+STAGGER_S = 40.0
 DEADLINE_FACTOR = 2.0  # a lane not done by this many lower bounds is stopped with its jobs unfinished
 SERVICE_CIDR = "127.102.0.0/16"  # its own, so a sweep can run beside the e2e tier
 SHARE_KEPT_MIN = 0.90
@@ -70,14 +70,21 @@ class SetupRun:
     run_seconds: float
     lanes: list[LaneOutcome]
     errors: list[str]
+    histories: dict[str, list[History]]  # lane -> every job's submission and attempts, for a diagnosis
 
 
 def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Path, forwarder: Forwarder,
               lanes: Mapping[str, tuple[int, float, list[TraceJob]]], loads: Sequence[float],
-              capacity: Mapping[str, float], shares: Mapping[str, float]) -> SetupRun:
-    """One set-up's control plane, every lane on it, each lane's figures."""
+              capacity: Mapping[str, float], shares: Mapping[str, float], log_level: int | None = None) -> SetupRun:
+    """One set-up's control plane, every lane on it, each lane's figures; `log_level` sets Kueue's
+    (the chart's controllerManager.manager.logLevel, 2 by default; 6 logs every scheduling decision)."""
     if setup.helm_values is None:
         raise ValueError(f"{setup.name}: the Workload-level tier needs Kueue")
+    if log_level is not None:
+        values = dict(setup.helm_values)
+        manager = {**values["controllerManager"], "manager": {**values["controllerManager"].get("manager", {}),
+                                                               "logLevel": log_level}}
+        setup = replace(setup, helm_values={**values, "controllerManager": manager})
     started = time.monotonic()
     sc = StackCluster(f"outcomes-wl-{setup.name}", config, binaries, workdir / setup.name, forwarder,
                       service_cidr=SERVICE_CIDR)
@@ -100,7 +107,7 @@ def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Pa
     offsets = {p.lane: p.offset_s for p in planned}
     outcomes = [lane_outcome(setup.name, seed, load, by_lane.get(lane, []), capacity, shares, runner.ended - offsets[lane])
                 for lane, (seed, load, _) in lanes.items()]
-    return SetupRun(setup.name, round(up_seconds, 1), round(run_seconds, 1), outcomes, runner.errors[:20])
+    return SetupRun(setup.name, round(up_seconds, 1), round(run_seconds, 1), outcomes, runner.errors[:20], by_lane)
 
 
 # --- the summary and the targets ---------------------------------------------------------------
@@ -181,6 +188,12 @@ def table(lanes: Sequence[LaneOutcome]) -> str:
 
 def lane_json(o: LaneOutcome) -> dict[str, Any]:
     return asdict(o)
+
+
+def history_json(h: History) -> dict[str, Any]:
+    return {"job": h.job.name, "team": h.job.team, "gpus": h.job.gpus, "pods": h.job.pods, "run_s": h.job.duration_s,
+            "arrival_s": h.job.arrival_s, "submitted_s": round(h.submitted_s, 3),
+            "attempts": [[round(a.start_s, 3), round(a.end_s, 3), a.finished, a.reason] for a in h.attempts]}
 
 
 def kueue_setups(all_setups: Sequence[Setup]) -> list[Setup]:

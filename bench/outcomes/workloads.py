@@ -57,7 +57,7 @@ def workload_object(job: TraceJob, setup: Setup, lane: str) -> dict[str, Any]:
     template = job_object(job, setup)["spec"]["template"]
     return {"apiVersion": API, "kind": "Workload",
             "metadata": {"name": job.name, "namespace": f"{lane}-{job.team}", "labels": {LANE_LABEL: lane}},
-            "spec": {"queueName": setup.queues[job.team],
+            "spec": {"queueName": setup.queue_for(job),
                      "podSets": [{"name": "main", "count": job.pods, "template": template}]}}
 
 
