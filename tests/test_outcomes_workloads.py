@@ -6,6 +6,7 @@ hand-made input whose answer is worked out in the comments.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 from typing import Any
@@ -288,3 +289,43 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
                                 ("kueue-aks+strategies", "fairSharing", {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]})):
         manager = yaml.safe_load(built[name].helm_values["managerConfig"]["controllerManagerConfigYaml"])
         assert manager[key] == expected, name
+
+
+# --- the diagnosis ---------------------------------------------------------------------------------
+
+
+def test_outcomes_diagnosis_reads_each_no_candidates_beside_the_teams_books() -> None:
+    from bench.outcomes import diagnose
+    started = 1_800_000_000.0
+
+    def at(seconds: float) -> str:
+        from datetime import datetime, timezone
+        return datetime.fromtimestamp(started + seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    lines = [
+        "not json, skipped",
+        '{"msg":"Reconciling"}',
+        # Lane s1-l110 starts 40 s after the run: vision-004 waits at 10 s into the lane, twice.
+        json.dumps({"ts": at(50.0), "schedulingCycle": 7, "msg": diagnose.STRATEGIES_FAILED,
+                    "preemptingWorkload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
+        json.dumps({"ts": at(50.0), "schedulingCycle": 7, "msg": diagnose.NO_CANDIDATES,
+                    "workload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
+        json.dumps({"ts": at(52.0), "schedulingCycle": 9, "msg": diagnose.NO_CANDIDATES,
+                    "workload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
+        json.dumps({"ts": at(53.0), "msg": "Preempted", "reason": "InCohortReclamation"}),
+    ]
+    run = {"started_at": started, "offsets": {"s1-l110": 40.0}, "histories": {"s1-l110": [
+        {"job": "vision-004", "team": "vision", "gpus": 4, "attempts": []},
+        # vision holds 10 GPUs from 5 s to 11 s into the lane, then 6.
+        {"job": "vision-001", "team": "vision", "gpus": 6, "attempts": [[5.0, 30.0, True, ""]]},
+        {"job": "vision-002", "team": "vision", "gpus": 4, "attempts": [[5.0, 11.0, True, ""]]},
+        {"job": "research-001", "team": "research", "gpus": 8, "attempts": [[0.0, 30.0, True, ""]]}]}}
+    entries = diagnose.log_lines(lines)
+    assert len(entries) == 4
+    found = diagnose.waits(entries, run, {"vision": 12.0, "research": 5.0})
+    assert [(w.t, w.team_gpus, w.over_nominal, w.strategies_refused) for w in found] == [
+        (10.0, 10.0, True, True),  # 10 held + the 4-GPU gang > 12: over nominal; fair sharing refused
+        (12.0, 6.0, False, False)]  # 6 + 4 within 12, and no strategy ran: no candidate at all
+    text = diagnose.report(entries, found)
+    assert "- vision: 2 (2 GPU, 0 CPU) on 1 workloads; GPU ones over nominal with the gang counted: 1 of 2" in text
+    assert "refused them all: 1 of 2" in text and "'InCohortReclamation': 1" in text

@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                     lanes += done.lanes
                     sweep_runs.append({"setup": done.setup, "up_seconds": done.up_seconds,
                                        "run_seconds": done.run_seconds, "errors": done.errors,
+                                       "started_at": done.started_at, "offsets": done.offsets,
                                        "histories": {lane: [sweep.history_json(h) for h in hs]
                                                      for lane, hs in done.histories.items()}})
                     print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: up {done.up_seconds} s, "

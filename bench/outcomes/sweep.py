@@ -71,6 +71,8 @@ class SetupRun:
     lanes: list[LaneOutcome]
     errors: list[str]
     histories: dict[str, list[History]]  # lane -> every job's submission and attempts, for a diagnosis
+    started_at: float  # Unix time of the run's start, to read Kueue's log beside the histories
+    offsets: dict[str, float]  # lane -> its start, seconds after the run's
 
 
 def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Path, forwarder: Forwarder,
@@ -107,7 +109,8 @@ def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Pa
     offsets = {p.lane: p.offset_s for p in planned}
     outcomes = [lane_outcome(setup.name, seed, load, by_lane.get(lane, []), capacity, shares, runner.ended - offsets[lane])
                 for lane, (seed, load, _) in lanes.items()]
-    return SetupRun(setup.name, round(up_seconds, 1), round(run_seconds, 1), outcomes, runner.errors[:20], by_lane)
+    return SetupRun(setup.name, round(up_seconds, 1), round(run_seconds, 1), outcomes, runner.errors[:20], by_lane,
+                    runner.t0_wall, offsets)
 
 
 # --- the summary and the targets ---------------------------------------------------------------

@@ -122,6 +122,7 @@ class Runner:
         self._connection: http.client.HTTPSConnection | None = None
         self.t0 = 0.0
         self.ended = 0.0  # seconds from the start to the stop
+        self.t0_wall = 0.0  # the start, as Unix time: Kueue's log is timed so
 
     # --- time -----------------------------------------------------------------------------------
     def _t(self) -> float:
@@ -132,6 +133,7 @@ class Runner:
         """Everything until every Workload finished or `deadline_s` after the start; a History per
         `<namespace>/<name>`, times since the start less the lane's offset."""
         self.t0 = time.monotonic()
+        self.t0_wall = time.time()
         watcher = threading.Thread(target=self._watch_loop, name="outcomes-watch", daemon=True)
         finisher = threading.Thread(target=self._finish_loop, name="outcomes-finish", daemon=True)
         watcher.start()
