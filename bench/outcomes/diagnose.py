@@ -61,9 +61,11 @@ def log_lines(lines: Iterable[str]) -> list[dict[str, Any]]:
         if '"msg"' not in line or not any(m in line for m in COUNTED):
             continue
         try:
-            out.append(json.loads(line))
+            entry = json.loads(line)
         except ValueError:
             continue
+        if entry.get("msg") in COUNTED:
+            out.append(entry)
     return out
 
 
