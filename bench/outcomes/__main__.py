@@ -125,8 +125,12 @@ def main(argv: list[str] | None = None) -> int:
                                        "started_at": done.started_at, "offsets": done.offsets,
                                        "histories": {lane: [sweep.history_json(h) for h in hs]
                                                      for lane, hs in done.histories.items()}})
+                    unfinished = {o.load: 0 for o in done.lanes}
+                    for o in done.lanes:
+                        unfinished[o.load] += o.unfinished
                     print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: up {done.up_seconds} s, "
-                          f"run {done.run_seconds} s, runner errors {done.errors[:3]}", flush=True)
+                          f"run {done.run_seconds} s, unfinished jobs by load {unfinished}, "
+                          f"runner errors {done.errors[:3]}", flush=True)
                 sweep_seconds = time.monotonic() - sweep_began
                 print(sweep.table(lanes), flush=True)
             for setup in (s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen and "pods" in tiers):

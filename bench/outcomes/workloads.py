@@ -38,6 +38,7 @@ API = "kueue.x-k8s.io/v1beta2"
 LANE_LABEL = "bench.kueue-aks.io/lane"
 CREATORS = 4  # threads posting Workloads (each through Kueue's webhooks)
 PATCHERS = 4  # threads finishing Workloads and completing evictions
+UNRESERVE_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -251,14 +252,24 @@ class Runner:
         return api
 
     def _unreserve(self, key: str, wl: Mapping[str, Any]) -> None:
+        """End the eviction; on a conflict, read the Workload again and retry: the event of the
+        change that conflicted may have come and gone while this patch was on its way, and no
+        other event follows until the eviction ends."""
         namespace, name = key.split("/")
-        status, body = self._api().request("PATCH", f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status",
-                                           unreserved(wl), content_type="application/merge-patch+json")
-        if status >= 300:
-            with self._lock:  # a conflict: Kueue changed it since; the next event tries again
-                self.jobs[key].unreserving = False
+        path = f"/apis/{API}/namespaces/{namespace}/workloads/{name}"
+        for _ in range(UNRESERVE_TRIES):
+            status, body = self._api().request("PATCH", f"{path}/status", unreserved(wl),
+                                               content_type="application/merge-patch+json")
             if status != 409:
-                self.errors.append(f"unreserve {key}: {status} {body.get('message', body)}")
+                break
+            status, body = self._api().request("GET", path)
+            if status >= 300 or not is_true(body, "Evicted") or is_true(body, "Finished"):
+                break
+            wl = body
+        if status >= 300:
+            with self._lock:
+                self.jobs[key].unreserving = False
+            self.errors.append(f"unreserve {key}: {status} {body.get('message', body)}")
 
     def _finish_loop(self) -> None:
         while not self.stop.wait(0.02):
