@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from components.kueue.versions import DEFAULT_VERSION, RELEASES
+from components.monitoring.scrape import PROMETHEUS_OPERATOR_API_VERSION
 
 from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_kueue,
                        ensure_operator_binaries, ensure_registry)
@@ -31,7 +32,9 @@ from .mirror import ChartMirror
 from .jobs import delete_jobs
 from .multikueue import MULTIKUEUE, MultiKueueClusters
 from .stack_cluster import StackCluster
-from .engine import KueueFollower, PulumiProject
+from .engine import KueueFollower, OperatorFollower, PulumiProject
+from .operator_controllers import OperatorController
+from .scraping import install_crd, service_monitor_crd_for
 from .stacks import ENGINE, OPERATOR_STACKS, engine_config, load
 
 # Budgets from the issue that set up this tier, measured here on 2 cores with a warm cache.
@@ -301,17 +304,27 @@ def mirror(binaries: Binaries) -> Iterator[ChartMirror]:
 
 
 @pytest.fixture
-def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror) -> Iterator[PulumiProject]:
+def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror,
+            control_planes: ControlPlanes) -> Iterator[PulumiProject]:
     """The engine stack's Pulumi project (the test_engine*.py files, test_extension.py), made on
-    first use and kept with its control plane, every chart from the mirror, with Kueue following
-    its release from then until the control plane stops."""
+    first use and kept with its control plane, every chart from the mirror. From then until the
+    control plane stops, Kueue and each job operator run while the program's release or manifests
+    have their Deployments (KueueFollower, OperatorFollower). The platform gives what AKS or the
+    cluster's owner would: the ServiceMonitor CRD of the Prometheus Operator."""
     made = getattr(cluster, "pulumi_project", None)
     if made is None:
+        install_crd(cluster.kubectl, service_monitor_crd_for(PROMETHEUS_OPERATOR_API_VERSION))
         made = PulumiProject(engine, cluster.workdir / "pulumi", ENGINE, env=mirror.environ({}), rewrite=mirror.apply)
         made.create(engine_config(), cluster.cluster.kubeconfig.read_text())
         follower = KueueFollower(cluster.kueue, cluster.kubectl, binary_for=ensure_kueue).__enter__()
         cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
+        binaries = control_planes.operator_binaries()
+        operators = OperatorFollower({name: OperatorController(name, binary, cluster.kubectl, cluster.workdir / "operators",
+                                                               cluster.forwarder) for name, binary in binaries.items()},
+                                     cluster.kubectl).__enter__()
+        cluster.stoppers.append(lambda: operators.__exit__(None, None, None))
         cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
+        cluster.operator_follower = operators  # type: ignore[attr-defined]
     yield made
 
 

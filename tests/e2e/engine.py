@@ -33,6 +33,7 @@ from tests.harness import ROOT
 from .binaries import Engine
 from .cluster import Kubectl, log_tail
 from .kueue_controller import DEPLOYMENT, KueueController
+from .operator_controllers import OperatorController
 from .stack_cluster import StackCluster
 
 PROGRAM_FILES = ("Pulumi.yaml", "__main__.py", "requirements.txt")
@@ -244,6 +245,53 @@ class KueueFollower:
 
     def describe(self) -> str:
         return f"follower errors: {self.errors}\nkueue log tail:\n{log_tail(self.controller.log, 40)}"
+
+
+class OperatorFollower:
+    """Runs each job operator's real controller while the program's release or manifests have its
+    Deployment, as KueueFollower does for Kueue (a kubelet would start its pods)."""
+
+    def __init__(self, controllers: Mapping[str, OperatorController], kubectl: Kubectl) -> None:
+        self.controllers, self.kubectl = dict(controllers), kubectl
+        self.running: set[str] = set()
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name="e2e-operator-follower", daemon=True)
+
+    def __enter__(self) -> OperatorFollower:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=60)
+        for name in sorted(self.running):
+            self.controllers[name].stop()
+        self.running.clear()
+
+    def _present(self, controller: OperatorController) -> bool:
+        spec = controller.spec
+        return self.kubectl.run("get", "deployment", spec.deployment, "-n", spec.namespace, "-o", "name",
+                                check=False, timeout=10).returncode == 0
+
+    def _follow(self) -> None:
+        while not self._stop.wait(0.5):
+            for name, controller in self.controllers.items():
+                try:
+                    present = self._present(controller)
+                    if present and name not in self.running:
+                        controller.start()
+                        self.running.add(name)
+                        controller.wait_ready()
+                    elif not present and name in self.running:
+                        controller.stop()
+                        self.running.discard(name)
+                except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
+                    self.errors.append(f"{name}: {type(err).__name__}: {err}")
+
+    def describe(self) -> str:
+        return f"operator follower errors: {self.errors}; running: {sorted(self.running)}\n" + "\n".join(
+            f"--- {name}\n{c.log_tail(15)}" for name, c in self.controllers.items() if name in self.running)
 
 
 def release_states(cluster: StackCluster) -> list[str]:

@@ -11,12 +11,13 @@ from typing import Any
 
 import yaml
 
-from components.config import POOL_LABEL
+from components.config import POOL_LABEL, SYSTEM_POOL_NAME
 from tests.harness import ROOT
+from tests.test_samples import pod_sets
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import wait_for
-from .jobs import RUN_FOR_ANNOTATION, workload_of
+from .jobs import RUN_FOR_ANNOTATION, flavors, pools_of, wait_admitted, workload_of
 from .stack_cluster import StackCluster
 
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -173,3 +174,27 @@ def delete(cluster: StackCluster, kind: str, *docs: dict[str, Any]) -> None:
         cluster.kubectl.run("delete", KINDS[kind].resource, doc["metadata"]["name"], "-n", doc["metadata"]["namespace"],
                             "--ignore-not-found", "--wait=true", "--timeout=60s", timeout=90)
 
+
+def pod_count(kind: str, doc: dict[str, Any]) -> int:
+    """The pods the operator makes: Kueue's pod sets; a RayJob's submitter pod is its own Job's."""
+    return sum(ps.count for ps in pod_sets(doc) if not (kind == "RayJob" and ps.name == "submitter"))
+
+
+def assert_admitted_whole_on_its_pool(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
+    meta = doc["metadata"]
+    wl = wait_admitted(cluster, meta["namespace"], meta["name"], kind=kind)
+    chosen = flavors(wl)
+    assert chosen and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
+    placed = wait_pods(cluster, kind, doc, pod_count(kind, doc))
+    pools = pools_of(cluster, placed)
+    assert pools <= chosen and SYSTEM_POOL_NAME not in pools, {p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed}
+    return wl
+
+
+def sample_lands_on_its_pool(cluster: StackCluster, kind: str) -> None:
+    doc = prepared(cluster, kind, KINDS[kind].load())
+    cluster.kubectl.apply([doc])
+    try:
+        assert_admitted_whole_on_its_pool(cluster, kind, doc)
+    finally:
+        delete(cluster, kind, doc)

@@ -78,10 +78,9 @@ STACKS = ("dev", "design", *_GENERATED)
 OPERATOR_STACKS = ("dev", "multi-gpu")
 # The dev stack with governance off: shows the bypass the governance tests guard against.
 UNGOVERNED = "dev-ungoverned"
-# The dev stack that the real Pulumi engine brings up (test_engine.py), in kubeconfig mode: the
-# tier gives it only the platform (nodes, the autoscaler); the program does the rest. Jobs only
-# and no monitoring: the operators' and the scrape objects' charts and CRDs need a registry or the
-# managed Prometheus add-on, which the replayed stacks stand in for and this one does not.
+# The dev stack as committed, which the real Pulumi engine brings up (test_engine*.py), in
+# kubeconfig mode, every chart from the tier's loopback mirror (mirror.py): the tier gives it only
+# the platform (nodes, the autoscaler, the ServiceMonitor CRD); the program does the rest.
 ENGINE = "engine"
 
 
@@ -139,10 +138,7 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
     if stack == UNGOVERNED:
         return {**_stack_config_map("dev"), "kueue-aks:governance": {"enforce": False}}
     if stack == ENGINE:
-        dev = _stack_config_map("dev")
-        # A MultiKueue worker, so the engine also makes its ServiceAccount token and kubeconfig.
-        return {**dev, "kueue-aks:kueue": {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
-                "kueue-aks:monitoring": {"enabled": False}, "kueue-aks:multiKueue": {"role": "worker"}}
+        return _stack_config_map("dev")  # as committed; engine_config() makes it a kubeconfig stack
     if stack in (MULTIKUEUE_MANAGER, *MULTIKUEUE_WORKERS):
         config = dict(yaml.safe_load((MULTIKUEUE_EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"])
         if stack == MULTIKUEUE_MANAGER:
@@ -178,6 +174,19 @@ def engine_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
     """The engine stack's config as a platform admin writes it for a cluster given by kubeconfig:
     no Azure keys, the charts from the packaged files (as from a registry mirror)."""
     config = {k: v for k, v in config_map(ENGINE).items() if k not in ("kueue-aks:cluster", "azure-native:location")}
+    # Its monitoring is Azure's managed Prometheus, which a cluster by kubeconfig cannot have; such a
+    # cluster takes the in-cluster part, a Prometheus Operator ServiceMonitor (docs/monitoring.md),
+    # whose CRD the tier installs.
+    config["kueue-aks:monitoring"] = {**config["kueue-aks:monitoring"], "serviceMonitor": True}
     if shares:
         config["kueue-aks:teams"] = [{**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]]
     return config
+
+
+def engine_jobs_config() -> dict[str, Any]:
+    """The engine stack's config with Jobs only and no monitoring: for the scenarios about Kueue's
+    own install (an interrupted `up`, an upgrade, AKS's extension, MultiKueue), which no operator
+    changes, so their stacks come up and go in seconds."""
+    config = engine_config()
+    return {**config, "kueue-aks:kueue": {**(config.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
+            "kueue-aks:monitoring": {"enabled": False}}

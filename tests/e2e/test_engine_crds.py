@@ -19,15 +19,15 @@ from .cluster import wait_for
 from .conftest import on_stacks, report
 from .engine import PulumiProject, assert_nothing_left
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_config
+from .stacks import ENGINE, engine_jobs_config
 
 STACK = "engine-crds"
 FRAMEWORKS = ["batch/job", "jobset.x-k8s.io/jobset"]
 
 
 def crd_config() -> dict[str, Any]:
-    config = {k: v for k, v in engine_config().items() if k != "kueue-aks:multiKueue"}
-    config["kueue-aks:kueue"] = {**(config.get("kueue-aks:kueue") or {}), "frameworks": FRAMEWORKS}
+    config = engine_jobs_config()
+    config["kueue-aks:kueue"] = {**config["kueue-aks:kueue"], "frameworks": FRAMEWORKS}
     return config
 
 

@@ -24,7 +24,7 @@ from .cluster import wait_for
 from .conftest import on_stacks, report
 from .engine import PulumiProject, assert_nothing_left, release_states
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_config
+from .stacks import ENGINE, engine_jobs_config
 
 # An explicit gate at its default value: new controller arguments, so a rolling update that Helm
 # waits for, and no change in what Kueue does.
@@ -87,7 +87,7 @@ def recover(cluster: StackCluster, stack: PulumiProject) -> str:
 
 @on_stacks(ENGINE)
 def test_engine_interrupted_first_up_recovers(clean: StackCluster, project: PulumiProject) -> None:
-    stack = project.another_stack("interrupted", engine_config(), clean.cluster.kubeconfig.read_text())
+    stack = project.another_stack("interrupted", engine_jobs_config(), clean.cluster.kubeconfig.read_text())
     print("killed while", interrupt_when(clean, stack, "pending-install"))
     said = recover(clean, stack)
     assert "kueue-release" in said, said
@@ -103,10 +103,10 @@ def test_engine_interrupted_first_up_recovers(clean: StackCluster, project: Pulu
 
 @on_stacks(ENGINE)
 def test_engine_interrupted_update_recovers(clean: StackCluster, project: PulumiProject) -> None:
-    stack = project.another_stack("interrupted-update", engine_config(), clean.cluster.kubeconfig.read_text())
+    stack = project.another_stack("interrupted-update", engine_jobs_config(), clean.cluster.kubeconfig.read_text())
     stack.up()
     before = release_states(clean)
-    config = engine_config()
+    config = engine_jobs_config()
     config["kueue-aks:kueue"] = {**config["kueue-aks:kueue"], "featureGates": UPDATED_GATES}
     stack.set_config(config)
     print("killed while", interrupt_when(clean, stack, "pending-upgrade"), "after", before)

@@ -27,7 +27,7 @@ from .conftest import build_wait, on_stacks, report
 from .engine import PulumiProject, assert_nothing_left, changed, release_states
 from .jobs import job, wait_admitted, workload_of
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_config
+from .stacks import ENGINE, engine_jobs_config
 
 UPGRADE_FROM = "0.18.4"
 RUN_FOR = "150s"  # long enough to outlive the upgrade, short enough to finish in the test
@@ -42,7 +42,7 @@ CPU_POOL = {"kubernetes.azure.com/agentpool": "cpu"}
 
 def on_version(version: str) -> dict[str, Any]:
     """The engine stack on Kueue `version`; its chart comes from the mirror (the project's rewrite)."""
-    config = engine_config()
+    config = engine_jobs_config()
     config["kueue-aks:kueue"] = {**config["kueue-aks:kueue"], "version": version}
     return config
 

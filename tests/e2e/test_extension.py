@@ -34,7 +34,7 @@ from .engine import PulumiProject, release_states
 from .mirror import ChartMirror
 from .jobs import job, wait_admitted
 from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_config
+from .stacks import ENGINE, engine_jobs_config
 
 HELM_WAIT_SECONDS = 180
 TEAM = "research"
@@ -78,7 +78,7 @@ def extension(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCl
 
 def extension_config(install: str) -> dict[str, Any]:
     """The engine stack's config (no MultiKueue role), with Kueue installed by `install`."""
-    config = {k: v for k, v in engine_config().items() if k != "kueue-aks:multiKueue"}
+    config = {k: v for k, v in engine_jobs_config().items() if k != "kueue-aks:multiKueue"}
     if install == "aksExtension":
         config["kueue-aks:kueue"] = {"install": "aksExtension", "frameworks": ["batch/job"]}
     return config

@@ -5,9 +5,11 @@ controller answering its webhook.
 
 It runs on the engine stack's control plane once its Pulumi tests are done (the tier sorts them
 first), after taking away the Kueue that test_extension.py installed. The operators' releases are
-not installed: no operator controller runs on this control plane, and a chart's webhook without its
-controller would refuse the objects it checks (the releases themselves are test_engine.py's). So
-Trainer's runtime is checked against its CRD from the first folder only. The ServiceMonitor's CRD
+not installed (they are test_engine.py's): a chart's webhook without its controller would refuse
+the objects it checks, so Trainer's runtime is checked against its CRD from the first folder only.
+The manifest-installed operators (MPI, Training Operator) are in the first folder, Deployments
+included, and their real controllers start when those appear, as a kubelet would start them
+(the engine project's OperatorFollower). The ServiceMonitor's CRD
 is installed as Azure's managed Prometheus would have, as ORDER.md says.
 """
 

@@ -28,7 +28,7 @@ from components.operators.installs import installs
 from .binaries import Binaries, BuildError, ensure_registry
 from .conftest import report
 from .mirror import ChartMirror, chart_metadata
-from .stacks import OPERATOR_STACKS, config_map, engine_config
+from .stacks import OPERATOR_STACKS, config_map, engine_jobs_config
 
 # Measured on 2 cores with the registry built: about 6 s from nothing to every chart in both.
 MIRROR_START_BUDGET_SECONDS = 30.0
@@ -174,13 +174,13 @@ def test_a_stack_config_for_the_mirror_gives_the_releases_its_charts(stack_file:
 
 
 def test_a_stack_without_operators_gets_only_kueue_and_the_device_plugin(mirror: ChartMirror) -> None:
-    """The engine's stack (Jobs only, its kubeconfig set later): no operator key, which the
-    parser would refuse as having no effect."""
-    config = mirror.apply(engine_config())
+    """The engine's Jobs-only stack (its kubeconfig set later): no operator key, which the parser
+    would refuse as having no effect."""
+    config = mirror.apply(engine_jobs_config())
     assert config["kueue-aks:kueue"]["chart"] == mirror.oci("kueue")
     assert config["kueue-aks:devicePlugin"] == {"chart": mirror.oci("nvidia-device-plugin")}
     assert "kueue-aks:operators" not in config
-    assert config["kueue-aks:kueue"]["frameworks"] == engine_config()["kueue-aks:kueue"]["frameworks"]
+    assert config["kueue-aks:kueue"]["frameworks"] == engine_jobs_config()["kueue-aks:kueue"]["frameworks"]
 
 
 def test_stop_leaves_nothing(binaries: Binaries) -> None:

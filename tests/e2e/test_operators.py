@@ -16,44 +16,19 @@ from typing import Any
 
 import pytest
 
-from components.config import POOL_LABEL, SYSTEM_POOL_NAME
-from tests.test_samples import pod_sets
+from components.config import POOL_LABEL
 
 from .cluster import is_true, wait_for
 from .conftest import on_stacks
-from .jobs import delete_jobs, flavors, job, pools_of, wait_admitted
-from .kinds import KINDS, delete, keep_running, pinned, pods_of, prepared, renamed, requests, wait_no_pods, wait_pods, workload
+from .jobs import delete_jobs, job, wait_admitted
+from .kinds import (KINDS, assert_admitted_whole_on_its_pool, delete, keep_running, pinned, pod_count, pods_of, prepared,
+                    renamed, requests, sample_lands_on_its_pool, wait_no_pods, workload)
 from .stack_cluster import StackCluster
 from .stacks import OPERATOR_STACKS
 
 
-def _pod_count(kind: str, doc: dict[str, Any]) -> int:
-    """The pods the operator makes: Kueue's pod sets; a RayJob's submitter pod is its own Job's."""
-    return sum(ps.count for ps in pod_sets(doc) if not (kind == "RayJob" and ps.name == "submitter"))
-
-
-def assert_admitted_whole_on_its_pool(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> dict[str, Any]:
-    meta = doc["metadata"]
-    wl = wait_admitted(cluster, meta["namespace"], meta["name"], kind=kind)
-    chosen = flavors(wl)
-    assert chosen and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
-    placed = wait_pods(cluster, kind, doc, _pod_count(kind, doc))
-    pools = pools_of(cluster, placed)
-    assert pools <= chosen and SYSTEM_POOL_NAME not in pools, {p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed}
-    return wl
-
-
 def _on_operator_stacks(*kinds: str) -> pytest.MarkDecorator:
     return pytest.mark.parametrize(("stack", "kind"), [(s, k) for s in OPERATOR_STACKS for k in kinds])
-
-
-def _sample_lands_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    doc = prepared(cluster, kind, KINDS[kind].load())
-    cluster.kubectl.apply([doc])
-    try:
-        assert_admitted_whole_on_its_pool(cluster, kind, doc)
-    finally:
-        delete(cluster, kind, doc)
 
 
 def _second_copy_waits(cluster: StackCluster, kind: str) -> None:
@@ -67,7 +42,7 @@ def _second_copy_waits(cluster: StackCluster, kind: str) -> None:
         base["spec"]["trainer"]["numNodes"] = 3
     elif kind == "RayCluster":
         base["spec"]["workerGroupSpecs"][0].update(replicas=2, minReplicas=2, maxReplicas=2)
-    pods = _pod_count(kind, base)
+    pods = pod_count(kind, base)
     cpu = math.ceil(0.55 * pool.capacity.cpu_millicores / pods)
     assert cpu <= pool.allocatable.cpu_millicores, f"{kind}: {pods} pods cannot hold half the pool"
     first = prepared(cluster, kind, renamed(base, "first"), keep_running, pinned(pool.name), cpu=f"{cpu}m")
@@ -92,7 +67,7 @@ def _borrows_then_is_preempted(cluster: StackCluster, kind: str) -> None:
     borrower_team, lender_team = sorted(cluster.config.teams, key=lambda t: t.share)[0], max(cluster.config.teams, key=lambda t: t.share)
     doc = KINDS[kind].load()
     doc["metadata"]["namespace"] = borrower_team.name
-    pods = _pod_count(kind, doc)
+    pods = pod_count(kind, doc)
     per_pod = max(1, gpu.capacity.gpus // pods)
     assert per_pod * pods > gpu.capacity.gpus * float(borrower_team.share) / 100, "the scenario needs borrowing"
     def gpus_for_cluster_pods(template: dict[str, Any]) -> None:
@@ -125,33 +100,33 @@ def _borrows_then_is_preempted(cluster: StackCluster, kind: str) -> None:
 
 @_on_operator_stacks("RayJob")
 def test_rayjob_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @_on_operator_stacks("RayCluster")
 def test_raycluster_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @_on_operator_stacks("JobSet")
 def test_jobset_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @_on_operator_stacks("TrainJob")
 def test_trainjob_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @_on_operator_stacks("MPIJob")
 def test_mpijob_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @_on_operator_stacks("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob")
 def test_kubeflow_v1_job_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
     """PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob: the Training Operator's kinds."""
-    _sample_lands_on_its_pool(cluster, kind)
+    sample_lands_on_its_pool(cluster, kind)
 
 
 @on_stacks("dev")
