@@ -329,3 +329,15 @@ def test_outcomes_diagnosis_reads_each_no_candidates_beside_the_teams_books() ->
     text = diagnose.report(entries, found)
     assert "- vision: 2 (2 GPU, 0 CPU) on 1 workloads; GPU ones over nominal with the gang counted: 1 of 2" in text
     assert "refused them all: 1 of 2" in text and "'InCohortReclamation': 1" in text
+
+
+def test_outcomes_comparisons_say_lower_or_higher_only_beyond_the_interval() -> None:
+    ours = [_lane("kueue-aks", s, 0.9) for s in (1, 2, 3)]
+    faster = [_lane("x", s, 0.9, makespan_s=95.0 + s, worst_rho=1.0 + s / 100 + (0.2 if s == 2 else -0.2)) for s in (1, 2, 3)]
+    text = sweep.comparisons(ours + faster, "kueue-aks")
+    (row,) = [line for line in text.splitlines() if line.startswith("| x |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:2] == ["x", "0.9"]
+    assert cells[2] == "-5.0 [-5.0, -5.0] lower"  # 5 s faster on every seed
+    assert not cells[3].endswith(("lower", "higher")), "rho -0.2, +0.2, -0.2: within the noise"
+    assert "kueue-aks |" not in text.split("\n", 2)[2], "no row against itself"

@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
                          "samples": [report.sample_json(s) for s in r.samples]} for r in runs],
                "throughput": thrpt, "missed": missed}
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
-    text = "\n\n".join(t for t in (sweep.table(lanes) if lanes else "", report.table(outcomes, thrpt) if outcomes else "") if t)
+    sweep_text = f"{sweep.table(lanes)}\n\n{sweep.comparisons(lanes, KUEUE_AKS)}" if lanes else ""
+    text = "\n\n".join(t for t in (sweep_text, report.table(outcomes, thrpt) if outcomes else "") if t)
     print(text)
     if args.markdown:
         verdict = "\n".join(f"- missed: {line}" for line in missed) or "- every target met"

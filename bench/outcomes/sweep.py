@@ -31,7 +31,7 @@ from .lanes import lane_name, lanes_objects
 from .metrics import lower_bound
 from .replay import with_kueue
 from .setups import NO_KUEUE, Setup
-from .stats import Interval, ahead, interval, not_behind
+from .stats import Interval, ahead, interval, not_behind, paired
 from .trace import TraceJob, TraceSpec, at_load, generate
 from .workloads import Planned, Runner
 
@@ -186,6 +186,33 @@ def table(lanes: Sequence[LaneOutcome]) -> str:
         lines.append(f"| {setup} | {load} | {n} | {cell('makespan_s')} | {cell('gpu_utilization', 2)} | "
                      f"{cell('wasted_gpu_s', 0)} | {cell('preemptions', 1)} | {cell('worst_rho', 2)} | {cell('jain', 3)} | "
                      f"{cell('min_share_kept', 2)} |")
+    return "\n".join(lines)
+
+
+PAIRED = (("makespan_s", "makespan (s)", 1), ("worst_rho", "worst team's rho", 2), ("wasted_gpu_s", "wasted GPU-s", 0),
+          ("min_share_kept", "lowest share kept", 2))
+
+
+def comparisons(lanes: Sequence[LaneOutcome], against: str) -> str:
+    """Markdown: every other set-up minus `against`, per load, paired by seed: the mean difference
+    and its 95 % interval for each figure; "lower"/"higher" only when the interval excludes 0."""
+    groups = by_setup_load(lanes)
+    head = ["set-up − " + against, "load", *(label for _, label, _ in PAIRED)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (setup, load), theirs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        base = groups.get((against, load))
+        if setup == against or not base or len(base) != len(theirs):
+            continue
+        cells = []
+        for name, _, digits in PAIRED:
+            a, b = [figure(o, name) for o in theirs], [figure(o, name) for o in base]
+            if float("inf") in a + b:
+                cells.append("n/a (unfinished)")
+                continue
+            diff = paired(a, b)
+            verdict = " lower" if diff.high < 0 else " higher" if diff.low > 0 else ""
+            cells.append(f"{diff.text(digits)}{verdict}")
+        lines.append(f"| {setup} | {load} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
