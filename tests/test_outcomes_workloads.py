@@ -341,3 +341,10 @@ def test_outcomes_comparisons_say_lower_or_higher_only_beyond_the_interval() -> 
     assert cells[2] == "-5.0 [-5.0, -5.0] lower"  # 5 s faster on every seed
     assert not cells[3].endswith(("lower", "higher")), "rho -0.2, +0.2, -0.2: within the noise"
     assert "kueue-aks |" not in text.split("\n", 2)[2], "no row against itself"
+
+
+def test_outcomes_the_programs_variants_are_candidates_not_rivals_in_the_targets() -> None:
+    ours = [_lane("kueue-aks", s, 0.9) for s in (1, 2, 3)]
+    single = [_lane("single-queue", s, 0.9, makespan_s=101.0 + s, worst_rho=1.5 + s / 100) for s in (1, 2, 3)]
+    fairer_variant = [_lane("kueue-aks+split", s, 0.9, worst_rho=0.5) for s in (1, 2, 3)]
+    assert sweep.missed_targets(ours + single + fairer_variant, "kueue-aks", "single-queue") == []

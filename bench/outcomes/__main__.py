@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[Run] = []
     outcomes: list[Outcome] = []
     lanes: list[LaneOutcome] = []
+    base_seconds = 0.0
     sweep_runs: list[dict[str, Any]] = []
     sweep_seconds = 0.0
     forwarder = Forwarder()
@@ -115,11 +116,15 @@ def main(argv: list[str] | None = None) -> int:
                       f"{sum(len(j) for _, _, j in lane_traces.values())} jobs per set-up", flush=True)
                 base = setups(config, str(KUEUE_CHART_FILE))
                 candidates = [*base, *variants(base[0])]
+                base_seconds = 0.0  # the program's and the hand-written set-ups': the budget's
                 for setup in sweep.kueue_setups([s for s in candidates if s.name in chosen]):
+                    setup_began = time.monotonic()
                     print(f"[{time.monotonic() - began:5.0f} s] sweep {setup.name}: {len(lane_traces)} lanes", flush=True)
                     done = sweep.run_setup(setup, config, binaries, Path(folder), forwarder, lane_traces, loads,
                                            capacity, shares, args.kueue_log_level)
                     lanes += done.lanes
+                    if not setup.name.startswith(f"{KUEUE_AKS}+"):
+                        base_seconds += time.monotonic() - setup_began
                     sweep_runs.append({"setup": done.setup, "up_seconds": done.up_seconds,
                                        "run_seconds": done.run_seconds, "errors": done.errors,
                                        "started_at": done.started_at, "offsets": done.offsets,
@@ -132,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"run {done.run_seconds} s, unfinished jobs by load {unfinished}, "
                           f"runner errors {done.errors[:3]}", flush=True)
                 sweep_seconds = time.monotonic() - sweep_began
+                print(f"sweep: {sweep_seconds:.0f} s, of which the program's and the hand-written set-ups' "
+                      f"{base_seconds:.0f} s", flush=True)
                 print(sweep.table(lanes), flush=True)
             for setup in (s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen and "pods" in tiers):
                 print(f"[{time.monotonic() - began:5.0f} s] {setup.name}: bringing up", flush=True)
@@ -157,8 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     missed = missed_targets(outcomes, KUEUE_AKS) if outcomes and KUEUE_AKS in chosen else []
     if lanes and KUEUE_AKS in chosen:
         missed += sweep.missed_targets(lanes, KUEUE_AKS, SINGLE_QUEUE)
-    if sweep_seconds > RUN_BUDGET_SECONDS:
-        missed.append(f"the Workload-level sweep took {sweep_seconds:.0f} s, over the {RUN_BUDGET_SECONDS} s budget")
+    if lanes and base_seconds > RUN_BUDGET_SECONDS:
+        missed.append(f"the Workload-level sweep of the set-ups took {base_seconds:.0f} s, over the "
+                      f"{RUN_BUDGET_SECONDS} s budget (the variants' time not counted)")
     pods_seconds = took - sweep_seconds
     if "pods" in tiers and pods_seconds > RUN_BUDGET_SECONDS:
         missed.append(f"the pod tier took {pods_seconds:.0f} s, over the {RUN_BUDGET_SECONDS} s budget")
