@@ -98,8 +98,9 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         # from the teams' shares. Only LessThanOrEqualToFinalShare: a queue preempts a borrower only
         # if, after both moves, it holds no larger a share than the victim, so two borrowers do not
         # take GPUs back and forth, each time losing the victim's work. A queue under its quota still
-        # reclaims it (its share is 0). Measured with bench/outcomes: fewer preemptions on one trace,
-        # even on another (docs/outcomes.md, "Measured here").
+        # reclaims it (its share is 0). Kueue's default pair is worse on bench/outcomes' sweep at the
+        # highest load (docs/outcomes.md, "Measured here"), and kueue#14543 reproduces an infinite
+        # preemption loop only with both strategies.
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]},
         **({"multiKueue": multikueue_settings(config)} if config.multi_kueue.is_manager else {}),
     }
