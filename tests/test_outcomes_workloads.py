@@ -284,7 +284,13 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     assert shared["spec"]["admissionScope"] == {"admissionMode": "UsageBasedAdmissionFairSharing"}
     weights = {o["metadata"]["namespace"]: o["spec"]["fairSharing"]["weight"] for o in afs.objects if o["kind"] == "LocalQueue"}
     assert weights == {"vision": "500m", "speech": "300m", "research": "200m"}
+    for name in ("kueue-aks+limit", "kueue-aks+classical-limit"):
+        for q in (o for o in built[name].objects if o["kind"] == "ClusterQueue"):
+            resources = [r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
+            assert all(r["borrowingLimit"] == r["nominalQuota"] for r in resources), (name, q["metadata"]["name"])
     import yaml
+    assert "fairSharing" not in yaml.safe_load(built["kueue-aks+classical-limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
+    assert "fairSharing" in yaml.safe_load(built["kueue-aks+limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
     for name, key, expected in (("kueue-aks+afs", "admissionFairSharing", {"usageHalfLifeTime": "30s", "usageSamplingInterval": "1s"}),
                                 ("kueue-aks+strategies", "fairSharing", {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]})):
         manager = yaml.safe_load(built[name].helm_values["managerConfig"]["controllerManagerConfigYaml"])

@@ -15,6 +15,12 @@ says it wins (docs/outcomes.md). From ../shared/reference/outcomes-review.md §3
 - `afs`: Admission Fair Sharing without preemption: one ClusterQueue holding every team's and
   the cohort's quota, `admissionScope: UsageBasedAdmissionFairSharing`, a LocalQueue per team
   weighted by its share, usage decaying in seconds as the compressed trace needs (R7).
+Two more after the first sweep, which found the hand-typed team quotas fairer than the program:
+what those quotas have and the program does not, one at a time and together:
+- `limit`: a borrowing limit on every team's quota equal to the quota itself, so a team holds at
+  most twice its share of any flavor;
+- `classical-limit`: that limit, and fair sharing off (classical preemption: `LowerPriority`
+  within a queue, `Any` to reclaim), as the team quotas have.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from .setups import KUEUE_AKS, Setup
 
 GPU_FLAVOR, CPU_FLAVOR = "gpu", "cpu"
 GPU_QUEUE = "gpu"
-VARIANTS = ("split", "preemptor", "strategies", "afs")
+VARIANTS = ("split", "preemptor", "strategies", "afs", "limit", "classical-limit")
 
 
 def _manager(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,6 +147,28 @@ def afs(program: Setup, half_life_s: int = 30, sampling_s: int = 1) -> Setup:
                    helm_values=_with_manager(program.helm_values or {}, manager))
 
 
+def _limited(queue: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(queue))
+    for group in out["spec"]["resourceGroups"]:
+        for flavor in group["flavors"]:
+            for resource in flavor["resources"]:
+                resource["borrowingLimit"] = resource["nominalQuota"]
+    return out
+
+
+def limit(program: Setup) -> Setup:
+    objects = [_limited(o) if o["kind"] == "ClusterQueue" else copy.deepcopy(dict(o)) for o in program.objects]
+    return replace(program, name=f"{KUEUE_AKS}+limit", objects=objects)
+
+
+def classical_limit(program: Setup) -> Setup:
+    manager = _manager(program.helm_values or {})
+    manager.pop("fairSharing", None)  # in v1beta2 the block's presence turns fair sharing on
+    return replace(limit(program), name=f"{KUEUE_AKS}+classical-limit",
+                   helm_values=_with_manager(program.helm_values or {}, manager))
+
+
 def variants(program: Setup, names: Sequence[str] = VARIANTS) -> list[Setup]:
-    build = {"split": split, "preemptor": preemptor, "strategies": strategies, "afs": afs}
+    build = {"split": split, "preemptor": preemptor, "strategies": strategies, "afs": afs, "limit": limit,
+             "classical-limit": classical_limit}
     return [build[n](program) for n in names]
