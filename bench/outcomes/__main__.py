@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     hand_config = scenario.stack_config(str(KUEUE_CHART_FILE), str(DEVICE_PLUGIN_CHART_FILE), governed=False)
     jobs = generate(scenario.TRACE, args.seed)
     capacity = capacity_of(config)
+    base = setups(config, str(KUEUE_CHART_FILE))  # the program's first
     shares = {t.name: float(t.share) / 100 for t in config.teams}
     bound = lower_bound(jobs, capacity)
     if "pods" in tiers:
@@ -114,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
                 lane_traces = sweep.traces(seeds, loads, capacity["gpu"])
                 print(f"sweep: {len(seeds)} seeds x loads {loads}: "
                       f"{sum(len(j) for _, _, j in lane_traces.values())} jobs per set-up", flush=True)
-                base = setups(config, str(KUEUE_CHART_FILE))
                 candidates = [*base, *variants(base[0])]
                 base_seconds = 0.0  # the program's and the hand-written set-ups': the budget's
                 for setup in sweep.kueue_setups([s for s in candidates if s.name in chosen]):
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"sweep: {sweep_seconds:.0f} s, of which the program's and the hand-written set-ups' "
                       f"{base_seconds:.0f} s", flush=True)
                 print(sweep.table(lanes), flush=True)
-            for setup in (s for s in setups(config, str(KUEUE_CHART_FILE)) if s.name in chosen and "pods" in tiers):
+            for setup in (s for s in base if s.name in chosen and "pods" in tiers):
                 print(f"[{time.monotonic() - began:5.0f} s] {setup.name}: bringing up", flush=True)
                 sc = bring_up(setup, config, hand_config, binaries, Path(folder), forwarder)
                 try:

@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from components.k8s.quantity import parse_quantity
+
 NO_CANDIDATES = "Workload requires preemption, but there are no candidate workloads allowed for preemption"
 STRATEGIES_FAILED = "All fair sharing strategies failed"
 COUNTED = ("Bulk-moved equivalent workloads to inadmissible", "Prioritizing sticky workload", "Preempted",
@@ -112,7 +114,6 @@ def report(entries: Sequence[Mapping[str, Any]], found: Sequence[Wait]) -> str:
 
 def nominal_gpus(objects: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """team -> its nominal GPUs, from the set-up's ClusterQueues (named by team)."""
-    from components.k8s.quantity import parse_quantity
     out: dict[str, float] = {}
     for q in objects:
         if q["kind"] != "ClusterQueue":

@@ -21,7 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
@@ -192,7 +192,42 @@ def changed(step: Mapping[str, Any]) -> str:
     return f"{step.get('op')} {kind.rsplit('$', 1)[-1]} {name}: {fields}"
 
 
-class KueueFollower:
+class _Follower:
+    """A thread that, every half second until the `with` block ends, makes the controllers it
+    stands for run or stop as the cluster says (`_step`); then it stops what it started. Errors
+    are kept for the test (`errors`), never lost in the thread."""
+
+    JOIN_SECONDS = 30
+
+    def __init__(self, name: str) -> None:
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, name=name, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.JOIN_SECONDS)
+        self._stop_all()
+
+    def _follow(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                self._step()
+            except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
+                self.errors.append(f"{type(err).__name__}: {err}")
+
+    def _step(self) -> None:
+        raise NotImplementedError
+
+    def _stop_all(self) -> None:
+        raise NotImplementedError
+
+
+class KueueFollower(_Follower):
     """Runs the real Kueue controller while the program's Kueue release has its Deployment, at the
     version its image names: a kubelet would start the new image when an upgrade rolls the
     Deployment, so the follower restarts the controller with that version's binary
@@ -200,21 +235,13 @@ class KueueFollower:
 
     def __init__(self, controller: KueueController, kubectl: Kubectl,
                  binary_for: Callable[[str], Path] | None = None) -> None:
+        super().__init__("e2e-kueue-follower")
         self.controller, self.kubectl, self.binary_for = controller, kubectl, binary_for
-        self.errors: list[str] = []
         self.running = False
         self.version: str | None = None  # the version the running controller was started at
         self.versions_run: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, name="e2e-kueue-follower", daemon=True)
 
-    def __enter__(self) -> KueueFollower:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
+    def _stop_all(self) -> None:
         if self.running:
             self.controller.stop()
             self.running = False
@@ -227,44 +254,34 @@ class KueueFollower:
             return None
         return done.stdout.strip().rsplit(":", 1)[-1].lstrip("v") or "?"
 
-    def _follow(self) -> None:
-        while not self._stop.wait(0.5):
-            try:
-                version = self._deployment_version()
-                if self.running and version != self.version:
-                    self.controller.stop()
-                    self.running = False
-                if version is not None and not self.running:
-                    if self.binary_for is not None:
-                        self.controller.binary = self.binary_for(version)
-                    self.controller.start()
-                    self.running, self.version = True, version
-                    self.versions_run.append(version)
-            except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
-                self.errors.append(f"{type(err).__name__}: {err}")
+    def _step(self) -> None:
+        version = self._deployment_version()
+        if self.running and version != self.version:
+            self.controller.stop()
+            self.running = False
+        if version is not None and not self.running:
+            if self.binary_for is not None:
+                self.controller.binary = self.binary_for(version)
+            self.controller.start()
+            self.running, self.version = True, version
+            self.versions_run.append(version)
 
     def describe(self) -> str:
         return f"follower errors: {self.errors}\nkueue log tail:\n{log_tail(self.controller.log, 40)}"
 
 
-class OperatorFollower:
+class OperatorFollower(_Follower):
     """Runs each job operator's real controller while the program's release or manifests have its
     Deployment, as KueueFollower does for Kueue (a kubelet would start its pods)."""
 
+    JOIN_SECONDS = 60
+
     def __init__(self, controllers: Mapping[str, OperatorController], kubectl: Kubectl) -> None:
+        super().__init__("e2e-operator-follower")
         self.controllers, self.kubectl = dict(controllers), kubectl
         self.running: set[str] = set()
-        self.errors: list[str] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, name="e2e-operator-follower", daemon=True)
 
-    def __enter__(self) -> OperatorFollower:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=60)
+    def _stop_all(self) -> None:
         for name in sorted(self.running):
             self.controllers[name].stop()
         self.running.clear()
@@ -274,20 +291,19 @@ class OperatorFollower:
         return self.kubectl.run("get", "deployment", spec.deployment, "-n", spec.namespace, "-o", "name",
                                 check=False, timeout=10).returncode == 0
 
-    def _follow(self) -> None:
-        while not self._stop.wait(0.5):
-            for name, controller in self.controllers.items():
-                try:
-                    present = self._present(controller)
-                    if present and name not in self.running:
-                        controller.start()
-                        self.running.add(name)
-                        controller.wait_ready()
-                    elif not present and name in self.running:
-                        controller.stop()
-                        self.running.discard(name)
-                except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
-                    self.errors.append(f"{name}: {type(err).__name__}: {err}")
+    def _step(self) -> None:
+        for name, controller in self.controllers.items():
+            try:  # one operator's error does not keep the others from following
+                present = self._present(controller)
+                if present and name not in self.running:
+                    controller.start()
+                    self.running.add(name)
+                    controller.wait_ready()
+                elif not present and name in self.running:
+                    controller.stop()
+                    self.running.discard(name)
+            except Exception as err:  # noqa: BLE001 - reported by the test, never lost in a thread
+                self.errors.append(f"{name}: {type(err).__name__}: {err}")
 
     def describe(self) -> str:
         return f"operator follower errors: {self.errors}; running: {sorted(self.running)}\n" + "\n".join(
