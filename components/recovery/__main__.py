@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..k8s.reader import ClusterReader, ReadError
 from ..k8s.helm_records import ReleaseState, release_state, storage_selector
-from .pending import Pending, pending_operations, recorded_releases, recovery_plan
+from .pending import Pending, adopted, pending_operations, recorded_releases, recovery_plan
 
 
 def _exists(reader: ClusterReader, op: Pending) -> bool:
@@ -77,21 +77,42 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  - {reason}")
     for op in plan.unknown:
         print(f"  - {op.urn}: interrupted while creating; not a Kubernetes object, so not checked here: if it "
-              "exists, `pulumi refresh --import-pending-creates <urn> <its id>`, else `--clear-pending-creates`")
-    commands = [*plan.helm, *plan.refresh]
+              "exists, `pulumi import` it with its ID, else `pulumi refresh --clear-pending-creates`")
+    adopt = [f"adopt {urn} as {id_} (pulumi stack export; the create made a resource; pulumi stack import)"
+             for urn, id_ in plan.adopt]
     if not args.run:
-        print("\nrun, in this order, then `pulumi up`:" if commands else "\nthen `pulumi up`")
-        for command in commands:
-            print(f"  {command}")
+        steps = [*plan.helm, *adopt, *plan.refresh]
+        print("\nrun, in this order (--run does), then `pulumi up`:" if steps else "\nthen `pulumi up`")
+        for step in steps:
+            print(f"  {step}")
         return 0
-    for command in commands:
+    if plan.unknown:
+        print("not run: resolve the pending creates above first, they need your judgement", file=sys.stderr)
+        return 1
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+
+    def run(command: str) -> bool:
         print(f"$ {command}", flush=True)
         argv_ = shlex.split(command)
         if argv_[0] == "pulumi":
             argv_ += ["--cwd", str(args.cwd), "--non-interactive"]
-        if subprocess.run(argv_, check=False, env={**os.environ, "KUBECONFIG": str(kubeconfig)}).returncode != 0:
+        if subprocess.run(argv_, check=False, env=env).returncode != 0:
             print(f"failed: {command}", file=sys.stderr)
-            return 1
+            return False
+        return True
+
+    if not all(run(command) for command in plan.helm):
+        return 1
+    if plan.adopt:
+        edited = args.cwd / f".recovery-{args.stack}.json"
+        edited.write_text(json.dumps(adopted(state, plan.adopt)))
+        try:
+            if not run(f"pulumi stack import --stack {args.stack} --file {shlex.quote(str(edited))}"):
+                return 1
+        finally:
+            edited.unlink()
+    if not all(run(command) for command in plan.refresh):
+        return 1
     print("done; now `pulumi up`")
     return 0
 

@@ -5,9 +5,13 @@ it had started: `pending_operations`, each with the resource's URN, type and inp
 stack locked. Pulumi then refuses to go on until a `pulumi refresh` clears them, and a pending
 *create* it clears only interactively, because the object may or may not exist. Here that question
 is answered from the cluster:
-- an object that exists is imported into the state (`--import-pending-creates URN ID`), so the next
-  `up` updates it instead of failing on "already exists" (the kubernetes provider never adopts an
-  existing object on create: upsertExistingObjects is off by default);
+- an object that exists is adopted: its pending create becomes a resource of the state with the
+  object's ID (`adopted`, written back with `pulumi stack import`), and `pulumi refresh` then
+  reads it, so the next `up` updates it instead of failing on "already exists" (the kubernetes
+  provider never adopts an existing object on create: upsertExistingObjects is off by default).
+  `pulumi refresh --import-pending-creates`, the CLI's own way, does not do it in pulumi v3.260:
+  it marks the operation `importing`, and the refresh that follows drops it from the state
+  (tests/e2e/test_engine_interrupted.py showed the next `up` failing on the release's name);
 - one that does not is cleared (`--clear-pending-creates`), and the next `up` creates it;
 - a Helm release the provider was still installing or upgrading is `pending-install` or
   `pending-upgrade` in Helm's own records, and Helm refuses every operation on it ("another
@@ -20,6 +24,7 @@ object; a Release's is `<namespace>/<release name>`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +91,7 @@ class Plan:
     """What to run, in order, and why; `unknown` lists what this cannot judge (no Kubernetes object)."""
 
     helm: tuple[str, ...]
+    adopt: tuple[tuple[str, str], ...]  # (URN, ID) of each pending create whose object exists
     refresh: tuple[str, ...]
     reasons: tuple[str, ...]
     unknown: tuple[Pending, ...]
@@ -125,14 +131,27 @@ def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, b
             unknown.append(op)
         elif present:
             imports.append((op.urn, op.import_id))
-            reasons.append(f"{op.urn}: it exists in the cluster ({op.import_id}); imported into the state")
+            reasons.append(f"{op.urn}: it exists in the cluster ({op.import_id}); adopted into the state with that ID")
         else:
             clear = True
             reasons.append(f"{op.urn}: it does not exist in the cluster; cleared, so the next `up` creates it")
-    refresh: list[str] = []
-    if imports:
-        pairs = " ".join(f"'{urn}' '{id_}'" for urn, id_ in imports)
-        refresh.append(f"pulumi refresh --stack {stack} --yes --import-pending-creates {pairs}")
-    if clear or stuck or any(op.operation != "creating" for op in pending):
-        refresh.append(f"pulumi refresh --stack {stack} --yes --clear-pending-creates")
-    return Plan(tuple(helm), tuple(refresh), tuple(reasons), tuple(unknown))
+    needed = imports or clear or stuck or any(op.operation != "creating" for op in pending)
+    refresh = (f"pulumi refresh --stack {stack} --yes --clear-pending-creates",) if needed else ()
+    return Plan(tuple(helm), tuple(imports), refresh, tuple(reasons), tuple(unknown))
+
+
+def adopted(state: Mapping[str, Any], adopt: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """`pulumi stack export`'s output with each pending create of `adopt` made a resource with its
+    ID (its outputs the inputs it was created with, until the refresh reads the object), after
+    the resources it depends on, and no pending operation left: what `pulumi stack import` would
+    drop anyway, which the plan clears or reads back."""
+    out = copy.deepcopy(dict(state))
+    deployment = out.setdefault("deployment", {})
+    ids = dict(adopt)
+    for op in deployment.get("pending_operations") or []:
+        resource = op.get("resource") or {}
+        if op.get("type") == "creating" and resource.get("urn") in ids:
+            made = {**resource, "id": ids[resource["urn"]], "outputs": copy.deepcopy(resource.get("inputs") or {})}
+            deployment.setdefault("resources", []).append(made)
+    deployment["pending_operations"] = []
+    return out

@@ -12,13 +12,14 @@ made twice.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-from tests.harness import ROOT
+from components.gpu.chart import DEVICE_PLUGIN_NAMESPACE
 
 from .cluster import wait_for
 from .conftest import on_stacks, report
@@ -75,11 +76,7 @@ def recover(cluster: StackCluster, stack: PulumiProject) -> str:
     refused = stack.run("up", "--yes", "--skip-preview", check=False)
     said = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "pending operations from previous deployment" in said, said[-3000:]
-    env = {**stack.env, "PATH": os.pathsep.join([str(cluster.helm.binary.parent), stack.env["PATH"]]),
-           **{k: v for k, v in cluster.helm.env.items() if k.startswith("HELM_")}}
-    done = subprocess.run([sys.executable, "-m", "components.recovery", "--stack", stack.stack, "--cwd",
-                           str(stack.project), "--kubeconfig", str(cluster.cluster.kubeconfig), "--run"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    done = stack.recover(cluster)
     print(done.stdout, done.stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -118,4 +115,67 @@ def test_engine_interrupted_update_recovers(clean: StackCluster, project: Pulumi
     assert states[-1].endswith("=deployed") and sum(s.endswith("=deployed") for s in states) == 1, states
     assert not stack.preview(), "the recovered stack still differs from its program"
     report(f"e2e[{ENGINE}]: an update killed mid-upgrade recovered: Helm {before} -> {states}")
+    assert_nothing_left(clean, stack)
+
+
+def helm_records(cluster: StackCluster) -> list[dict[str, Any]]:
+    """The device plugin's release in Helm's records, one Secret per revision."""
+    return cluster.kubectl.items("secrets", "-n", DEVICE_PLUGIN_NAMESPACE, "-l", "owner=helm")
+
+
+def leave_pending(stack: PulumiProject, picks: list[str]) -> list[dict[str, Any]]:
+    """Make the stack's state what a CLI killed between a create's start and its end writes: for
+    each of `picks`, the first resource whose URN has it and that nothing else names (a leaf), out
+    of the resources and into the pending operations as `creating`, with its inputs and no ID or
+    outputs. Written into the file backend's checkpoint itself, as the CLI writes it: `pulumi
+    stack import` would drop pending operations."""
+    (path,) = (stack.workdir / "state" / ".pulumi" / "stacks").glob(f"*/{stack.stack}.json")
+    checkpoint = json.loads(path.read_text())
+    deployment = checkpoint["checkpoint"]["latest"]
+    named = {u for r in deployment["resources"]
+             for u in [r.get("parent"), *r.get("dependencies", []),
+                       *(d for ds in (r.get("propertyDependencies") or {}).values() for d in ds)] if u}
+    moved = []
+    for pick in picks:
+        found = next(r for r in deployment["resources"] if pick in r["urn"] and r["urn"] not in named)
+        deployment["resources"].remove(found)
+        moved.append({k: v for k, v in found.items() if k not in ("id", "outputs", "created", "modified")})
+    deployment["pending_operations"] = [{"resource": r, "type": "creating"} for r in moved]
+    path.write_text(json.dumps(checkpoint))
+    assert [op["resource"]["urn"] for op in stack.pending()] == [r["urn"] for r in moved], stack.pending()
+    return moved
+
+
+@on_stacks(ENGINE)
+def test_engine_a_create_left_pending_whose_object_exists_is_imported(clean: StackCluster,
+                                                                       project: PulumiProject) -> None:
+    """The case a kill's timing decides: Helm (or the API server) had finished making the object
+    when the CLI died, so the create is pending in the state but the object is in the cluster. The
+    recovery adopts it into the state; the next `up` completes and makes nothing twice."""
+    stack = project.another_stack("pending-create", engine_jobs_config(), clean.cluster.kubeconfig.read_text())
+    stack.up()
+    moved = leave_pending(stack, ["helm.sh/v3:Release::gpu-release", ":RoleBinding::"])
+    revisions = {s["metadata"]["uid"] for s in helm_records(clean)}
+    binding = moved[1]["inputs"]["metadata"]  # a team's RoleBinding: LocalQueues have dependents
+    binding_uid = clean.kubectl.get("rolebinding", binding["name"], "-n", binding["namespace"])["metadata"]["uid"]
+
+    refused = stack.run("up", "--yes", "--skip-preview", check=False)
+    assert refused.returncode != 0, refused.stdout[-3000:]
+    done = stack.recover(clean)
+    print(done.stdout, done.stderr)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for resource in moved:
+        assert f"{resource['urn']}: it exists in the cluster" in done.stdout, done.stdout
+
+    stack.up()
+    assert not stack.preview(), "the recovered stack still differs from its program"
+    # The same release, never uninstalled or installed again: its first revision's record is
+    # still there. The refresh reads the chart's name back where the program gives its mirror
+    # reference, so the `up` upgrades it once in place to the same chart and values.
+    after = helm_records(clean)
+    assert revisions <= {s["metadata"]["uid"] for s in after}, "the device plugin's release was installed again"
+    assert [s["metadata"]["labels"]["status"] for s in after].count("deployed") == 1, after
+    assert clean.kubectl.get("rolebinding", binding["name"], "-n", binding["namespace"])["metadata"]["uid"] == binding_uid
+    held = stack.created()
+    assert all(r["urn"] in held for r in moved), held
     assert_nothing_left(clean, stack)

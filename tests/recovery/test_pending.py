@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.k8s.helm_records import ReleaseState, release_state
-from components.recovery.pending import pending_operations, recorded_releases, recovery_plan
+from components.recovery.pending import adopted, pending_operations, recorded_releases, recovery_plan
 
 RELEASE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueInstallation$kubernetes:helm.sh/v3:Release::kueue-release"
 NAMESPACE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueQueues$kubernetes:core/v1:Namespace::queues-research"
@@ -38,10 +38,17 @@ def test_what_exists_is_imported_and_what_does_not_is_cleared() -> None:
     plan = recovery_plan("dev", ops, {NAMESPACE_URN: True, CRD_URN: False},
                          {RELEASE_URN: ReleaseState("deployed", 1, 1)})
     assert plan.helm == ()
-    assert plan.refresh == (
-        f"pulumi refresh --stack dev --yes --import-pending-creates '{RELEASE_URN}' 'kueue-system/kueue' "
-        f"'{NAMESPACE_URN}' 'research'",
-        "pulumi refresh --stack dev --yes --clear-pending-creates")
+    assert plan.adopt == ((RELEASE_URN, "kueue-system/kueue"), (NAMESPACE_URN, "research"))
+    assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
+    # The state the recovery writes back: the two that exist are resources with their IDs, after
+    # what the state held, and no pending operation is left (the CRD's create is cleared).
+    before = state(RELEASE, NAMESPACE, CRD)
+    after = adopted(before, plan.adopt)
+    made = after["deployment"]["resources"][-2:]
+    assert [(r["urn"], r["id"]) for r in made] == list(plan.adopt)
+    assert made[1]["outputs"] == made[1]["inputs"] == NAMESPACE[2]
+    assert after["deployment"]["pending_operations"] == []
+    assert before["deployment"]["pending_operations"], "adopted() changed its input"
     assert any("does not exist" in r and CRD_URN in r for r in plan.reasons)
 
 
