@@ -330,7 +330,16 @@ def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror,
 
 @pytest.fixture
 def clean(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCluster]:
-    """The control plane with no stack on it (test_engine.py ends with a destroy)."""
+    """The control plane with no stack on it (test_engine.py ends with a destroy) but the MultiKueue
+    worker its module keeps. A stack another test left (it failed before its destroy) is taken
+    down and removed here, so that failure is not repeated by every test after it."""
     if project.created():
         project.destroy()
+    kept = {project.stack} | {s.stack for s in [getattr(cluster, "worker_stack", None)] if s is not None}
+    for name in sorted(set(project.stacks()) - kept):
+        said = PulumiProject(project.engine, project.workdir, name, env=project.extra_env,
+                             rewrite=project.rewrite).remove(cluster)
+        if said is not None:
+            report(f"e2e[{ENGINE}]: left by a failed test: {said}")
+    project.run("stack", "select", project.stack)
     yield cluster

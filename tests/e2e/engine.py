@@ -172,9 +172,48 @@ class PulumiProject:
         self.run("stack", "select", self.stack)  # `stack init` selected the new one
         return other
 
+    def stacks(self) -> list[str]:
+        """The names of every stack of the project in this backend."""
+        listed = json.loads(self.run("stack", "ls", "--json").stdout or "[]")
+        return [s["name"].rsplit("/", 1)[-1] for s in listed]
+
+    def recover(self, cluster: StackCluster) -> subprocess.CompletedProcess[str]:
+        """`python -m components.recovery --run` for this stack, as docs/day-2.md tells the user
+        (Helm on PATH, the cluster's kubeconfig)."""
+        env = {**self.env, "PATH": os.pathsep.join([str(cluster.helm.binary.parent), self.env["PATH"]]),
+               **{k: v for k, v in cluster.helm.env.items() if k.startswith("HELM_")}}
+        return subprocess.run([sys.executable, "-m", "components.recovery", "--stack", self.stack, "--cwd",
+                               str(self.project), "--kubeconfig", str(cluster.cluster.kubeconfig), "--run"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+    def remove(self, cluster: StackCluster) -> str | None:
+        """Remove the stack, first taking down what it holds, whatever state a failed test left it
+        in: so one failure stays one failure, not a cascade of "already exists" in the tests after
+        it. Says what it ran and how each step ended; None for a stack that held nothing."""
+        if not self.created() and not self.pending():
+            self.run("stack", "rm", self.stack, "--yes", "--force")
+            return None
+        steps = [("cancel", lambda: self.run("cancel", "--yes", check=False)),
+                 ("recovery", lambda: self.recover(cluster)),
+                 ("destroy", lambda: self.run("destroy", "--yes", "--skip-preview", check=False,
+                                              timeout=UP_TIMEOUT_SECONDS)),
+                 ("stack rm", lambda: self.run("stack", "rm", self.stack, "--yes", "--force", check=False))]
+        said = []
+        for name, step in steps:
+            try:
+                said.append(f"{name}: exit {step().returncode}")
+            except (EngineError, subprocess.TimeoutExpired) as err:
+                said.append(f"{name}: {type(err).__name__}")
+        return f"stack {self.stack}: " + ", ".join(said)
+
+    def deployment(self) -> dict[str, Any]:
+        return json.loads(self.run("stack", "export", "--stack", self.stack).stdout).get("deployment") or {}
+
     def resources(self) -> list[dict[str, Any]]:
-        state = json.loads(self.run("stack", "export", "--stack", self.stack).stdout)
-        return (state.get("deployment") or {}).get("resources") or []
+        return self.deployment().get("resources") or []
+
+    def pending(self) -> list[dict[str, Any]]:
+        return self.deployment().get("pending_operations") or []
 
     def created(self) -> list[str]:
         """The URNs of what the stack holds, but the stack itself."""
