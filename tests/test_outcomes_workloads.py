@@ -19,6 +19,7 @@ from bench.outcomes.lanes import lane_name, lane_objects, lanes_objects
 from bench.outcomes.metrics import CPU, GPU
 from bench.outcomes.trace import Pod, TraceJob
 from bench.outcomes.workloads import finished, unreserved, workload_object
+from components.k8s.quantity import parse_quantity
 from components.kueue.crds import kueue_crds
 from components.kueue.validate import validate_objects
 from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
@@ -244,7 +245,6 @@ def test_outcomes_the_plan_staggers_loads_and_keeps_each_lanes_arrivals() -> Non
 
 
 def _quota_sums(objects: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
-    from components.k8s.quantity import parse_quantity
     total: dict[tuple[str, str], Any] = {}
     for o in objects:
         if o["kind"] in ("ClusterQueue", "Cohort"):
@@ -287,7 +287,22 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     for name in ("kueue-aks+limit", "kueue-aks+classical-limit"):
         for q in (o for o in built[name].objects if o["kind"] == "ClusterQueue"):
             resources = [r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
-            assert all(r["borrowingLimit"] == r["nominalQuota"] for r in resources), (name, q["metadata"]["name"])
+            assert all(r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None)
+                       for r in resources), (name, q["metadata"]["name"])
+    for q in (o for o in built["kueue-aks+limit-2x"].objects if o["kind"] == "ClusterQueue"):
+        for r in (r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]):
+            assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (q["metadata"]["name"], r)
+    combined = built["kueue-aks+split-preemptor-limit"]
+    queues = {o["metadata"]["name"]: o for o in combined.objects if o["kind"] == "ClusterQueue"}
+    assert set(queues) == {"vision", "vision-gpu", "speech", "speech-gpu", "research", "research-gpu"}
+    # The CPU queue's zero GPU quota gets no limit: its CPU jobs still borrow GPU nodes.
+    (cpu_flavor, gpu_flavor) = queues["vision"]["spec"]["resourceGroups"][0]["flavors"]
+    assert all("borrowingLimit" not in r for r in gpu_flavor["resources"])
+    assert all(r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None)
+               for r in cpu_flavor["resources"])
+    assert {g["name"]: g["enabled"] for g in combined.helm_values["controllerManager"]["featureGates"]}[
+        "PrioritizePreemptorWorkloads"] is True
+    assert combined.queue_for(gang) == "gpu"
     import yaml
     assert "fairSharing" not in yaml.safe_load(built["kueue-aks+classical-limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
     assert "fairSharing" in yaml.safe_load(built["kueue-aks+limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
