@@ -292,6 +292,13 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     for q in (o for o in built["kueue-aks+limit-2x"].objects if o["kind"] == "ClusterQueue"):
         for r in (r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]):
             assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (q["metadata"]["name"], r)
+    for q in (o for o in built["kueue-aks+limit-1.5x"].objects if o["kind"] == "ClusterQueue"):
+        for r in (r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]):
+            limit, nominal = parse_quantity(r.get("borrowingLimit", "0")), parse_quantity(r["nominalQuota"])
+            if r["name"] == "nvidia.com/gpu":  # whole devices, rounded down: 7 GPUs -> 10, not 10.5
+                assert limit == int(nominal * 3 / 2), (q["metadata"]["name"], r)
+            else:
+                assert limit == nominal * 3 / 2, (q["metadata"]["name"], r)
     combined = built["kueue-aks+split-preemptor-limit"]
     queues = {o["metadata"]["name"]: o for o in combined.objects if o["kind"] == "ClusterQueue"}
     assert set(queues) == {"vision", "vision-gpu", "speech", "speech-gpu", "research", "research-gpu"}
