@@ -244,6 +244,12 @@ def test_outcomes_the_plan_staggers_loads_and_keeps_each_lanes_arrivals() -> Non
 # --- the program's variants for the A/B ------------------------------------------------------------
 
 
+def _queue_resources(setup: setups.Setup) -> list[tuple[str, dict[str, Any]]]:
+    """(ClusterQueue name, one of its flavors' resources) for every resource of every queue."""
+    return [(q["metadata"]["name"], r) for q in setup.objects if q["kind"] == "ClusterQueue"
+            for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
+
+
 def _quota_sums(objects: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
     total: dict[tuple[str, str], Any] = {}
     for o in objects:
@@ -285,20 +291,16 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     weights = {o["metadata"]["namespace"]: o["spec"]["fairSharing"]["weight"] for o in afs.objects if o["kind"] == "LocalQueue"}
     assert weights == {"vision": "500m", "speech": "300m", "research": "200m"}
     for name in ("kueue-aks+limit", "kueue-aks+classical-limit"):
-        for q in (o for o in built[name].objects if o["kind"] == "ClusterQueue"):
-            resources = [r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
-            assert all(r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None)
-                       for r in resources), (name, q["metadata"]["name"])
-    for q in (o for o in built["kueue-aks+limit-2x"].objects if o["kind"] == "ClusterQueue"):
-        for r in (r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]):
-            assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (q["metadata"]["name"], r)
-    for q in (o for o in built["kueue-aks+limit-1.5x"].objects if o["kind"] == "ClusterQueue"):
-        for r in (r for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]):
-            limit, nominal = parse_quantity(r.get("borrowingLimit", "0")), parse_quantity(r["nominalQuota"])
-            if r["name"] == "nvidia.com/gpu":  # whole devices, rounded down: 7 GPUs -> 10, not 10.5
-                assert limit == int(nominal * 3 / 2), (q["metadata"]["name"], r)
-            else:
-                assert limit == nominal * 3 / 2, (q["metadata"]["name"], r)
+        for queue, r in _queue_resources(built[name]):
+            assert r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None), (name, queue)
+    for queue, r in _queue_resources(built["kueue-aks+limit-2x"]):
+        assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (queue, r)
+    for queue, r in _queue_resources(built["kueue-aks+limit-1.5x"]):
+        limit, nominal = parse_quantity(r.get("borrowingLimit", "0")), parse_quantity(r["nominalQuota"])
+        if r["name"] == "nvidia.com/gpu":  # whole devices, rounded down: 7 GPUs -> 10, not 10.5
+            assert limit == int(nominal * 3 / 2), (queue, r)
+        else:
+            assert limit == nominal * 3 / 2, (queue, r)
     combined = built["kueue-aks+split-preemptor-limit"]
     queues = {o["metadata"]["name"]: o for o in combined.objects if o["kind"] == "ClusterQueue"}
     assert set(queues) == {"vision", "vision-gpu", "speech", "speech-gpu", "research", "research-gpu"}

@@ -335,11 +335,11 @@ def clean(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCluste
     down and removed here, so that failure is not repeated by every test after it."""
     if project.created():
         project.destroy()
-    kept = {project.stack} | {s.stack for s in [getattr(cluster, "worker_stack", None)] if s is not None}
+    worker = getattr(cluster, "worker_stack", None)
+    kept = {project.stack, *([worker.stack] if worker is not None else [])}
     for name in sorted(set(project.stacks()) - kept):
         said = PulumiProject(project.engine, project.workdir, name, env=project.extra_env,
                              rewrite=project.rewrite).remove(cluster)
         if said is not None:
             report(f"e2e[{ENGINE}]: left by a failed test: {said}")
-    project.run("stack", "select", project.stack)
     yield cluster

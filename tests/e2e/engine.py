@@ -190,7 +190,8 @@ class PulumiProject:
         """Remove the stack, first taking down what it holds, whatever state a failed test left it
         in: so one failure stays one failure, not a cascade of "already exists" in the tests after
         it. Says what it ran and how each step ended; None for a stack that held nothing."""
-        if not self.created() and not self.pending():
+        deployment = self.deployment()
+        if not _held(deployment.get("resources") or []) and not deployment.get("pending_operations"):
             self.run("stack", "rm", self.stack, "--yes", "--force")
             return None
         steps = [("cancel", lambda: self.run("cancel", "--yes", check=False)),
@@ -217,7 +218,12 @@ class PulumiProject:
 
     def created(self) -> list[str]:
         """The URNs of what the stack holds, but the stack itself."""
-        return [r["urn"] for r in self.resources() if r.get("type") != "pulumi:pulumi:Stack"]
+        return _held(self.resources())
+
+
+def _held(resources: list[dict[str, Any]]) -> list[str]:
+    """The URNs of the resources a state holds, but the stack itself."""
+    return [r["urn"] for r in resources if r.get("type") != "pulumi:pulumi:Stack"]
 
 
 def _text(output: str | bytes | None) -> str:
