@@ -18,7 +18,7 @@ from bench.outcomes.attempts import Attempt, History, LaneOutcome, isolated_jct,
 from bench.outcomes.lanes import lane_name, lane_objects, lanes_objects
 from bench.outcomes.metrics import CPU, GPU
 from bench.outcomes.trace import Pod, TraceJob
-from bench.outcomes.workloads import finished, unreserved, workload_object
+from bench.outcomes.workloads import Planned, _Job, finished, unreserved, workload_object
 from components.k8s.quantity import parse_quantity
 from components.kueue.crds import kueue_crds
 from components.kueue.validate import validate_objects
@@ -153,6 +153,25 @@ def test_outcomes_an_eviction_ends_as_a_job_controller_ends_it() -> None:
     done = finished(wl)
     assert done["metadata"] == {"resourceVersion": "42"}
     assert [c["type"] for c in done["status"]["conditions"]] == ["QuotaReserved", "Admitted", "Evicted", "Finished"]
+
+
+def test_outcomes_a_workload_is_finished_only_on_a_version_seen_while_it_ran() -> None:
+    # The race seen in a sweep: the run time passed, the finish patch waited for a free patcher,
+    # the watch meanwhile saw Kueue evict the Workload; a patch on that evicted version succeeds
+    # and ends the job in Kueue's books while the runner waits for it to run again.
+    job = _Job(Planned(0.0, "l", TraceJob("research-000", "research", 0.0, 2.0, 1, GPU_POD)))
+    running = {"status": {"conditions": [{"type": "Admitted", "status": "True"}]}}
+    evicted = {"status": {"conditions": [{"type": "Admitted", "status": "True"}, {"type": "Evicted", "status": "True"}]}}
+    assert not job.running(0)  # never admitted
+    job.open, job.last = 1.0, running
+    assert job.running(0) and not job.running(1)  # attempt 0 holds quota; attempt 1 does not exist
+    job.last = evicted
+    assert not job.running(0)  # the eviction seen, not yet recorded as an attempt
+    job.attempts.append(Attempt(1.0, 2.5, False, "InCohortFairSharing"))
+    job.open = None
+    assert not job.running(0) and not job.running(1)
+    job.open, job.last = 3.0, running  # admitted again: Kueue set Evicted back to False
+    assert job.running(1) and not job.running(0)
 
 
 # --- attempts and a lane's figures -----------------------------------------------------------------

@@ -107,6 +107,13 @@ class _Job:
         self.unreserving = False
         self.last: Mapping[str, Any] = {}  # the Workload as last seen
 
+    def running(self, attempt: int) -> bool:
+        """Whether attempt number `attempt` still holds its quota as far as the watch has seen: not
+        ended, and the version last seen not evicted. A finish patch is made only on such a version:
+        on an evicted one it would succeed and end, in Kueue's books, a job the runner counts as
+        thrown away and waiting again, so it would never run again."""
+        return self.open is not None and len(self.attempts) == attempt and not is_true(self.last, "Evicted")
+
 
 class Runner:
     """Creates the Workloads on schedule, follows them on a watch, finishes and un-reserves them."""
@@ -278,8 +285,7 @@ class Runner:
                     if not self._due or self._due[0][0] > self._t():
                         break
                     _, key, attempt = heapq.heappop(self._due)
-                    j = self.jobs[key]
-                    if j.open is None or len(j.attempts) != attempt:
+                    if not self.jobs[key].running(attempt):
                         continue  # evicted meanwhile
                 self._patchers.submit(self._finish, key, attempt)
 
@@ -287,8 +293,11 @@ class Runner:
         """Mark it Finished, on the version last seen: if Kueue evicted it meanwhile the patch
         conflicts, and the eviction stands (the run is thrown away)."""
         namespace, name = key.split("/")
-        with self._lock:
-            last = self.jobs[key].last
+        with self._lock:  # checked again: the watch may have seen the eviction since it was due
+            j = self.jobs[key]
+            if not j.running(attempt):
+                return
+            last = j.last
         status, body = self._api().request(
             "PATCH", f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status", finished(last),
             content_type="application/merge-patch+json")
