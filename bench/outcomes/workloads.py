@@ -38,6 +38,7 @@ API = "kueue.x-k8s.io/v1beta2"
 LANE_LABEL = "bench.kueue-aks.io/lane"
 CREATORS = 4  # threads posting Workloads (each through Kueue's webhooks)
 PATCHERS = 4  # threads finishing Workloads and completing evictions
+MAX_RECORDED = 10  # unfinished Workloads read back at the end of a run
 UNRESERVE_TRIES = 5
 
 
@@ -162,7 +163,25 @@ class Runner:
         finally:
             self.close()
         self.ended = self._t()
+        self._record_unfinished()
         return {key: self._history(j, self.ended) for key, j in self.jobs.items()}
+
+    def _record_unfinished(self) -> None:
+        """Each Workload that never finished, as Kueue has it at the end, among the errors: what
+        the runner saw of it is in its attempts, this says why it did not run again."""
+        unfinished = [key for key, j in self.jobs.items() if not any(a.finished for a in j.attempts)]
+        if not unfinished:
+            return
+        api = self.api_for()
+        try:
+            for key in unfinished[:MAX_RECORDED]:
+                namespace, name = key.split("/")
+                status, body = api.request("GET", f"/apis/{API}/namespaces/{namespace}/workloads/{name}")
+                conditions = [{k: c.get(k) for k in ("type", "status", "reason", "message")}
+                              for c in (body.get("status") or {}).get("conditions") or []] if status < 300 else status
+                self.errors.append(f"unfinished {key}: {conditions}")
+        finally:
+            api.close()
 
     def _history(self, j: _Job, end: float) -> History:
         offset = j.planned.offset_s
@@ -231,7 +250,9 @@ class Runner:
         now = self._t()
         with self._lock:
             j = self.jobs.get(key)
-            if j is None or is_true(wl, "Finished"):
+            # After the finish patch the watch can still bring the versions before it, still
+            # admitted: a job that finished never runs again, so they are no new attempt.
+            if j is None or is_true(wl, "Finished") or any(a.finished for a in j.attempts):
                 return
             j.last = wl
             reserved = is_true(wl, "QuotaReserved") or bool((wl.get("status") or {}).get("admission"))
