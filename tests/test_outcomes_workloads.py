@@ -7,6 +7,7 @@ hand-made input whose answer is worked out in the comments.
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 from typing import Any
@@ -18,7 +19,7 @@ from bench.outcomes.attempts import Attempt, History, LaneOutcome, isolated_jct,
 from bench.outcomes.lanes import lane_name, lane_objects, lanes_objects
 from bench.outcomes.metrics import CPU, GPU
 from bench.outcomes.trace import Pod, TraceJob
-from bench.outcomes.workloads import Planned, _Job, finished, unreserved, workload_object
+from bench.outcomes.workloads import Planned, Runner, _Job, finished, unreserved, workload_object
 from components.k8s.quantity import parse_quantity
 from components.kueue.crds import kueue_crds
 from components.kueue.validate import validate_objects
@@ -174,6 +175,21 @@ def test_outcomes_a_workload_is_finished_only_on_a_version_seen_while_it_ran() -
     assert job.running(1) and not job.running(0)
 
 
+def test_outcomes_a_version_from_before_the_finish_opens_no_new_attempt() -> None:
+    # Seen in a sweep: the finish patch returned, then the watch brought an earlier version of the
+    # Workload, admitted and not yet Finished, and the runner counted a second run that never ended.
+    planned = Planned(0.0, "s1-l070", TraceJob("vision-016", "vision", 0.0, 2.4, 2, GPU_POD))
+    runner = Runner(None, None, [planned])  # type: ignore[arg-type]  # no request is made here
+    key = "s1-l070-vision/vision-016"
+    stale = {"metadata": {"namespace": "s1-l070-vision", "name": "vision-016", "resourceVersion": "7"},
+             "status": {"admission": {"clusterQueue": "x"}, "conditions": [
+                 {"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}]}}
+    runner.jobs[key].attempts.append(Attempt(1.0, 3.4, True))
+    runner._seen(stale)
+    assert runner.jobs[key].open is None and len(runner.jobs[key].attempts) == 1
+    runner.close()
+
+
 # --- attempts and a lane's figures -----------------------------------------------------------------
 
 CAPACITY = {GPU: 4.0, CPU: 8000.0}
@@ -217,8 +233,12 @@ def test_outcomes_a_lane_counts_every_re_wait_and_the_work_thrown_away() -> None
 
 def test_outcomes_intervals_and_paired_comparisons() -> None:
     assert stats.interval([5.0, 5.0, 5.0]) == stats.Interval(5.0, 5.0, 5.0, 3)
+    # Mean 3, standard deviation sqrt(2.5), t(4) = 2.776: 3 ± 2.776 × 1.5811 / sqrt(5) = 3 ± 1.963.
     spread = stats.interval([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert spread.mean == 3.0 and 1.0 <= spread.low < 3.0 < spread.high <= 5.0
+    assert spread.mean == 3.0 and spread.low == pytest.approx(1.037, abs=0.001) and spread.high == pytest.approx(4.963, abs=0.001)
+    one = stats.interval([7.0])  # one seed: no interval, so never ahead and never behind
+    assert one.mean == 7.0 and one.low == -math.inf and one.high == math.inf
+    assert not stats.ahead([1.0], [9.0]) and stats.not_behind([9.0], [1.0])
     # Paired by seed: always 1 lower is ahead, even though the two sets of values overlap.
     assert stats.ahead([10.0, 20.0, 30.0], [11.0, 21.0, 31.0])
     assert not stats.ahead([10.0, 22.0, 30.0], [11.0, 21.0, 31.0]), "one seed the other way: within the noise"
@@ -312,6 +332,8 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     for name in ("kueue-aks+limit", "kueue-aks+classical-limit"):
         for queue, r in _queue_resources(built[name]):
             assert r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None), (name, queue)
+    again = built["kueue-aks+again"]  # the A/A control: the program itself under another name
+    assert (again.objects, again.helm_values, again.gpu_queues) == (program.objects, program.helm_values, program.gpu_queues)
     for queue, r in _queue_resources(built["kueue-aks+limit-2x"]):
         assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (queue, r)
     for queue, r in _queue_resources(built["kueue-aks+limit-1.5x"]):

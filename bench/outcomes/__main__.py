@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tier", choices=("all", *TIERS), default="all")
     names = (*SETUPS, *(f"{KUEUE_AKS}+{v}" for v in VARIANTS))
     parser.add_argument("--setups", default=",".join(SETUPS),
-                        help=f"a subset of {','.join(names)} (the {KUEUE_AKS}+ variants: the sweep only)")
+                        help=f"a subset of {','.join(names)}")
     parser.add_argument("--no-throughput", action="store_true", help="skip the admission-throughput part")
     parser.add_argument("--seed", type=int, default=scenario.SEED, help="the pod tier's trace")
     parser.add_argument("--seeds", default=",".join(map(str, sweep.SEEDS)), help="the sweep's seeds")
@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = generate(scenario.TRACE, args.seed)
     capacity = capacity_of(config)
     base = setups(config, str(KUEUE_CHART_FILE))  # the program's first
+    candidates = [*base, *variants(base[0])]
     shares = {t.name: float(t.share) / 100 for t in config.teams}
     bound = lower_bound(jobs, capacity)
     if "pods" in tiers:
@@ -115,7 +116,6 @@ def main(argv: list[str] | None = None) -> int:
                 lane_traces = sweep.traces(seeds, loads, capacity["gpu"])
                 print(f"sweep: {len(seeds)} seeds x loads {loads}: "
                       f"{sum(len(j) for _, _, j in lane_traces.values())} jobs per set-up", flush=True)
-                candidates = [*base, *variants(base[0])]
                 base_seconds = 0.0  # the program's and the hand-written set-ups': the budget's
                 for setup in sweep.kueue_setups([s for s in candidates if s.name in chosen]):
                     setup_began = time.monotonic()
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"sweep: {sweep_seconds:.0f} s, of which the program's and the hand-written set-ups' "
                       f"{base_seconds:.0f} s", flush=True)
                 print(sweep.table(lanes), flush=True)
-            for setup in (s for s in base if s.name in chosen and "pods" in tiers):
+            for setup in (s for s in candidates if s.name in chosen and "pods" in tiers):
                 print(f"[{time.monotonic() - began:5.0f} s] {setup.name}: bringing up", flush=True)
                 sc = bring_up(setup, config, hand_config, binaries, Path(folder), forwarder)
                 try:

@@ -3,7 +3,7 @@
 Each set-up gets one control plane (the e2e tier's, Kueue only matters here) with one lane per
 (seed, load) (lanes.py); the lanes of one load start together and each load starts `STAGGER_S`
 after the one before, so the control plane carries about one load's Workloads at a time. Figures
-per lane come from attempts.py; per set-up and load they are the mean over seeds with a bootstrap
+per lane come from attempts.py; per set-up and load they are the mean over seeds with a t
 interval, and comparisons are paired by seed (stats.py).
 
 The trace is the pod tier's (scenario.TRACE: the same three teams, windows and mix), stretched to
