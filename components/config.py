@@ -264,6 +264,12 @@ class DevicePluginSettings:
     image_repository: str | None = None  # a mirror of nvcr.io/nvidia/k8s-device-plugin
 
 
+# How much a team may borrow of each flavor's resources, as a multiple of its own quota there
+# (Kueue's borrowingLimit). No limit by default: on the outcome benchmark (docs/outcomes.md) a
+# limit of 2 never shortened the makespan, and its fairness gain did not repeat.
+UNLIMITED = "unlimited"
+
+
 @dataclass(frozen=True)
 class Team:
     name: str
@@ -272,6 +278,8 @@ class Team:
     # The groups whose users may submit to the team's queues: Entra ID group object IDs on AKS, the
     # cluster's own group names in kubeconfig mode (components/access grants them).
     members: tuple[str, ...] = ()
+    # A multiple of the team's quota it may borrow from what the others leave idle; None: no limit.
+    borrowing: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -1135,7 +1143,7 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
     teams: dict[str, Team] = {}  # by name: uniqueness in constant time for hundreds of teams
     for i, t in enumerate(items):
         tp = f"{path}[{i}]"
-        r = _Reader(problems, tp, t, ["name", "share", "pools", "members"])
+        r = _Reader(problems, tp, t, ["name", "share", "pools", "members", "borrowing"])
         if not r.value:
             if t is None or isinstance(t, Mapping):
                 problems.add(tp, "must be an object with name and share")
@@ -1167,6 +1175,15 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
                 return _INVALID
             return d
 
+        def borrowing(p: str, v: Any) -> Any:
+            if v == UNLIMITED:
+                return None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 100:
+                problems.add(p, f"must be a multiple of the team's quota in [0, 100] (0: no borrowing) or "
+                             f"{UNLIMITED!r} (the default); got {_type_name(v)} {v!r}")
+                return _INVALID
+            return Decimal(str(v))
+
         def team_pools(p: str, v: Any) -> Any:
             return c.choices(p, v, "user pool names", pool_names if pools_ok else None,
                              empty="pool (omit the key for all pools)", unknown="a user pool")
@@ -1187,11 +1204,15 @@ def _parse_teams(problems: _Problems, raw: Any, pools: tuple[NodePool, ...], poo
                 problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
             team_pool_names = r.get("pools", tuple(pool_names), team_pools)
         members = r.get("members", (), _group_ids(problems) if azure_groups else _group_names(problems))
-        if name is not None and s is not None:
+        # `borrowing:` left empty is a slip, not a choice: the error asks for one.
+        borrow = None if "borrowing" not in r.value else r.get("borrowing", _INVALID, borrowing)
+        if "borrowing" in r.value and r.value["borrowing"] is None:
+            problems.add(r.at("borrowing"), f"is empty; allowed: a multiple of the team's quota in [0, 100] or {UNLIMITED!r}")
+        if name is not None and s is not None and borrow is not _INVALID:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
             else:
-                teams[name] = Team(name, s, team_pool_names, members)
+                teams[name] = Team(name, s, team_pool_names, members, borrow)
     by_pool = {p.name: p for p in pools}
     for i, t in enumerate(items):
         name = t.get("name") if isinstance(t, Mapping) else None

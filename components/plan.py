@@ -41,10 +41,10 @@ from typing import Any
 import yaml
 
 from .access.members import access_objects, team_access
-from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, parse_config, raw_from_stack_file
+from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, Team, parse_config, raw_from_stack_file
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
-from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, provisioning_check,
-                            queue_set, zero_gpu_quotas)
+from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, most_held,
+                            provisioning_check, queue_set, zero_gpu_quotas)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
 from .operators.catalog import OPERATOR_PINS, OPERATORS
@@ -102,25 +102,33 @@ def is_git_ref(ref: str, root: Path) -> bool:
     return found.returncode == 0
 
 
+def _quota_cell(row: QuotaRow, team: Team) -> str:
+    most = most_held(row, team)
+    quota = human(row.resource, row.teams[team.name])
+    return quota if most >= row.capacity else f"{quota} (≤ {human(row.resource, most)})"
+
+
 def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
     teams = [t.name for t in config.teams]
     lines = [
         f"### kueue-aks plan: stack `{config.stack}` ({config.kueue.described}, cluster `{config.cluster.name}`)",
         "",
         "Capacity is allocatable per node × maxCount (AKS reservations subtracted). Each team's nominal "
-        f"quota is its share of that, rounded down; the cohort `{COHORT_NAME}` holds the rest. Any team can "
-        "borrow what others leave idle, up to the pool's capacity; lenders reclaim it by preemption.",
+        f"quota is its share of that, rounded down; the cohort `{COHORT_NAME}` holds the rest. A team borrows "
+        "what others leave idle, up to the pool's capacity or, with `borrowing`, its multiple of the quota "
+        "(`(≤ n)`: the most it can then hold); lenders reclaim it by preemption.",
         "",
-        "| flavor | resource | capacity | " + " | ".join(f"{t} ({_share(config, t)}%)" for t in teams) + " | cohort | max per team |",
-        "|---|---|---:|" + "---:|" * len(teams) + "---:|---:|",
+        "| flavor | resource | capacity | " + " | ".join(f"{t} ({_share(config, t)}%)" for t in teams) + " | cohort |",
+        "|---|---|---:|" + "---:|" * len(teams) + "---:|",
     ]
+    by_name = {t.name: t for t in config.teams}
     for row in rows:
         unit = UNITS[row.resource][0]
-        cells = [human(row.resource, row.teams[t]) if t in row.teams else "–" for t in teams]
+        cells = [_quota_cell(row, by_name[t]) if t in row.teams else "–" for t in teams]
         lines.append(
             f"| {row.flavor} | {row.resource} ({unit}) | {human(row.resource, row.capacity)} | "
             + " | ".join(cells)
-            + f" | {human(row.resource, row.cohort)} | {human(row.resource, row.capacity)} |"
+            + f" | {human(row.resource, row.cohort)} |"
         )
     # The same warnings the program logs: a share that rounds down to 0 GPUs only ever borrows them.
     for warning in zero_gpu_quotas(config, rows):

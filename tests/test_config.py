@@ -97,6 +97,13 @@ def test_defaults() -> None:
     assert cfg.kueue.frameworks == DEFAULT_FRAMEWORKS
     assert cfg.priority_classes == DEFAULT_PRIORITY_CLASSES
     assert cfg.pool("cpu").min_count == 0 and not cfg.pool("cpu").spot
+    assert all(t.borrowing is None for t in cfg.teams)  # no borrowing limit
+
+
+def test_borrowing_is_a_multiple_of_the_quota_or_unlimited() -> None:
+    teams = [{"name": "a", "share": 30, "borrowing": 0}, {"name": "b", "share": 30, "borrowing": 0.5},
+             {"name": "c", "share": 20, "borrowing": "unlimited"}, {"name": "d", "share": 20, "borrowing": 2}]
+    assert [t.borrowing for t in parse(with_changes(teams=teams)).teams] == [0, Decimal("0.5"), None, 2]
 
 
 def test_pulumi_yaml_declares_every_key_with_the_same_defaults() -> None:
@@ -220,6 +227,13 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
         (with_changes(nodePools=[TAS_POOL], teams=[{"name": "a", "share": 50}, {"name": "a-topology", "share": 10}]), "x",
          "kueue-aks:teams[1].name: 'a-topology' is the name of team 'a''s ClusterQueue for its topology-aware pools"),
         (with_changes(teams=[{"name": "a"}]), "x", "kueue-aks:teams[0].share: is required"),
+        (with_changes(teams=[{"name": "a", "share": 50, "borrowing": -1}]), "x",
+         "kueue-aks:teams[0].borrowing: must be a multiple of the team's quota in [0, 100] (0: no borrowing) "
+         "or 'unlimited' (the default); got an integer -1"),
+        (with_changes(teams=[{"name": "a", "share": 50, "borrowing": "none"}]), "x",
+         "kueue-aks:teams[0].borrowing: must be a multiple of the team's quota in [0, 100]"),
+        (with_changes(teams=[{"name": "a", "share": 50, "borrowing": None}]), "x",
+         "kueue-aks:teams[0].borrowing: is empty; allowed: a multiple of the team's quota in [0, 100] or 'unlimited'"),
         (with_changes(priorityClasses=[{"name": "high", "value": 2**31}]), "x", "kueue-aks:priorityClasses[0].value: 2147483648 is out of range"),
         (with_changes(priorityClasses=[{"name": "high", "value": 1}, {"name": "high", "value": 2}]), "x",
          "kueue-aks:priorityClasses[1].name: 'high' is used twice"),

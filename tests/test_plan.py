@@ -52,12 +52,13 @@ def team_table(markdown: str) -> list[str]:
 def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev")
     assert code == 0
-    assert "| flavor | resource | capacity | research (60%) | platform (40%) | cohort | max per team |" in out
-    # T4 pool: 3 nodes × 1 GPU; 60 % -> 1, 40 % -> 1, the cohort keeps 1.
-    assert "| gpu | nvidia.com/gpu (GPU) | 3 | 1 | 1 | 1 | 3 |" in out
+    assert "| flavor | resource | capacity | research (60%) | platform (40%) | cohort |" in out
+    # T4 pool: 3 nodes × 1 GPU; 60 % -> 1, 40 % -> 1, the cohort keeps 1. No team sets `borrowing`,
+    # so either can hold the whole pool: no "(≤ n)".
+    assert "| gpu | nvidia.com/gpu (GPU) | 3 | 1 | 1 | 1 |" in out
     # D8s_v5: 8000 m - 180 m reserved = 7.82 vCPU per node × 4 nodes.
-    assert "| cpu | cpu (vCPU) | 31.28 | 18.77 | 12.51 | 0 | 31.28 |" in out
-    assert "| tas | cpu (vCPU) | 7.82 | 4.69 | 3.13 | 0 | 7.82 |" in out  # one fixed D8s_v5 node
+    assert "| cpu | cpu (vCPU) | 31.28 | 18.77 | 12.51 | 0 |" in out
+    assert "| tas | cpu (vCPU) | 7.82 | 4.69 | 3.13 | 0 |" in out  # one fixed D8s_v5 node
     # One row per LocalQueue: `default` for the ordinary pools, `topology` for the topology-aware one.
     assert team_table(out) == [
         "| research | `research/default` | `research` | cpu, gpu | any node of the pool |",
@@ -231,6 +232,18 @@ def test_runs_as_a_module_from_the_project_directory() -> None:
     assert result.stdout.startswith("### kueue-aks plan: stack `dev`")
 
 
+def test_a_borrowing_limit_shows_the_most_a_team_can_hold(run_plan: PlanRunner, tmp_path: Path) -> None:
+    doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    doc["config"]["kueue-aks:teams"] = [{"name": "research", "share": 60, "borrowing": 0.5}, {"name": "platform", "share": 40}]
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
+    code, out, _ = run_plan("--stack", "dev", root=tmp_path)
+    assert code == 0
+    # Half of research's 1 GPU rounds down to 0: it holds its 1 GPU at most; platform, unlimited, all 3.
+    assert "| gpu | nvidia.com/gpu (GPU) | 3 | 1 (≤ 1) | 1 | 1 |" in out
+    # 18.77 vCPU and half of it again, 28.15 (18.768 + 9.384 cores), less than the pool's 31.28.
+    assert "| cpu | cpu (vCPU) | 31.28 | 18.77 (≤ 28.15) | 12.51 | 0 |" in out
+
+
 def test_a_team_with_0_gpus_of_a_flavor_is_warned_in_the_plan(run_plan: PlanRunner, tmp_path: Path) -> None:
     """20 % of 4 GPUs rounds down to 0 (issue 37): the plan says who, where, and the share that gives one GPU."""
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
@@ -240,7 +253,7 @@ def test_a_team_with_0_gpus_of_a_flavor_is_warned_in_the_plan(run_plan: PlanRunn
     (tmp_path / "Pulumi.gpu.yaml").write_text(yaml.safe_dump(doc))
     code, out, _ = run_plan("--stack", "gpu", root=tmp_path)
     assert code == 0
-    assert "| a100 | nvidia.com/gpu (GPU) | 4 | 3 | 0 | 1 | 4 |" in out
+    assert "| a100 | nvidia.com/gpu (GPU) | 4 | 3 | 0 | 1 |" in out
     assert ("\n\n**Warning:** team 'platform' (20%) gets a nominal quota of 0 GPUs on flavor 'a100' (its share of "
             "4 GPUs, rounded down): its GPU jobs run there only on GPUs borrowed while other teams leave them idle, "
             "and are preempted when those teams reclaim them; a share of at least 25% gives a team 1 GPU.\n") in out

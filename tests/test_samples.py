@@ -208,8 +208,8 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
 def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dict[str, Any]],
                    config: StackConfig, *, borrow: bool = False) -> dict[str, str]:
     """Pod set -> flavor, as Kueue picks it: the first flavor in order that fits, else AssertionError.
-    Within the team's nominal quota; with `borrow`, up to the pool's capacity, what the team may
-    borrow while the other teams leave theirs idle (the queues set no borrowingLimit)."""
+    Within the team's nominal quota; with `borrow`, up to its quota and borrowing limit, never more
+    than the pool's capacity: what the team may hold while the other teams leave theirs idle."""
     flavors = by_kind(objects, "ResourceFlavor")
     topologies = by_kind(objects, "Topology")
     used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -221,7 +221,9 @@ def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dic
         for flavor in group["flavors"]:
             quota = {r["name"]: display_units(r["name"], r["nominalQuota"]) for r in flavor["resources"]}
             if borrow:
-                quota = config.pool(flavor["name"]).capacity.as_dict()
+                capacity = config.pool(flavor["name"]).capacity.as_dict()
+                quota = {r["name"]: min(capacity[r["name"]], quota[r["name"]] + display_units(r["name"], r["borrowingLimit"]))
+                         if "borrowingLimit" in r else capacity[r["name"]] for r in flavor["resources"]}
             node = config.pool(flavor["name"]).allocatable.as_dict()
             rf_spec = flavors[(None, flavor["name"])]["spec"]
             if ps.topology_level is not None:

@@ -111,9 +111,22 @@ class QuotaRow:
     def assigned(self) -> int:
         return sum(self.teams.values()) + self.cohort
 
-    def borrowable(self, team: str) -> int:
-        """What a team can use beyond its own quota when every other team is idle."""
-        return self.capacity - self.teams.get(team, 0)
+
+def borrowing_limit(quota: int, borrowing: Decimal | None) -> int | None:
+    """What a team may borrow beyond its quota of a flavor's resource (display units), or None for
+    no limit: `borrowing` times the quota, rounded down. A team with no quota there keeps borrowing
+    without a limit, as before: a limit of 0 would shut it out of the pool altogether."""
+    if borrowing is None or quota <= 0:
+        return None
+    return int((Decimal(quota) * borrowing).to_integral_value(rounding=ROUND_FLOOR))
+
+
+def most_held(row: QuotaRow, team: Team) -> int:
+    """The most of a flavor's resource a team can hold while the others leave theirs idle: its quota
+    and what it may borrow, never more than the pool."""
+    quota = row.teams.get(team.name, 0)
+    limit = borrowing_limit(quota, team.borrowing)
+    return row.capacity if limit is None else min(row.capacity, quota + limit)
 
 
 def quota_table(config: StackConfig) -> list[QuotaRow]:
@@ -215,15 +228,19 @@ def resource_flavor(pool: NodePool) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(pool.name), "spec": spec}
 
 
-def resource_group(resources: list[str], rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None]) -> dict[str, Any]:
-    """The one resource group: every flavor that `quota` gives a value for, in the rows' order."""
+def resource_group(resources: list[str], rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None],
+                   borrowing: Decimal | None = None) -> dict[str, Any]:
+    """The one resource group: every flavor that `quota` gives a value for, in the rows' order,
+    each resource with the borrowing limit `borrowing` gives it (borrowing_limit)."""
     flavors: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         amount = quota(row)
         if amount is not None:
-            flavors.setdefault(row.flavor, []).append(
-                {"name": row.resource, "nominalQuota": format_quantity(row.resource, amount)}
-            )
+            resource = {"name": row.resource, "nominalQuota": format_quantity(row.resource, amount)}
+            limit = borrowing_limit(amount, borrowing)
+            if limit is not None:
+                resource["borrowingLimit"] = format_quantity(row.resource, limit)
+            flavors.setdefault(row.flavor, []).append(resource)
     return {
         "coveredResources": resources,
         "flavors": [{"name": name, "resources": resources} for name, resources in flavors.items()],
@@ -306,7 +323,7 @@ def _admission_checks(config: StackConfig, queue: TeamQueue) -> list[dict[str, A
 def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
     team = queue.team
     group = resource_group(covered_resources(config), rows,
-                           lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None)
+                           lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None, team.borrowing)
     return team_cluster_queue(queue.name, team.name, team.share, group, _admission_checks(config, queue))
 
 
@@ -324,8 +341,9 @@ def team_cluster_queue(name: str, team: str, share: Decimal, group: dict[str, An
             "queueingStrategy": "BestEffortFIFO",
             "stopPolicy": "None",
             "resourceGroups": [group],
-            # Borrowing is unlimited within the cohort (no borrowingLimit); lenders get their quota
-            # back by preemption, and inside the queue a higher priority evicts a lower one.
+            # A team borrows what the cohort leaves idle, up to its borrowingLimits when it has
+            # them (config `borrowing`); lenders get their quota back by preemption, and inside the
+            # queue a higher priority evicts a lower one.
             "preemption": {
                 "reclaimWithinCohort": "Any",
                 "borrowWithinCohort": {"policy": "Never"},

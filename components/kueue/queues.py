@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ..config import StackConfig
 from ..k8s.manifest import ObjectResource, admission_policy
-from .objects import QueueSet, QuotaRow
+from .objects import QueueSet, QuotaRow, most_held
 from .policies import priority_class_guard
 from .crds import kueue_crds
 from .validate import CrdError, KueueValidationError, check_objects
@@ -87,13 +87,14 @@ def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
 def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
     """The capacity/quota table as plain rows for `pulumi stack output` (display units); each row
     says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues (a
-    manager's flavors never are)."""
+    manager's flavors never are), and the most each team can hold there, borrowing included."""
     units = {"cpu": "millicores", "memory": "MiB", "nvidia.com/gpu": "GPUs"}
     return [
         {"flavor": r.flavor, "topologyAware": not config.multi_kueue.is_manager and config.pool(r.flavor).topology,
          "resource": r.resource,
          "unit": units[r.resource], "capacity": r.capacity, "nominalQuotaTotal": sum(r.teams.values()),
-         "cohortShared": r.cohort, "teams": dict(r.teams)}
+         "cohortShared": r.cohort, "teams": dict(r.teams),
+         "mostPerTeam": {t.name: most_held(r, t) for t in config.teams if t.name in r.teams}}
         for r in rows
     ]
 

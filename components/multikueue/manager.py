@@ -233,7 +233,7 @@ def manager_objects(config: StackConfig, workers: Sequence[Worker], rows: list[Q
                         "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE_CONFIG}}})
     # One check for every flavor: Kueue keeps a ClusterQueue with a per-flavor MultiKueue check inactive.
     objects += [team_cluster_queue(t.name, t.name, _share(workers, t.name),
-                                   resource_group(resources, rows, lambda r, team=t.name: r.teams.get(team)),
+                                   resource_group(resources, rows, lambda r, team=t.name: r.teams.get(team), t.borrowing),
                                    [{"name": ADMISSION_CHECK}])
                 for t in config.teams]
     objects += [namespace(t) for t in config.teams]

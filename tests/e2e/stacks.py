@@ -63,7 +63,8 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
         ],
         "kueue-aks:teams": [
-            {"name": "web", "share": 25, "pools": ["general"]},
+            # A borrowing limit (twice its quota), shown in test_sharing.py.
+            {"name": "web", "share": 25, "pools": ["general"], "borrowing": 2},
             {"name": "data", "share": 25, "pools": ["general", "memory", "packed"]},
             {"name": "ml", "share": 30, "pools": ["gpu"]},
             {"name": "ops", "share": 10, "pools": ["memory", "gpu"]},

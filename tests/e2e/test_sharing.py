@@ -1,8 +1,10 @@
-"""Scenario 4: borrowing idle quota in the cohort, reclaim by the lender, priority within a queue.
+"""Scenario 4: borrowing idle quota in the cohort, reclaim by the lender, priority within a queue,
+and the borrowing limit.
 
 Shown on the GPU pool of the dev stack: 3 nodes × 1 T4. research (60 %) and platform (40 %)
-each hold 1 GPU of nominal quota, the cohort the third. Pods keep running (kwok's pod-complete
-Stage waits for the RUN_FOR annotation) until the test deletes their Job.
+each hold 1 GPU of nominal quota, the cohort the third. The limit is shown on the team-subsets
+stack, where team web (25 %, `borrowing: 2`) may hold at most 75 % of an idle pool. Pods keep running (kwok's
+pod-complete Stage waits for the RUN_FOR annotation) until the test deletes their Job.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from components.config import POOL_LABEL
+from components.k8s.quantity import cpu_millicores
 
 from .cluster import status, wait_for
 from .conftest import on_stacks
@@ -79,3 +82,45 @@ def test_high_priority_preempts_low_within_a_queue(cluster: StackCluster, gpu_po
     reasons = {c["type"]: c.get("reason") for c in low["status"]["conditions"]}
     assert reasons.get("Preempted") == "InClusterQueue", low["status"]["conditions"]
     assert flavors(wait_admitted(cluster, "research", "high")) == {"gpu"}
+
+
+def _cpu_quota(cluster: StackCluster, team: str, flavor: str) -> tuple[int, int]:
+    """The team's nominal quota and borrowing limit of CPU on a flavor, in millicores."""
+    cq = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team)
+    (cpu,) = [r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == flavor
+              for r in f["resources"] if r["name"] == "cpu"]
+    return cpu_millicores(cpu["nominalQuota"]), cpu_millicores(cpu["borrowingLimit"])
+
+
+def _pending_message(cluster: StackCluster, team: str, name: str) -> tuple[bool, Any]:
+    wl = workload_of(cluster, team, name)
+    reserved = next((c for c in (status(wl).get("conditions") or []) if c["type"] == "QuotaReserved"), None) if wl else None
+    message = (reserved or {}).get("message", "")
+    return reserved is not None and reserved["status"] == "False" and "insufficient unused quota" in message, reserved
+
+
+@on_stacks("team-subsets")
+def test_a_team_borrows_up_to_its_borrowing_limit_while_the_pool_is_idle(cluster: StackCluster) -> None:
+    """web (25 %, `borrowing: 2`) may borrow twice its quota of the general pool: Kueue admits a job
+    up to three times its quota, and holds the next pod back although the pool still has room and
+    no other team uses it; once the first job ends the pod is admitted."""
+    team, pool, pod = "web", "general", 500
+    nominal, limit = _cpu_quota(cluster, team, pool)
+    capacity = cluster.config.pool(pool).capacity.cpu_millicores
+    most = (nominal + limit) // pod
+    assert limit == 2 * nominal, (nominal, limit)
+    assert (most + 1) * pod <= capacity, "the scenario needs a pool with room for one pod more than the team may hold"
+    requests = {"cpu": f"{pod}m", "memory": "64Mi"}
+    try:
+        cluster.kubectl.apply([job(team, "most", pods=most, requests=requests, node_selector={POOL_LABEL: pool},
+                                   run_for=RUN_FOR)])
+        assert flavors(wait_admitted(cluster, team, "most")) == {pool}
+        cluster.kubectl.apply([job(team, "over", requests=requests, node_selector={POOL_LABEL: pool}, run_for=RUN_FOR)])
+        seen = wait_for(f"{team}/over to wait for quota beyond the borrowing limit", lambda: _pending_message(cluster, team, "over"), 30)
+        print(f"nominal {nominal}m, limit {limit}m, pool {capacity}m, admitted {most} x {pod}m; over: {seen}")
+        # data, the pool's only other team, has no job: only the limit keeps the pod out.
+        assert cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", "data") == []
+        delete_jobs(cluster, team, "most")
+        assert flavors(wait_admitted(cluster, team, "over", timeout=30)) == {pool}
+    finally:
+        delete_jobs(cluster, team, "most", "over")

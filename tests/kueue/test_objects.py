@@ -10,7 +10,7 @@ import pytest
 from components.cluster.capacity import lookup_vm_size, pool_capacity
 from components.config import StackConfig, parse_config
 from components.kueue.objects import (API_VERSION, COHORT_NAME, build_objects, flavor_capacity, format_quantity,
-                                      local_queue_targets, quota_table, team_queues, team_quota)
+                                      local_queue_targets, most_held, quota_table, team_queues, team_quota)
 from components.k8s.quantity import parse_quantity
 from components.kueue.validate import validate_objects
 from tests.conftest import design_example, load_stack
@@ -146,7 +146,7 @@ def test_teams_only_get_flavors_of_their_pools() -> None:
     rows = {(r.flavor, r.resource): r for r in quota_table(cfg)}
     # Team a does not use the GPU pool: its half stays with the cohort for b to borrow.
     gpu = rows[("gpu", "nvidia.com/gpu")]
-    assert gpu.teams == {"b": 1} and gpu.cohort == 2 and gpu.borrowable("b") == 2
+    assert gpu.teams == {"b": 1} and gpu.cohort == 2 and most_held(gpu, cfg.teams[1]) == 3
 
 
 def test_cluster_queue_policy() -> None:
@@ -158,8 +158,46 @@ def test_cluster_queue_policy() -> None:
     assert spec["preemption"]["reclaimWithinCohort"] == "Any"
     assert spec["preemption"]["withinClusterQueue"] == "LowerPriority"
     assert spec["fairSharing"] == {"weight": "600m"}  # 0.6 in canonical form
+    # No limits unless a team sets `borrowing`: it may borrow all its cohort leaves idle.
     assert not any("borrowingLimit" in r or "lendingLimit" in r
                    for f in spec["resourceGroups"][0]["flavors"] for r in f["resources"])
+    limited = config_with([{"name": "research", "share": 60, "borrowing": 2}, {"name": "platform", "share": 40}])
+    spec = by_kind(build_objects(limited), "ClusterQueue")["research"]["spec"]
+    # Every resource with a quota may borrow twice it, one without (the CPU pools' GPUs) has no
+    # limit; nothing limits lending.
+    resources = [r for f in spec["resourceGroups"][0]["flavors"] for r in f["resources"]]
+    held = [r for r in resources if parse_quantity(r["nominalQuota"]) > 0]
+    assert held and all(parse_quantity(r["borrowingLimit"]) == 2 * parse_quantity(r["nominalQuota"]) for r in held)
+    assert len(held) < len(resources) and not any("borrowingLimit" in r for r in resources if r not in held)
+    assert not any("lendingLimit" in r for r in resources)
+
+
+A100S = [{"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 24}]  # 24 GPUs, one a node
+
+
+@pytest.mark.parametrize(("borrowing", "limit", "most"), [
+    ({}, None, 24),  # the default: no limit, the whole pool while the others are idle
+    ({"borrowing": 2}, "8", 12),  # twice research's 4 GPUs (20 % of 24), so 12 at most
+    ({"borrowing": 1}, "4", 8),
+    ({"borrowing": 0.5}, "2", 6),
+    ({"borrowing": 0}, "0", 4),  # its quota and nothing more
+    ({"borrowing": "unlimited"}, None, 24),
+])
+def test_a_team_borrows_up_to_its_borrowing_times_its_quota(borrowing: dict[str, Any], limit: str | None,
+                                                            most: int, crds: Any) -> None:
+    cfg = config_with([{"name": "research", "share": 20, **borrowing}, {"name": "vision", "share": 50, "borrowing": 2},
+                       {"name": "tiny", "share": 2, "borrowing": 2}], pools=A100S)
+    queues = by_kind(build_objects(cfg), "ClusterQueue")
+    gpu = {q: next(r for f in queues[q]["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]
+                   if r["name"] == "nvidia.com/gpu") for q in queues}
+    assert gpu["research"]["nominalQuota"] == "4" and gpu["research"].get("borrowingLimit") == limit
+    assert gpu["vision"] == {"name": "nvidia.com/gpu", "nominalQuota": "12", "borrowingLimit": "24"}
+    # 2 % of 24 rounds down to 0 GPUs: a limit would shut it out, so it borrows without one.
+    assert gpu["tiny"] == {"name": "nvidia.com/gpu", "nominalQuota": "0"}
+    row = next(r for r in quota_table(cfg) if r.resource == "nvidia.com/gpu")
+    research, vision, tiny = cfg.teams
+    assert (most_held(row, research), most_held(row, vision), most_held(row, tiny)) == (most, 24, 24)
+    assert validate_objects(build_objects(cfg), crds=crds, capacity=flavor_capacity(cfg)) == []
 
 
 def test_namespaces_local_queues_and_priority_classes() -> None:

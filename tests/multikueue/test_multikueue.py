@@ -224,6 +224,20 @@ def test_manager_objects_are_valid_and_dispatch_every_queue(manager: StackConfig
         == {("research", "default", "research"), ("platform", "default", "platform")}
 
 
+def test_a_manager_team_borrows_up_to_its_own_borrowing(facts: dict[str, dict[str, Any]]) -> None:
+    config_map = stack_map(MANAGER)
+    config_map["kueue-aks:teams"] = [{**t, "borrowing": 1} if t["name"] == "research" else t
+                                     for t in config_map["kueue-aks:teams"]]
+    manager = parsed(config_map, MANAGER)
+    queues = {o["metadata"]["name"]: o for o in manager_queue_set(manager, workers_of(manager, facts)).objects
+              if o["kind"] == "ClusterQueue"}
+    resources = {q: [r for f in queues[q]["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]] for q in queues}
+    # research's quota is the sum of the workers' (1 GPU), and it may borrow as much again; platform has no limit.
+    assert {"name": "nvidia.com/gpu", "nominalQuota": "1", "borrowingLimit": "1"} in resources["research"]
+    assert all(r.get("borrowingLimit") == (r["nominalQuota"] if r["nominalQuota"] != "0" else None) for r in resources["research"])
+    assert not any("borrowingLimit" in r for r in resources["platform"])
+
+
 def test_manager_config_sets_multikueue_and_kueue_decodes_it(manager: StackConfig) -> None:
     doc = manager_config(manager)
     assert doc["multiKueue"] == {"origin": "kueue-aks-batch-manager", "workerLostTimeout": "15m", "gcInterval": "1m",
