@@ -10,6 +10,7 @@ import json
 import math
 import random
 import statistics
+import time
 from typing import Any
 
 import pytest
@@ -188,6 +189,41 @@ def test_outcomes_a_version_from_before_the_finish_opens_no_new_attempt() -> Non
     runner._seen(stale)
     assert runner.jobs[key].open is None and len(runner.jobs[key].attempts) == 1
     runner.close()
+
+
+def _version(rv: str, evicted: bool) -> dict[str, Any]:
+    return {"metadata": {"namespace": "s1-l110-vision", "name": "vision-048", "resourceVersion": rv},
+            "status": {"admission": {"clusterQueue": "x"}, "conditions": [
+                {"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"},
+                {"type": "Evicted", "status": "True" if evicted else "False"}]}}
+
+
+def test_outcomes_an_eviction_seen_while_one_was_being_ended_is_ended_too() -> None:
+    # Seen in a sweep (Kueue's log): an admission and a preemption of one Workload crossed in one
+    # scheduling cycle. The runner's patch on the evicted version conflicted, the version it read
+    # then was not evicted, and the eviction written right after came while the runner was still
+    # ending the first, so it was passed over: the Workload held its quota, evicted, to the end.
+    planned = Planned(0.0, "s1-l110", TraceJob("vision-048", "vision", 0.0, 22.2, 1, GPU_POD))
+    key = "s1-l110-vision/vision-048"
+    patched: list[str] = []
+
+    class FakeApi:
+        def request(self, method: str, path: str, body: Any = None, content_type: str = "") -> tuple[int, Any]:
+            if method == "GET":  # the version in between; meanwhile the watch brings the next eviction
+                runner._seen(_version("7", evicted=True))
+                return 200, _version("6", evicted=False)
+            patched.append(body["metadata"]["resourceVersion"])
+            return (409, {}) if body["metadata"]["resourceVersion"] == "5" else (200, {})
+
+    runner = Runner(lambda: FakeApi(), None, [planned])  # type: ignore[arg-type]
+    runner.jobs[key].open = 1.0
+    runner._seen(_version("5", evicted=True))  # the watch: evicted, the attempt ends, the patch starts
+    deadline = time.monotonic() + 10
+    while patched != ["5", "7"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    runner.close()
+    assert patched == ["5", "7"] and runner.errors == [], (patched, runner.errors)
+    assert [a.reason for a in runner.jobs[key].attempts] == [""]
 
 
 # --- attempts and a lane's figures -----------------------------------------------------------------

@@ -71,6 +71,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _holds_eviction(wl: Mapping[str, Any]) -> bool:
+    """Evicted while still holding quota: waiting for its job controller (here, the runner)."""
+    reserved = is_true(wl, "QuotaReserved") or bool((wl.get("status") or {}).get("admission"))
+    return is_true(wl, "Evicted") and reserved and not is_true(wl, "Finished")
+
+
 def unreserved(wl: Mapping[str, Any]) -> dict[str, Any]:
     """The merge patch that ends an eviction as a job controller does once the pods are gone: no
     admission, QuotaReserved and Admitted False; the resourceVersion makes it fail rather than
@@ -282,22 +288,41 @@ class Runner:
     def _unreserve(self, key: str, wl: Mapping[str, Any]) -> None:
         """End the eviction; on a conflict, read the Workload again and retry: the event of the
         change that conflicted may have come and gone while this patch was on its way, and no
-        other event follows until the eviction ends."""
+        other event follows until the eviction ends. Kueue can write a Workload again right after
+        evicting it (seen: an admission and an eviction crossing in one scheduling cycle, the read
+        in between not evicted); the eviction the watch saw meanwhile is ended here, since the
+        watch passes evictions over while one is being ended."""
         namespace, name = key.split("/")
         path = f"/apis/{API}/namespaces/{namespace}/workloads/{name}"
-        for _ in range(UNRESERVE_TRIES):
-            status, body = self._api().request("PATCH", f"{path}/status", unreserved(wl),
-                                               content_type="application/merge-patch+json")
-            if status != 409:
-                break
-            status, body = self._api().request("GET", path)
-            if status >= 300 or not is_true(body, "Evicted") or is_true(body, "Finished"):
-                break
-            wl = body
-        if status >= 300:
-            with self._lock:
-                self.jobs[key].unreserving = False
+        status, body, cleared = 0, {}, False
+        try:
+            for _ in range(UNRESERVE_TRIES):
+                status, body = self._api().request("PATCH", f"{path}/status", unreserved(wl),
+                                                   content_type="application/merge-patch+json")
+                cleared = status < 300
+                if status != 409:
+                    break
+                status, body = self._api().request("GET", path)
+                if status >= 300 or not _holds_eviction(body):
+                    break
+                wl = body
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            # In a pool thread an exception would vanish with its Future and the eviction stay.
+            self._patch_apis.api = None
+            status, body = 0, {"message": repr(err)}
+        if status == 0 or status >= 300:
             self.errors.append(f"unreserve {key}: {status} {body.get('message', body)}")
+        examined = (body.get("metadata") or {}).get("resourceVersion")
+        with self._lock:
+            j = self.jobs[key]
+            j.unreserving = False
+            last = j.last
+            # Not ended here because the version read was not (or not yet) an eviction: end the
+            # one the watch brought since, if it is another version.
+            if not cleared and 0 < status < 300 and _holds_eviction(last) \
+                    and (last.get("metadata") or {}).get("resourceVersion") != examined:
+                j.unreserving = True
+                self._patchers.submit(self._unreserve, key, dict(last))
 
     def _finish_loop(self) -> None:
         while not self.stop.wait(0.02):
