@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from tests.e2e.cluster import Api, E2EError, is_true
+from tests.e2e.cluster import Api, E2EError, condition, is_true
 
 from .attempts import STOPPED, Attempt, History
 from .setups import Setup, job_object
@@ -63,18 +63,17 @@ def workload_object(job: TraceJob, setup: Setup, lane: str) -> dict[str, Any]:
                      "podSets": [{"name": "main", "count": job.pods, "template": template}]}}
 
 
-def _condition(wl: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in (wl.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _reserved(wl: Mapping[str, Any]) -> bool:
+    return is_true(wl, "QuotaReserved") or bool((wl.get("status") or {}).get("admission"))
+
+
 def _holds_eviction(wl: Mapping[str, Any]) -> bool:
     """Evicted while still holding quota: waiting for its job controller (here, the runner)."""
-    reserved = is_true(wl, "QuotaReserved") or bool((wl.get("status") or {}).get("admission"))
-    return is_true(wl, "Evicted") and reserved and not is_true(wl, "Finished")
+    return is_true(wl, "Evicted") and _reserved(wl) and not is_true(wl, "Finished")
 
 
 def unreserved(wl: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,6 +112,10 @@ class _Job:
         self.open: float | None = None  # when the current attempt was admitted
         self.unreserving = False
         self.last: Mapping[str, Any] = {}  # the Workload as last seen
+
+    @property
+    def done(self) -> bool:
+        return any(a.finished for a in self.attempts)
 
     def running(self, attempt: int) -> bool:
         """Whether attempt number `attempt` still holds its quota as far as the watch has seen: not
@@ -162,7 +165,7 @@ class Runner:
                 if self.errors and any(e.startswith("create") for e in self.errors):
                     raise E2EError(f"{self.setup.name}: the API server refused Workloads: {self.errors[:3]}")
                 with self._lock:
-                    done = all(any(a.finished for a in j.attempts) for j in self.jobs.values())
+                    done = all(j.done for j in self.jobs.values())
                 if done:
                     break
                 time.sleep(0.2)
@@ -175,7 +178,7 @@ class Runner:
     def _record_unfinished(self) -> None:
         """Each Workload that never finished, as Kueue has it at the end, among the errors: what
         the runner saw of it is in its attempts, this says why it did not run again."""
-        unfinished = [key for key, j in self.jobs.items() if not any(a.finished for a in j.attempts)]
+        unfinished = [key for key, j in self.jobs.items() if not j.done]
         if not unfinished:
             return
         api = self.api_for()
@@ -258,21 +261,20 @@ class Runner:
             j = self.jobs.get(key)
             # After the finish patch the watch can still bring the versions before it, still
             # admitted: a job that finished never runs again, so they are no new attempt.
-            if j is None or is_true(wl, "Finished") or any(a.finished for a in j.attempts):
+            if j is None or is_true(wl, "Finished") or j.done:
                 return
             j.last = wl
-            reserved = is_true(wl, "QuotaReserved") or bool((wl.get("status") or {}).get("admission"))
-            if is_true(wl, "Evicted") and reserved:
+            if _holds_eviction(wl):
                 if j.open is not None:
-                    preempted = _condition(wl, "Preempted")
-                    reason = (preempted or {}).get("reason") if is_true(wl, "Preempted") else (_condition(wl, "Evicted") or {}).get("reason")
+                    preempted = condition(wl, "Preempted")
+                    reason = (preempted or {}).get("reason") if is_true(wl, "Preempted") else (condition(wl, "Evicted") or {}).get("reason")
                     j.attempts.append(Attempt(j.open, now, False, reason or ""))
                     j.open = None
                 if not j.unreserving:
                     j.unreserving = True
                     self._patchers.submit(self._unreserve, key, dict(wl))
                 return
-            if not reserved:
+            if not _reserved(wl):
                 j.unreserving = False
             if is_true(wl, "Admitted") and j.open is None:
                 j.open = now

@@ -17,7 +17,7 @@ import pytest
 from components.config import POOL_LABEL
 from components.k8s.quantity import cpu_millicores
 
-from .cluster import status, wait_for
+from .cluster import condition, status, wait_for
 from .conftest import on_stacks
 from .jobs import delete_jobs, flavors, job, wait_admitted, wait_condition, workload_of
 from .stack_cluster import StackCluster
@@ -94,7 +94,7 @@ def _cpu_quota(cluster: StackCluster, team: str, flavor: str) -> tuple[int, int]
 
 def _pending_message(cluster: StackCluster, team: str, name: str) -> tuple[bool, Any]:
     wl = workload_of(cluster, team, name)
-    reserved = next((c for c in (status(wl).get("conditions") or []) if c["type"] == "QuotaReserved"), None) if wl else None
+    reserved = condition(wl, "QuotaReserved") if wl else None
     message = (reserved or {}).get("message", "")
     return reserved is not None and reserved["status"] == "False" and "insufficient unused quota" in message, reserved
 
