@@ -35,7 +35,7 @@ Two graphs over the same resources:
   association needs the rule and the cluster, Grafana needs the workspace it links, a role
   assignment needs Grafana and the workspace; a service-account token Secret needs its account.
   A job operator's controller (its Helm release, or the Deployment of a manifest install) needs
-  the CRDs of the API groups it serves and of the operators it builds on (Trainer: JobSet); a
+  the CRDs (each operator's a release of their own) of the API groups it serves and of the operators it builds on (Trainer: JobSet); a
   Deployment needs the objects of its own install (its namespace's ServiceAccount, Secret and
   Service, the cluster roles and bindings for that account, the webhook configuration calling its
   Service); an object of an operator's group needs its CRD and that operator's controller (its
@@ -54,6 +54,7 @@ from typing import Any, Protocol
 from components.autoscaling.component import PROVISIONING_REQUEST_CRD
 from components.config import TEAM_LABEL
 from components.operators.catalog import OPERATORS
+from components.operators.crd_chart import RELEASE_SUFFIX as CRD_RELEASE_SUFFIX
 
 SECOND = 1.0
 MINUTE = 60.0
@@ -239,9 +240,18 @@ def _operator_groups(key: str) -> set[str]:
     return {f.split("/")[0] for k in (key, *operator.needs) for f in OPERATORS[k].frameworks}
 
 
+def _served_groups(namespace: str) -> set[str]:
+    """The API groups of the frameworks of the operators in `namespace`: what their CRD release serves."""
+    return {f.split("/")[0] for o in OPERATORS.values() if o.namespace == namespace for f in o.frameworks}
+
+
+def is_crd_release(r: Registered) -> bool:
+    return r.type == "kubernetes:helm.sh/v3:Release" and str(r.inputs.get("name", "")).endswith(CRD_RELEASE_SUFFIX)
+
+
 def _own_group(namespace: str) -> str | None:
     """The one API group an operator's own objects (a Trainer runtime) belong to, when it has one."""
-    groups = {f.split("/")[0] for o in OPERATORS.values() if o.namespace == namespace for f in o.frameworks}
+    groups = _served_groups(namespace)
     return groups.pop() if len(groups) == 1 else None
 
 
@@ -286,14 +296,14 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
     bindings = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", [])}
 
     operator_groups = {o.namespace: _operator_groups(o.key) for o in OPERATORS.values() if o.managed}
-    crds = {r.urn: str((r.inputs.get("spec") or {}).get("group"))
-            for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", []) if not r.read_id}
+    # The operators' CRDs: one release per operator (components/operators/crd_chart.py), serving its frameworks' groups.
+    crds = {r.urn: _served_groups(str(r.inputs.get("namespace"))) for r in releases if is_crd_release(r)}
     provisioning_api = {r.urn for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])
                         if r.read_id == PROVISIONING_REQUEST_CRD}
     autoscaled_pools = {r.urn for r in by_type.get("azure-native:containerservice:AgentPool", [])
                         if r.inputs.get("enableAutoScaling")}
     controllers: dict[str, set[str]] = {}  # operator namespace -> its release or Deployment
-    for r in releases + by_type.get("kubernetes:apps/v1:Deployment", []):
+    for r in [r for r in releases if not is_crd_release(r)] + by_type.get("kubernetes:apps/v1:Deployment", []):
         namespace = r.inputs.get("namespace") if r.type.startswith("kubernetes:helm.sh/") else (r.inputs.get("metadata") or {}).get("namespace")
         if namespace in operator_groups:
             controllers.setdefault(str(namespace), set()).add(r.urn)
@@ -304,13 +314,13 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         meta = r.inputs.get("metadata") or {}
         for namespace, urns in controllers.items():
             if r.urn in urns:
-                needs |= {urn for urn, group in crds.items() if group in operator_groups[namespace]}
+                needs |= {urn for urn, served in crds.items() if served & operator_groups[namespace]}
                 if r.type == "kubernetes:apps/v1:Deployment":
                     needs |= _install_objects(custom, namespace)
         group = r.type.split(":")[1].rsplit("/", 1)[0]
         for namespace, served in operator_groups.items():
             if r.urn not in crds and group in served and group == _own_group(namespace):
-                needs |= controllers.get(namespace, set()) | {u for u, g in crds.items() if g == group}
+                needs |= controllers.get(namespace, set()) | {u for u, served in crds.items() if group in served}
         if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in (meta.get("labels") or {}):
             needs |= {u for urns in controllers.values() for u in urns}
         if r.urn in kueue_releases:

@@ -52,6 +52,7 @@ from bench.stacks import (
 )
 
 from components.kueue.versions import DEFAULT_VERSION
+from components.operators.crd_chart import CHARTS_ENV
 from tests.paths import SHARED
 
 CRDS_ENV = "KUEUE_CRDS_DIR"
@@ -147,10 +148,12 @@ def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: An
 
 
 def bench_env(base: Mapping[str, str], cache_home: Path, crds_dir: Path | None) -> dict[str, str]:
-    """`base` as the program gets it here: the benchmark's chart cache, KUEUE_CRDS_DIR only when
-    `crds_dir` is given, CI unset."""
+    """`base` as the program gets it here: the benchmark's chart cache (and the operators' CRD
+    charts the program writes there, not into the project), KUEUE_CRDS_DIR only when `crds_dir`
+    is given, CI unset."""
     env = {k: v for k, v in base.items() if k not in (CRDS_ENV, "CI")}
     env["XDG_CACHE_HOME"] = str(cache_home)
+    env[CHARTS_ENV] = str(cache_home / "crd-charts")
     if crds_dir is not None:
         env[CRDS_ENV] = str(crds_dir)
     return env
@@ -159,7 +162,7 @@ def bench_env(base: Mapping[str, str], cache_home: Path, crds_dir: Path | None) 
 @contextlib.contextmanager
 def program_env(cache_home: Path, crds_dir: Path | None = None):
     """Run in-process evaluations with bench_env's variables; os.environ is restored afterwards."""
-    keys = (CRDS_ENV, "CI", "XDG_CACHE_HOME")
+    keys = (CRDS_ENV, "CI", "XDG_CACHE_HOME", CHARTS_ENV)
     old = {k: os.environ.get(k) for k in keys}
     wanted = bench_env(os.environ, cache_home, crds_dir)
     try:

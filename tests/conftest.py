@@ -19,6 +19,7 @@ from components.kueue import crds as kueue_crds
 from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
 from components.kueue.versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
+from components.operators.crd_chart import CHARTS_ENV
 from tests.harness import ROOT, SHARED
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
@@ -125,6 +126,9 @@ def offline_with_chart_cache(request: pytest.FixtureRequest, kueue_chart_cache: 
         # cache when it has them: an empty one, so they come from the module proxy, checked against
         # their pinned checksums, into the session's cache above, whatever this machine holds.
         patch.setenv("GOMODCACHE", str(kueue_chart_cache / "empty-go-mod-cache"))
+        # The operators' CRD charts the program writes (components/operators/crd_chart.py), which
+        # would otherwise go to .kueue-aks/ under the directory pytest runs in.
+        patch.setenv(CHARTS_ENV, str(kueue_chart_cache / "crd-charts"))
         patch.setattr(kueue_crds, "fetch_chart", loopback_only)
         yield
 

@@ -38,6 +38,7 @@ from bench.stacks import (
 )
 from components.cluster.capacity import CATALOG
 from components.kueue.objects import provisioning_objects
+from components.operators.crd_chart import CHARTS_ENV
 from components.operators.installs import installs, trainer_runtimes
 from components.plan import load_stack
 from components.operators.policies import rayservice_guard
@@ -242,12 +243,12 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # 24 fixed: 16 as before, the aggregated-role guard (policy and binding, components/kueue/policies.py)
     # and the PoolGuard component with its policy and binding (governance is on by default), the
     # priority-class guard (policy and binding) and the TeamAccess component (no members here); and
-    # the job operators: their component, each one's CRDs and release (with its namespace) or
-    # manifest objects, the torch runtime, and the RayService guard (policy and binding); the
+    # the job operators: their component, each one's namespace, the release of its CRDs, and its
+    # release or manifest objects, the torch runtime, and the RayService guard (policy and binding); the
     # autoscaled GPU pools' ProvisioningRequestConfig and AdmissionCheck, and the component that
     # reads the ProvisioningRequest CRD (with that read).
     config = parse_map(generated_config(2, 2))
-    operator_resources = 1 + sum(len(i.crds) + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
+    operator_resources = 1 + sum(1 + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
     provisioning = 2 + len(provisioning_objects(config))
     assert fit["fixed"] == (24 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
                             + provisioning)
@@ -343,7 +344,7 @@ def test_the_benchmark_cache_holds_the_chart_the_program_reads(tmp_path: Path) -
     # What the program does with the environment the benchmark gives it: the chart from the cache,
     # no network (the unit tests have none), no override.
     env = bench_env({"CI": "true", CRDS_ENV: "/elsewhere", "HOME": "/home/u"}, cache_home, None)
-    assert env == {"HOME": "/home/u", "XDG_CACHE_HOME": str(cache_home)}
+    assert env == {"HOME": "/home/u", "XDG_CACHE_HOME": str(cache_home), CHARTS_ENV: str(cache_home / "crd-charts")}
     found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ=env)
     assert found.crds is not None and found.missing is None
     assert info["archive"] in found.origin
@@ -369,7 +370,7 @@ def test_a_wrong_seed_is_refused_as_the_program_refuses_it(tmp_path: Path) -> No
 
 def test_the_override_is_passed_only_when_measured() -> None:
     env = bench_env({"PATH": "/bin"}, Path("/c"), Path("/crds"))
-    assert env == {"PATH": "/bin", "XDG_CACHE_HOME": "/c", CRDS_ENV: "/crds"}
+    assert env == {"PATH": "/bin", "XDG_CACHE_HOME": "/c", CRDS_ENV: "/crds", CHARTS_ENV: "/c/crd-charts"}
 
 
 def test_every_benchmark_stack_installs_the_default_chart() -> None:

@@ -26,26 +26,46 @@ def namespaced_release(
     depends_on: list[pulumi.Resource] | None = None,
     skip_crds: bool = False,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
-    """The chart's Namespace and Release, both children of `parent`.
+    """The chart's Namespace (`chart_namespace`) and Release (`release`), both children of `parent`."""
+    ns = chart_namespace(parent, name, namespace)
+    return ns, release(parent, name, namespace=ns, release_name=release_name, chart=chart, values=values,
+                       depends_on=depends_on, skip_crds=skip_crds)
 
-    An explicit Namespace rather than create_namespace: Helm never deletes the namespaces it
-    creates, and metadata.name gives the release a dependency edge (pulumi-aks.md §7). The release
+
+def chart_namespace(parent: pulumi.Resource, name: str, namespace: str) -> k8s.core.v1.Namespace:
+    """`<name>-ns`, a child of `parent`. An explicit Namespace rather than create_namespace: Helm
+    never deletes the namespaces it creates, and metadata.name gives a release in it a dependency
+    edge (pulumi-aks.md §7)."""
+    return k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=pulumi.ResourceOptions(parent=parent))
+
+
+def release(
+    parent: pulumi.Resource,
+    name: str,
+    *,
+    namespace: k8s.core.v1.Namespace,
+    release_name: str,
+    chart: ChartRef,
+    values: dict[str, Any],
+    depends_on: list[pulumi.Resource] | None = None,
+    skip_crds: bool = False,
+) -> k8s.helm.v3.Release:
+    """`<name>-release` in `namespace`, a child of `parent`, pinned, awaited and atomic. The release
     name is explicit, since Pulumi would otherwise add a random suffix that every object of the
-    chart inherits.
-    """
-    child = pulumi.ResourceOptions(parent=parent)
-    ns = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=child)
-    release = k8s.helm.v3.Release(
+    chart inherits."""
+    return k8s.helm.v3.Release(
         f"{name}-release",
         name=release_name,
-        # The same code path for an OCI chart, a chart in an https repository and a local .tgz
-        # (components/k8s/charts.py); the version is always exact (a local file is checked to hold it).
+        # The same code path for an OCI chart, a chart in an https repository, a local .tgz
+        # (components/k8s/charts.py) and a chart folder the program wrote (components/operators/
+        # crd_chart.py); the version is always exact (a local file is checked to hold it).
         chart=chart.chart,
         repository_opts={"repo": chart.repository} if chart.repository else None,
         version=chart.version,
-        namespace=ns.metadata.name,
+        namespace=namespace.metadata.name,
         values=values,
-        # Awaited: whatever depends on the release starts once its workloads are Ready.
+        # Awaited: whatever depends on the release starts once its workloads are Ready (and its
+        # CRDs Established: Helm's readiness check covers them).
         skip_await=False,
         timeout=RELEASE_TIMEOUT_SECONDS,
         # A failed upgrade rolls back to the last good revision instead of leaving a broken
@@ -55,8 +75,7 @@ def namespaced_release(
         atomic=True,
         cleanup_on_fail=True,
         max_history=RELEASE_MAX_HISTORY,
-        # True where the program manages the chart's CRDs itself (components/operators/installs.py).
+        # True where the program installs the chart's CRDs as a release of their own (components/operators).
         skip_crds=skip_crds,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on or []),
     )
-    return ns, release

@@ -23,6 +23,7 @@ from components.config import KUEUE_NAMESPACE
 from components.gpu.values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from components.k8s.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue.values import KUEUE_RELEASE_NAME
+from components.operators.crd_chart import release_name as crd_release_name
 from components.operators.installs import trainer_runtimes
 from components.governance.policies import pool_guard
 from components.access.members import access_objects
@@ -128,7 +129,7 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
                     uninstall: Callable[..., Callable[[], tuple[bool, str]]],
                     namespace: Callable[[str], dict[str, Any]]) -> None:
     """The job operators (components/operators/component.py): a controller (release or Deployment)
-    depends on its CRDs and its namespace, and on the CRDs of the operators it needs; Trainer's
+    depends on its CRDs' release and its namespace, and on the CRDs of the operators it needs; Trainer's
     runtime on Trainer's release; team namespaces on every controller. A controller's process
     stops when its release or Deployment starts to go, as its pods would."""
     operators = cluster.operators
@@ -138,9 +139,11 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
         key = install.operator.key
         ns = _key(namespace(install.namespace))
         steps[ns] = Step(ns, delete_object(namespace(install.namespace)))
-        crds_of[key] = [_key(c) for c in install.crds]
-        for crd in install.crds:
-            steps[_key(crd)] = Step(_key(crd), delete_object(crd))
+        # Its CRDs: the release of their chart (components/operators/crd_chart.py), in its namespace.
+        crds = f"Release/{crd_release_name(key)}"
+        steps[crds] = Step(crds, uninstall(crd_release_name(key), install.namespace))
+        depends[crds] = [ns]
+        crds_of[key] = [crds]
         stop = lambda key=key: operators.stop(key)  # noqa: E731 (bound per operator)
         if key in operators.released:
             controller = f"Release/{install.operator.release_name}"
@@ -176,7 +179,7 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
     for obj in cluster.objects:
         if obj["kind"] == "Namespace":
             depends[_key(obj)] += controllers
-    # The Kueue release waits for every operator CRD on `pulumi up`, so it goes before them.
+    # The Kueue release waits for every operator's CRDs on `pulumi up`, so it goes before them.
     depends[f"Release/{KUEUE_RELEASE_NAME}"] += [c for crds in crds_of.values() for c in crds]
 
 

@@ -1,7 +1,8 @@
 """The job operators of a stack on the local control plane, installed as the program installs them.
 
 `install_operators` does inside the cluster what components/operators/component.py registers, from
-the same `Install` data (components/operators/installs.py): each operator's namespace and CRDs,
+the same `Install` data (components/operators/installs.py): each operator's namespace and CRDs (a
+release of the chart the program writes, components/operators/crd_chart.py),
 then its chart with the program's values (CRDs skipped, as the program's release skips them) or
 its manifest objects, then its real controller as a local process (operator_controllers.py);
 Trainer's runtime once Trainer's webhook serves; the RayService guard.
@@ -29,6 +30,7 @@ from typing import Any
 import yaml
 
 from components.k8s.charts import ChartRef
+from components.operators.crd_chart import crd_chart, write_chart
 from components.operators.installs import Install, installs, trainer_runtimes
 from components.operators.sources import Module, module_zip
 from components.operators.policies import rayservice_guard
@@ -94,12 +96,18 @@ class Operators:
     timings: dict[str, float] = field(default_factory=dict)
 
     def install_crds(self, config: Any) -> None:
-        """Every operator's CRDs, awaited as Pulumi awaits a CRD (until served; the MPI Operator exits
-        otherwise): before Kueue starts, as the program orders them (components/operators/component.py `apis`)."""
+        """Every operator's namespace and CRDs, each operator's a release of the chart the program
+        writes (components/operators/crd_chart.py), awaited as the program's release is (Helm waits
+        until they are Established; the MPI Operator exits otherwise): before Kueue starts, as the
+        program orders them (components/operators/component.py `apis`)."""
         self.installs = installs(config)
-        crds = [c for install in self.installs for c in install.crds]
-        self.kubectl.apply(crds)
-        names = [c["metadata"]["name"] for c in crds]
+        for install in self.installs:
+            self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
+            chart = crd_chart(install.operator.key, install.namespace, install.pin.version, install.crds)
+            folder = write_chart(chart, self.workdir / "crd-charts")
+            self.helm.install(chart.name, ChartRef(str(folder), chart.version), namespace=install.namespace, values={},
+                              workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
+        names = [c["metadata"]["name"] for install in self.installs for c in install.crds]
         wait_for("the operators' CRDs to be Established", lambda: self._established(names), 60)
 
     def install(self, config: Any, timed: Any) -> None:

@@ -6,7 +6,9 @@ Mocks prove the wiring (what is registered, pinned, placed and in which order); 
 
 from __future__ import annotations
 
+import copy
 import http.server
+import json
 import io
 import threading
 import zipfile
@@ -23,6 +25,7 @@ from components.kueue.versions import DEFAULT_VERSION, RELEASES
 from components.kueue.values import SYSTEM_POOL_SELECTOR
 from components.operators import sources
 from components.operators.catalog import OPERATOR_PINS, OPERATORS, needed_operators
+from components.operators.crd_chart import CHARTS_ENV, charts_dir, crd_chart, release_name, write_chart
 from components.operators.installs import (
     MPIJOB_CRD,
     TRAINER_WEBHOOK_HOST,
@@ -267,20 +270,29 @@ def test_the_dev_stack_registers_every_operator_pinned(pinned_run: ProgramRun, p
             release = releases[install.operator.release_name]
             assert release.inputs["version"] == install.pin.version
             assert release.inputs["namespace"] == install.namespace
-            assert release.inputs["skipCrds"] is True  # the CRDs are resources of their own
+            assert release.inputs["skipCrds"] is True  # the CRDs are a release of their own
         else:
             deployments = [r for r in pinned_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace]
             assert len(deployments) == 1
-    crds = {r.inputs["metadata"]["name"] for r in pinned_run.of_type(CRD) if not r.read_id}
-    assert crds == {c["metadata"]["name"] for i in installs(pinned) for c in i.crds}
+        # Its CRDs: a release of the chart the program wrote, holding each CRD as the module ships it.
+        crd_release = releases[release_name(install.operator.key)]
+        chart = crd_chart(install.operator.key, install.namespace, install.pin.version, install.crds)
+        assert crd_release.inputs["version"] == chart.version
+        assert crd_release.inputs["namespace"] == install.namespace
+        folder = Path(crd_release.inputs["chart"])
+        assert folder.name == chart.dirname and (folder / "templates" / "crds.yaml").is_file()
+        assert [json.loads(f.read_text()) for f in sorted((folder / "files").iterdir())] == sorted(
+            install.crds, key=lambda c: c["metadata"]["name"])
+    # No CRD body travels as a resource's properties (issue 42): only the ProvisioningRequest API is read.
+    assert not [r for r in pinned_run.of_type(CRD) if not r.read_id]
     assert pinned_run.exports["operatorVersions"] == {i.operator.key: i.pin.version for i in installs(pinned)}
 
 
 def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers(dev_run: ProgramRun) -> None:
     release = next(r for r in dev_run.of_type(RELEASE) if r.inputs["name"] == "kubeflow-trainer")
     deps = {dev_run.by_urn(u).name for u in release.dependencies}
-    assert "operators-trainer-customresourcedefinition-trainjobs.trainer.kubeflow.org" in deps
-    assert "operators-jobset-customresourcedefinition-jobsets.jobset.x-k8s.io" in deps  # Trainer watches JobSets
+    assert {"operators-trainer-crds-release", "operators-trainer-ns"} <= deps
+    assert "operators-jobset-crds-release" in deps  # Trainer watches JobSets
     team = dev_run.one("kubernetes:core/v1:Namespace", "queues-ns-research")
     team_deps = {dev_run.by_urn(u).name for u in team.dependencies}
     assert {"operators-kuberay-release", "operators-jobset-release", "operators-trainer-release",
@@ -290,12 +302,37 @@ def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers
     assert "operators-trainer-release" in {dev_run.by_urn(u).name for u in runtime.dependencies}
 
 
-def test_kueue_starts_after_every_operator_crd(dev_run: ProgramRun) -> None:
+def test_kueue_starts_after_every_operator_crd(dev_run: ProgramRun, dev: StackConfig) -> None:
     """Kueue sets up a framework's controller at start-up only if its kind is served (else after a
     backoff of up to 2 minutes, seen as MPIJobs with no Workload on the local control plane)."""
     kueue = dev_run.one(RELEASE, "kueue-release")
-    crds = {r.urn for r in dev_run.of_type(CRD) if not r.read_id}
-    assert crds and crds <= set(kueue.dependencies)
+    crds = {r.urn for r in dev_run.of_type(RELEASE) if r.inputs["name"].endswith("-crds")}
+    assert len(crds) == len(installs(dev)) and crds <= set(kueue.dependencies)
+
+
+def test_an_operator_crd_chart_changes_version_with_any_byte_of_its_crds(dev: StackConfig) -> None:
+    install = next(i for i in installs(dev) if i.operator.key == "kuberay")
+    chart = crd_chart("kuberay", install.namespace, install.pin.version, install.crds)
+    assert chart.name == "kuberay-crds" and release_name("mpiOperator") == "mpi-operator-crds"
+    assert chart.version.startswith(f"{install.pin.version}+crds.")
+    changed = copy.deepcopy(install.crds)
+    changed[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "changed"
+    assert crd_chart("kuberay", install.namespace, install.pin.version, changed).version != chart.version
+    assert crd_chart("kuberay", install.namespace, install.pin.version, copy.deepcopy(install.crds)) == chart
+
+
+def test_an_operator_crd_chart_is_written_once_and_whole(dev: StackConfig, tmp_path: Path) -> None:
+    install = next(i for i in installs(dev) if i.operator.key == "jobset")
+    chart = crd_chart("jobset", install.namespace, install.pin.version, install.crds)
+    folder = write_chart(chart, tmp_path / "charts")
+    assert folder == tmp_path / "charts" / chart.dirname
+    written = {str(f.relative_to(folder)): f.read_text() for f in folder.rglob("*") if f.is_file()}
+    assert written == dict(chart.files)
+    assert yaml.safe_load(written["Chart.yaml"])["version"] == chart.version
+    (folder / "files" / "marker").write_text("kept")  # a second run finds the folder and leaves it
+    assert write_chart(chart, tmp_path / "charts") == folder and (folder / "files" / "marker").is_file()
+    assert [p.name for p in (tmp_path / "charts").iterdir()] == [chart.dirname]  # no staging folder left
+    assert charts_dir({}) == Path(".kueue-aks/charts") and charts_dir({CHARTS_ENV: "/x"}) == Path("/x")
 
 
 # --- module sources --------------------------------------------------------------------------
