@@ -35,10 +35,10 @@ Two graphs over the same resources:
   association needs the rule and the cluster, Grafana needs the workspace it links, a role
   assignment needs Grafana and the workspace; a service-account token Secret needs its account.
   A job operator's controller (its Helm release, or the Deployment of a manifest install) needs
-  the CRDs (each operator's a release of their own) of the API groups it serves and of the operators it builds on (Trainer: JobSet); a
-  Deployment needs the objects of its own install (its namespace's ServiceAccount, Secret and
-  Service, the cluster roles and bindings for that account, the webhook configuration calling its
-  Service); an object of an operator's group needs its CRD and that operator's controller (its
+  the CRDs (each operator's a release of their own) of the API groups it serves and of the
+  operators it builds on (Trainer: JobSet); a Deployment needs the objects of its own install
+  (its namespace's ServiceAccount, Secret and Service, the cluster roles and bindings for that
+  account, the webhook configuration calling its Service); an object of an operator's group needs its CRD and that operator's controller (its
   webhook); and a team namespace needs every operator controller, for the same reason as Kueue's.
 
 ratio = actual longest path / ideal longest path; 1.00 means nothing waits on what it does not need.

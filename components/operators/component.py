@@ -48,7 +48,7 @@ class JobOperators(pulumi.ComponentResource):
         for install in installs(config):
             key = install.operator.key
             ns = chart_namespace(self, f"{name}-{key}", install.namespace)
-            chart = crd_chart(key, install.namespace, install.pin.version, install.crds)
+            chart = crd_chart(key, install.pin.version, install.crds)
             # Written before the release registers: the provider reads the folder when it checks the release.
             path = write_chart(chart, charts_dir())
             self.crds[key] = release(self, f"{name}-{key}-crds", namespace=ns, release_name=chart.name,

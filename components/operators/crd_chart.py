@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,7 +49,6 @@ RELEASE_NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 @dataclass(frozen=True)
 class CrdChart:
     name: str  # the chart's and the release's name, e.g. "kuberay-crds"
-    namespace: str  # the operator's namespace, where Helm keeps the release's records
     version: str  # the operator's version and the digest of its CRDs, e.g. "1.6.2+crds.3f2a…"
     files: Mapping[str, str]  # path in the chart -> text
 
@@ -62,7 +62,7 @@ def release_name(operator_key: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"-\1", operator_key).lower() + RELEASE_SUFFIX
 
 
-def crd_chart(operator_key: str, namespace: str, version: str, crds: list[dict[str, Any]]) -> CrdChart:
+def crd_chart(operator_key: str, version: str, crds: list[dict[str, Any]]) -> CrdChart:
     """The chart of one operator's CRDs, each file the CRD exactly as its module ships it."""
     files = {f"files/{crd['metadata']['name']}.json": json.dumps(crd, sort_keys=True, separators=(",", ":")) + "\n"
              for crd in crds}
@@ -71,7 +71,7 @@ def crd_chart(operator_key: str, namespace: str, version: str, crds: list[dict[s
     chart_version = f"{version}+crds.{digest}"
     meta = {"apiVersion": "v2", "name": name, "version": chart_version, "appVersion": version, "type": "application",
             "description": f"The CustomResourceDefinitions of {operator_key} {version}, written by kueue-aks."}
-    return CrdChart(name, namespace, chart_version,
+    return CrdChart(name, chart_version,
                     {"Chart.yaml": json.dumps(meta, indent=2) + "\n", "templates/crds.yaml": TEMPLATE, **files})
 
 
@@ -95,7 +95,5 @@ def write_chart(chart: CrdChart, root: Path) -> Path:
     except OSError:  # another run wrote it first
         if not (target / "Chart.yaml").is_file():
             raise
-        for path in sorted(staging.rglob("*"), reverse=True):
-            path.rmdir() if path.is_dir() else path.unlink()
-        staging.rmdir()
+        shutil.rmtree(staging)
     return target

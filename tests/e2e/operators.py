@@ -103,7 +103,7 @@ class Operators:
         self.installs = installs(config)
         for install in self.installs:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
-            chart = crd_chart(install.operator.key, install.namespace, install.pin.version, install.crds)
+            chart = crd_chart(install.operator.key, install.pin.version, install.crds)
             folder = write_chart(chart, self.workdir / "crd-charts")
             self.helm.install(chart.name, ChartRef(str(folder), chart.version), namespace=install.namespace, values={},
                               workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)

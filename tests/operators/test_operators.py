@@ -276,7 +276,7 @@ def test_the_dev_stack_registers_every_operator_pinned(pinned_run: ProgramRun, p
             assert len(deployments) == 1
         # Its CRDs: a release of the chart the program wrote, holding each CRD as the module ships it.
         crd_release = releases[release_name(install.operator.key)]
-        chart = crd_chart(install.operator.key, install.namespace, install.pin.version, install.crds)
+        chart = crd_chart(install.operator.key, install.pin.version, install.crds)
         assert crd_release.inputs["version"] == chart.version
         assert crd_release.inputs["namespace"] == install.namespace
         folder = Path(crd_release.inputs["chart"])
@@ -312,18 +312,18 @@ def test_kueue_starts_after_every_operator_crd(dev_run: ProgramRun, dev: StackCo
 
 def test_an_operator_crd_chart_changes_version_with_any_byte_of_its_crds(dev: StackConfig) -> None:
     install = next(i for i in installs(dev) if i.operator.key == "kuberay")
-    chart = crd_chart("kuberay", install.namespace, install.pin.version, install.crds)
+    chart = crd_chart("kuberay", install.pin.version, install.crds)
     assert chart.name == "kuberay-crds" and release_name("mpiOperator") == "mpi-operator-crds"
     assert chart.version.startswith(f"{install.pin.version}+crds.")
     changed = copy.deepcopy(install.crds)
     changed[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "changed"
-    assert crd_chart("kuberay", install.namespace, install.pin.version, changed).version != chart.version
-    assert crd_chart("kuberay", install.namespace, install.pin.version, copy.deepcopy(install.crds)) == chart
+    assert crd_chart("kuberay", install.pin.version, changed).version != chart.version
+    assert crd_chart("kuberay", install.pin.version, copy.deepcopy(install.crds)) == chart
 
 
 def test_an_operator_crd_chart_is_written_once_and_whole(dev: StackConfig, tmp_path: Path) -> None:
     install = next(i for i in installs(dev) if i.operator.key == "jobset")
-    chart = crd_chart("jobset", install.namespace, install.pin.version, install.crds)
+    chart = crd_chart("jobset", install.pin.version, install.crds)
     folder = write_chart(chart, tmp_path / "charts")
     assert folder == tmp_path / "charts" / chart.dirname
     written = {str(f.relative_to(folder)): f.read_text() for f in folder.rglob("*") if f.is_file()}
