@@ -86,7 +86,6 @@ MONITORING_NEEDS: Mapping[str, tuple[str, ...]] = {
     "azure-native:monitor:DataCollectionRuleAssociation": ("azure-native:monitor:DataCollectionRule",
                                                            "azure-native:containerservice:ManagedCluster"),
     _GRAFANA: (_WORKSPACE,),
-    "azure-native:authorization:RoleAssignment": (_GRAFANA, _WORKSPACE),
 }
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -114,6 +113,8 @@ class Registered(Protocol):
     def dependencies(self) -> list[str]: ...
     @property
     def provider(self) -> str: ...
+    @property
+    def property_dependencies(self) -> dict[str, list[str]]: ...
 
 
 def duration(type_: str) -> float:
@@ -345,6 +346,9 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         for kind, needed in MONITORING_NEEDS.items():
             if r.type == kind:
                 needs |= {n.urn for t in needed for n in by_type.get(t, [])}
+        if r.type == "azure-native:authorization:RoleAssignment":
+            # What it is scoped to and the identity it names (a cluster, a workspace, a Grafana), nothing else.
+            needs |= {u for key in ("scope", "principalId") for u in r.property_dependencies.get(key, [])}
         if r.type == "kubernetes:core/v1:Secret":
             account = ((r.inputs.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name")
             needs |= {a.urn for a in by_type.get("kubernetes:core/v1:ServiceAccount", [])

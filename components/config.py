@@ -23,7 +23,9 @@ from .cluster import capacity
 from .kueue import versions as kueue_versions
 from .operators import catalog as operator_catalog
 from .k8s.charts import chart_source_problem, image_repository_problem
+from .cluster.azure_names import NODE_RESOURCE_GROUP_LIMIT, node_resource_group_length
 from .cluster.capacity import NodeResources, VmSize
+from .cluster.regions import region_problem
 from .k8s.names import TAINT_EFFECTS, is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
 from .k8s.quantity import QuantityError, cpu_millicores, memory_mib
 from .gpu.chart import DEVICE_PLUGIN_VERSION
@@ -59,7 +61,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 ENCRYPTED = "<encrypted>"
 # Keys that shape a cluster the program creates; meaningless for a cluster it only uses.
 CREATION_KEYS = ("name", "kubernetesVersion", "tier", "zones", "systemPool", "adminGroupObjectIds",
-                 "disableLocalAccounts", "autoUpgradeChannel")
+                 "disableLocalAccounts", "autoUpgradeChannel", "deployerAdmin")
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
 DEFAULT_FRAMEWORKS = (
     "batch/job",
@@ -160,6 +162,9 @@ class ClusterSettings:
     admin_group_object_ids: tuple[str, ...] = ()
     disable_local_accounts: bool = False
     auto_upgrade_channel: str = "patch"
+    # The identity that runs `pulumi up` gets AKS RBAC Cluster Admin on the cluster it creates
+    # (components/cluster/deployer.py); false: access comes through adminGroupObjectIds only.
+    deployer_admin: bool = True
     existing: ExistingCluster | None = None  # an AKS cluster made elsewhere: nothing Azure is created
     kubeconfig: str | None = field(default=None, repr=False)  # any cluster: no Azure at all; a secret
 
@@ -687,6 +692,7 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
         admin_group_object_ids=r.get("adminGroupObjectIds", (), _group_ids(problems)),
         disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
         auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
+        deployer_admin=r.get("deployerAdmin", True, c.boolean),
         existing=r.get("existing", None, existing),
         kubeconfig=r.get("kubeconfig", None, kubeconfig),
     )
@@ -695,7 +701,8 @@ def _parse_cluster(problems: _Problems, raw: Any, stack: str) -> ClusterSettings
 def _group_ids(problems: _Problems) -> Callable[[str, Any], Any]:
     """A checker for a list of Entra ID group object IDs."""
     return _groups(problems, "Entra ID group object IDs", _GUID,
-                   " (an object ID such as 00000000-0000-0000-0000-000000000000)")
+                   " (an Entra ID group's object ID, a GUID such as 00000000-0000-0000-0000-000000000000, not "
+                   "its name; look it up with: az ad group show --group <group name> --query id -o tsv)")
 
 
 def _group_names(problems: _Problems) -> Callable[[str, Any], Any]:
@@ -1471,6 +1478,9 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         # Listed first, where a reader of the stack file finds the key.
         problems.items.insert(0, Problem("azure-native:location", "is required: the Azure region, e.g. eastus2 (only "
                                          "a cluster.kubeconfig stack needs none)"))
+    region = region_problem(location) if location else None
+    if region:
+        problems.items.insert(0, Problem("azure-native:location", region))
     # A manager's pools and teams follow other rules; the role's own problems come after the rest.
     manager = isinstance(raw.get("multiKueue"), Mapping) and raw["multiKueue"].get("role") == "manager"
     before = len(problems.items)
@@ -1502,6 +1512,8 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     if pools_ok:
         _check_provisioning(problems, cluster, pools)
     _check_extension(problems, kueue, cluster, location, manager)
+    if cluster.mode == "create" and not manager:
+        _check_aks_rules(problems, cluster, location, pools)
     if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
         problems.add(f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",
                      "is false, but teams have members: they see their place in the queue through Kueue's "
@@ -1530,6 +1542,53 @@ def system_pool_problems(config: StackConfig) -> list[Problem]:
                                 [o.key for o in config.operators if o.install == "managed"])
     shortfall = system_pool_shortfall(pool.vm_size, pool.count, demand)
     return [Problem(f"{NAMESPACE}:cluster.systemPool", shortfall)] if shortfall else []
+
+
+# AKS's limits per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions; the pricing tiers page).
+MAX_NODE_POOLS = 100
+MAX_FREE_TIER_NODES = 1000
+
+
+def _check_aks_rules(problems: _Problems, cluster: ClusterSettings, location: str | None,
+                     pools: Sequence[NodePool]) -> None:
+    """Azure's rules across the keys of a cluster the program creates, beyond what each key allows
+    alone (docs/azure-rules.md has each rule's source)."""
+    at = f"{NAMESPACE}:cluster"
+    version, channel = cluster.kubernetes_version, cluster.auto_upgrade_channel
+    if version and channel in ("stable", "rapid"):
+        problems.add(f"{at}.kubernetesVersion", f"pins {version!r}, but autoUpgradeChannel {channel} moves the cluster "
+                     "to newer minors by itself, and the next `pulumi up` would ask AKS for the old version, a downgrade "
+                     "it refuses; remove kubernetesVersion (AKS picks the version and the channel keeps it current), or "
+                     "set autoUpgradeChannel: patch (keeps a major.minor pin such as \"1.33\"), node-image or none")
+    elif version and version.count(".") == 2 and channel == "patch":
+        minor = ".".join(version.split(".")[:2])
+        problems.add(f"{at}.kubernetesVersion", f"pins the patch version {version!r}, but autoUpgradeChannel patch moves "
+                     "the cluster to newer patches by itself, and the next `pulumi up` would ask AKS for a downgrade "
+                     f"it refuses; pin the minor only (\"{minor}\"), or set autoUpgradeChannel: none")
+    if cluster.tier == "Premium" and channel in ("stable", "rapid"):
+        # Premium comes with the long-term support plan (components/cluster/component.py sends both).
+        problems.add(f"{at}.autoUpgradeChannel", f"is {channel}, but tier Premium runs AKS's long-term support plan, "
+                     "which keeps a minor version past its community support and allows only the patch and "
+                     "node-image channels (AKS recommends patch); set autoUpgradeChannel: patch, or tier: Standard")
+    if cluster.disable_local_accounts and not cluster.deployer_admin and not cluster.admin_group_object_ids:
+        problems.add(f"{at}.deployerAdmin", "is false and disableLocalAccounts is true with no adminGroupObjectIds: "
+                     "nobody, not even `pulumi up`, could then sign in to the cluster; set deployerAdmin: true, or list "
+                     "the admins' Entra ID groups in adminGroupObjectIds")
+    if location:
+        length = node_resource_group_length(cluster.name, location)
+        if length > NODE_RESOURCE_GROUP_LIMIT:
+            keep = len(cluster.name) - (length - NODE_RESOURCE_GROUP_LIMIT)
+            problems.add(f"{at}.name", f"{cluster.name!r} makes AKS's node resource group name "
+                         f"(MC_<the stack's resource group>_<cluster name>_<region>) {length} characters long in "
+                         f"{location}, and AKS refuses more than {NODE_RESOURCE_GROUP_LIMIT}; use a name of at most "
+                         f"{keep} characters")
+    if len(pools) + 1 > MAX_NODE_POOLS:
+        problems.add(f"{NAMESPACE}:nodePools", f"has {len(pools)} pools; with the system pool AKS allows at most "
+                     f"{MAX_NODE_POOLS} per cluster")
+    nodes = cluster.system_pool.count + sum(p.max_count for p in pools)
+    if cluster.tier == "Free" and nodes > MAX_FREE_TIER_NODES:
+        problems.add(f"{at}.tier", f"is Free, which supports at most {MAX_FREE_TIER_NODES} nodes, but the pools reach "
+                     f"{nodes} at maxCount (with the system pool); set tier: Standard, or lower maxCount")
 
 
 def _check_provisioning(problems: _Problems, cluster: ClusterSettings, pools: Sequence[NodePool]) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from .access.azure_roles import roles_needed
 from .access.members import access_objects, team_access
 from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, Team, parse_config, raw_from_stack_file
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
@@ -352,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     queues = manager_markdown(config, workers) if workers else quota_markdown(config, stack_queues.rows)
     print(queues + access_markdown(config, stack_queues) + operators_markdown(config))
+    roles = roles_needed(config)
+    if roles:
+        print(f"**Azure roles:** {roles}\n")
     print(capacity or "_Azure's vCPU quota and VM sizes not read: pass --azure to run the preflight._\n")
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")

@@ -129,8 +129,23 @@ def matching_agent_pools(config: Mapping[str, Any], stack: str = "dev") -> dict[
     return {pool.name: agent_pool_result(pool) for pool in parsed.node_pools} if parsed else {}
 
 
+SUBSCRIPTION = "00000000-0000-0000-0000-00000000000a"
+DEPLOYER_OBJECT_ID = "00000000-0000-0000-0000-00000000000d"
+GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-00000000000f"
+
+
+def unsigned_token(claims: Mapping[str, Any]) -> str:
+    """A JWT-shaped access token with these claims and no signature (nothing here checks one)."""
+    def part(doc: Mapping[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
+    return f"{part({'typ': 'JWT', 'alg': 'none'})}.{part(claims)}.not-signed"
+
+
+# What a user's `az login` token carries (learn.microsoft.com/entra/identity-platform/access-token-claims-reference):
+# a delegated token has scp; an app-only one (a service principal, a managed identity) has none.
+USER_CLAIMS = {"oid": DEPLOYER_OBJECT_ID, "idtyp": "user", "scp": "user_impersonation"}
 # The azure-native provider's token as getClientToken returns it; the preflight sends it to Azure.
-PROVIDER_TOKEN = "provider-token-not-real"
+PROVIDER_TOKEN = unsigned_token(USER_CLAIMS)
 SERVICE_ACCOUNT_TOKEN = "service-account-token-not-real"
 _AZURE: list[FakeArm] = []
 
@@ -147,11 +162,6 @@ def generous_azure(config: Mapping[str, Any], stack: str) -> FakeArm:
     return fake
 
 
-SUBSCRIPTION = "00000000-0000-0000-0000-00000000000a"
-DEPLOYER_OBJECT_ID = "00000000-0000-0000-0000-00000000000d"
-GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-00000000000f"
-
-
 class ProgramMocks(pulumi.runtime.Mocks):
     """Mocked resources and invokes. For an existing cluster (kueue-aks:cluster.existing):
     `managed_cluster` overrides fields of the getManagedCluster result (e.g. disableLocalAccounts),
@@ -160,7 +170,9 @@ class ProgramMocks(pulumi.runtime.Mocks):
 
     def __init__(self, *, managed_cluster: Mapping[str, Any] | None = None,
                  agent_pools: Mapping[str, Mapping[str, Any]] | None = None,
-                 stacks: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 stacks: Mapping[str, Mapping[str, Any]] | None = None,
+                 token: str = PROVIDER_TOKEN) -> None:
+        self.token = token  # getClientToken's: its claims say whether the deployer is a user or an app
         self.invokes: list[str] = []
         self.invoke_args: list[tuple[str, dict[str, Any]]] = []
         self.managed_cluster = dict(managed_cluster or {})
@@ -221,7 +233,7 @@ class ProgramMocks(pulumi.runtime.Mocks):
                 raise Exception(f"mock: agent pool {pool!r} not found (ResourceNotFound)")
             return dict((self.agent_pools or {})[pool])
         if args.token == "azure-native:authorization:getClientToken":
-            return {"token": PROVIDER_TOKEN}
+            return {"token": self.token}
         if args.token == "azure-native:authorization:getClientConfig":
             return {"subscriptionId": SUBSCRIPTION, "objectId": DEPLOYER_OBJECT_ID, "tenantId": "tenant", "clientId": "client"}
         if args.token == "azure-native:monitor:getAzureMonitorWorkspace":

@@ -240,9 +240,10 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     # two ClusterQueues (<team>, <team>-topology) and two LocalQueues (default, topology); each pool
     # adds an AgentPool and a ResourceFlavor.
     assert (fit["per_team"], fit["per_pool"]) == (5, 2)
-    # 24 fixed: 16 as before, the aggregated-role guard (policy and binding, components/kueue/policies.py)
+    # 25 fixed: 16 as before, the aggregated-role guard (policy and binding, components/kueue/policies.py)
     # and the PoolGuard component with its policy and binding (governance is on by default), the
-    # priority-class guard (policy and binding) and the TeamAccess component (no members here); and
+    # priority-class guard (policy and binding), the TeamAccess component (no members here), the
+    # deploying identity's cluster admin role (cluster.deployerAdmin); and
     # the job operators: their component, each one's namespace, the release of its CRDs, and its
     # release or manifest objects, the torch runtime, and the RayService guard (policy and binding); the
     # autoscaled GPU pools' ProvisioningRequestConfig and AdmissionCheck, and the component that
@@ -250,7 +251,7 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     config = parse_map(generated_config(2, 2))
     operator_resources = 1 + sum(1 + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
     provisioning = 2 + len(provisioning_objects(config))
-    assert fit["fixed"] == (24 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
+    assert fit["fixed"] == (25 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
                             + provisioning)
 
 

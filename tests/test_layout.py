@@ -32,6 +32,7 @@ RANKS = {
 FACTS = {
     "components.cluster.capacity", "components.kueue.versions", "components.kueue.resources", "components.gpu.chart",
     "components.operators.catalog", "components.operators.sources", "components.operators.sizing",
+    "components.cluster.azure_names", "components.cluster.regions",
 }
 
 

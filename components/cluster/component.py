@@ -13,6 +13,7 @@ exports only what is set.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,10 +21,12 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pulumi_azure_native import containerservice, resources
+from pulumi_azure_native import authorization, containerservice, resources
 
+from .azure_names import dns_prefix
 from .tags import STACK_TAG, stack_tag
 from .capacity import MAX_PODS
+from .deployer import ACCESS_DEADLINE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
 from ..config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
@@ -85,6 +88,58 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
 def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
     """A built-in Azure role's definition ID in the deploying subscription."""
     return pulumi.Output.concat("/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role)
+
+
+def deployer_principal_type(token: str) -> str:
+    try:
+        return principal_type(token)
+    except DeployerError as err:
+        raise pulumi.RunError(str(err)) from None
+
+
+class DeployingIdentity:
+    """Whoever runs `pulumi up`: its object ID and its type for Azure RBAC (User or ServicePrincipal)."""
+
+    def __init__(self) -> None:
+        client = authorization.get_client_config_output()
+        self.subscription_id = client.subscription_id
+        self.object_id = client.object_id
+        # The type is no secret; the token it is read from is.
+        self.principal_type = pulumi.Output.unsecret(
+            authorization.get_client_token_output().token.apply(deployer_principal_type))
+
+    def assign(self, name: str, parent: pulumi.Resource, scope: pulumi.Input[str], role: str,
+               description: str) -> authorization.RoleAssignment:
+        return authorization.RoleAssignment(
+            name, scope=scope, principal_id=self.object_id, principal_type=self.principal_type,
+            role_definition_id=role_definition(self.subscription_id, role), description=description,
+            opts=pulumi.ResourceOptions(parent=parent))
+
+
+def access_checked(kubeconfig: str, settings: ClusterSettings) -> object:
+    """The kubeconfig, once the API server lets its user in (an awaitable for Output.apply); at
+    preview nothing is waited for: nothing Kubernetes is created then."""
+    if pulumi.runtime.is_dry_run():
+        return kubeconfig
+    if settings.deployer_admin:
+        what_to_check = (
+            "Check the stack's role assignment for the deploying identity: az role assignment list --scope "
+            "<the cluster's resource ID> --role 'Azure Kubernetes Service RBAC Cluster Admin'; that kubelogin is on "
+            "PATH; and that `az account show` is the identity that ran pulumi up")
+    else:
+        what_to_check = (
+            "cluster.deployerAdmin is false, so the deploying identity comes in only through a group in "
+            "cluster.adminGroupObjectIds: add it to one (az ad group member add), or set cluster.deployerAdmin: true")
+    pulumi.log.info(f"kueue-aks: waiting up to {ACCESS_DEADLINE / 60:g} minutes for the API server to let the deploying "
+                    "identity in (Azure role assignments take up to five minutes to reach it)")
+
+    async def wait() -> str:
+        try:
+            # A thread: the poll sleeps, and the program's other registrations go on meanwhile.
+            return await asyncio.to_thread(wait_for_access, kubeconfig, what_to_check=what_to_check)
+        except DeployerError as err:
+            raise pulumi.RunError(f"kueue-aks:cluster.disableLocalAccounts: {err}") from None
+    return wait()
 
 
 def kubelogin_kubeconfig(kubeconfig: str) -> str:
@@ -259,17 +314,21 @@ class AksCluster(pulumi.ComponentResource):
         settings = config.cluster
         child = pulumi.ResourceOptions(parent=self)
 
+        # Its autoname (this name plus 8 random characters) counts in the node resource group's length check.
         self.resource_group = resources.ResourceGroup(f"{name}-rg", location=config.location, opts=child)
         self.cluster = containerservice.ManagedCluster(
             f"{name}-aks",
             resource_name_=settings.name,
             resource_group_name=self.resource_group.name,
             location=config.location,
-            dns_prefix=settings.name,
+            dns_prefix=dns_prefix(settings.name),
             # How the next preview's preflight finds this stack's nodes, to count them only once.
             tags={STACK_TAG: stack_tag()},
             kubernetes_version=settings.kubernetes_version,
             sku=containerservice.ManagedClusterSKUArgsDict(name="Base", tier=settings.tier),
+            # Premium and long-term support go together, both on or both off (learn.microsoft.com/azure/aks/
+            # long-term-support); sent for every tier, so a move off Premium turns the plan off too.
+            support_plan="AKSLongTermSupport" if settings.tier == "Premium" else "KubernetesOfficial",
             identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),
             agent_pool_profiles=[system_pool_profile(settings)],
             enable_rbac=True,
@@ -311,9 +370,21 @@ class AksCluster(pulumi.ComponentResource):
             for pool in config.node_pools
         }
 
+        # The principal follows the deploying identity: an `up` by another identity moves the role to it.
+        self.deployer: DeployingIdentity | None = DeployingIdentity() if settings.deployer_admin else None
+        self.deployer_admin = self.deployer.assign(
+            f"{name}-deployer-admin", self, self.cluster.id, CLUSTER_ADMIN_ROLE,
+            "kueue-aks: the identity that ran pulumi up administers the cluster it made (cluster.deployerAdmin)",
+        ) if self.deployer else None
         self.kubeconfig: pulumi.Output[str] = aks_kubeconfig(
             self.resource_group.name, self.cluster.name, exec_login=settings.disable_local_accounts)
-        self.provider = kubernetes_provider(f"{name}-k8s", self, self.kubeconfig, self.cluster.id)
+        provider_kubeconfig = self.kubeconfig
+        if settings.disable_local_accounts:
+            # The program comes in as the deploying identity: no Kubernetes object before its role holds.
+            after = [self.deployer_admin.id] if self.deployer_admin else []
+            provider_kubeconfig = pulumi.Output.all(self.kubeconfig, *after).apply(
+                lambda parts: access_checked(parts[0], settings))
+        self.provider = kubernetes_provider(f"{name}-k8s", self, provider_kubeconfig, self.cluster.id)
 
         self.cluster_name = self.cluster.name
         self.cluster_id: pulumi.Output[str] | None = self.cluster.id
@@ -367,6 +438,7 @@ class ExistingAksCluster(pulumi.ComponentResource):
             lambda p: p.issuer_url if p else None)
         self.node_pool_names = pulumi.Output.all(*checked)
         self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
+        self.deployer = None  # its owners grant access to it
         self.register_outputs({"clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
                                "oidcIssuerUrl": self.oidc_issuer_url, "nodePoolNames": self.node_pool_names,
                                "kubeconfig": self.kubeconfig})
@@ -388,4 +460,5 @@ class KubeconfigCluster(pulumi.ComponentResource):
         self.kubeconfig = None  # the stack's own secret config; not exported again
         self.node_pool_names = [p.name for p in config.node_pools]
         self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
+        self.deployer = None
         self.register_outputs({"nodePoolNames": self.node_pool_names})

@@ -53,7 +53,12 @@ _REFRESH_MARGIN = 10.0  # seconds before an exec credential's expiry at which it
 
 class ReadError(Exception):
     """The cluster could not be read: the message names the server (or the kubeconfig entry) and
-    what failed, and never holds a credential."""
+    what failed, and never holds a credential. `status` is the API server's HTTP status when it
+    answered (401 and 403: the user is not let in)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class ClusterReader:
@@ -313,9 +318,9 @@ class ClusterReader:
         if status in (401, 403):
             who = f"user {self.user!r}" if self.user else "user (anonymous)"
             raise ReadError(f"the kubeconfig's {who} cannot read {path} on {self.server} "
-                            f"(HTTP {status}: {_detail(response)})")
+                            f"(HTTP {status}: {_detail(response)})", status)
         if status != 200:
-            raise ReadError(f"{self.server}: GET {path} failed (HTTP {status}: {_detail(response)})")
+            raise ReadError(f"{self.server}: GET {path} failed (HTTP {status}: {_detail(response)})", status)
         try:
             body = response.json()
         except ValueError:

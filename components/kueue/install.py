@@ -150,8 +150,17 @@ class KueueInstallation(pulumi.ComponentResource):
         elif config.cluster.mode == "kubeconfig":
             self.namespace_ready, self.ready = [], []  # the cluster's extension, checked by the preflight
         else:
+            # API 2023-05-01 (azure-native's only one) has no autoUpgradeMode, the docs' `--auto-upgrade-mode
+            # none`: the pin is autoUpgradeMinorVersion false with a version, and the release train, which
+            # applies only to minor upgrades, is not sent (the SDK would default it to Stable when None).
+            pulumi.log.warn(
+                "kueue-aks:kueue.install aksExtension: azure-native creates the extension with API 2023-05-01, which "
+                "cannot set its auto-upgrade mode; after the first `pulumi up`, pin it as AKS's docs do: az "
+                "k8s-extension update --cluster-type managedClusters --resource-group <group> --cluster-name <cluster> "
+                "--name kueue --auto-upgrade-mode none (docs/kueue-install.md)", resource=self)
             extension = kubernetesconfiguration.Extension(
                 f"{name}-extension", cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
+                release_train=pulumi.Output.from_input(None),
                 **extension_args(config),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(after),
                                             custom_timeouts=pulumi.CustomTimeouts(create=AKS_EXTENSION_CREATE_TIMEOUT)))

@@ -26,7 +26,6 @@ docs/monitoring.md gives the one `az grafana dashboard import` command.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +34,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_azure_native import authorization, dashboard, monitor
 
+from ..cluster.azure_names import association_name, endpoint_name, grafana_name, rule_name
 from ..cluster.component import role_definition
 from ..config import KUEUE_NAMESPACE, StackConfig
 from ..config import Monitoring as MonitoringSettings
@@ -46,23 +46,7 @@ GRAFANA_ADMIN_ROLE = "22926164-76b3-42b3-bc55-97df8dab3e41"
 # From the add-on's onboarding templates (module docstring).
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 WORKSPACE_DESTINATION = "MonitoringAccount1"
-ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT = 44, 64
 GRAFANA_SKU = "Standard"
-
-
-def prometheus_name(location: str, cluster: str, limit: int | None = None) -> str:
-    """The add-on's name for its data collection endpoint, rule and association. ARM takes a region
-    by its display name too ("East US"), but names hold its short form ("eastus"), as the API returns it."""
-    return f"MSProm-{location.replace(' ', '').lower()}-{cluster}"[:limit]
-
-
-def grafana_name(cluster_name: str) -> str:
-    """A Managed Grafana name from the cluster's: 2-23 letters, digits or '-', starting with a letter
-    and ending with a letter or digit (Microsoft.Dashboard/grafana naming rules,
-    learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules)."""
-    name = re.sub(r"[^A-Za-z0-9-]", "-", cluster_name)
-    name = name if name[:1].isalpha() else f"g-{name}"
-    return name[:23].rstrip("-").ljust(2, "0")
 
 
 def data_collection_rule(workspace_id: pulumi.Input[str]) -> dict[str, Any]:
@@ -177,16 +161,16 @@ class Monitoring(pulumi.ComponentResource):
             endpoint = monitor.DataCollectionEndpoint(
                 f"{name}-dce", resource_group_name=resource_group_name, location=workspace_location, kind="Linux",
                 data_collection_endpoint_name=pulumi.Output.from_input(workspace_location).apply(
-                    lambda loc: prometheus_name(loc, cluster_name, ENDPOINT_NAME_LIMIT)),
+                    lambda loc: endpoint_name(loc, cluster_name)),
                 opts=child)
             rule = monitor.DataCollectionRule(
                 f"{name}-dcr", resource_group_name=resource_group_name, location=workspace_location,
                 data_collection_rule_name=pulumi.Output.from_input(workspace_location).apply(
-                    lambda loc: prometheus_name(loc, cluster_name, RULE_NAME_LIMIT)),
+                    lambda loc: rule_name(loc, cluster_name)),
                 data_collection_endpoint_id=endpoint.id, **data_collection_rule(workspace_id), opts=child)
             monitor.DataCollectionRuleAssociation(
                 f"{name}-dcra", resource_uri=cluster.cluster_id, data_collection_rule_id=rule.id,
-                association_name=prometheus_name(config.location, cluster_name),
+                association_name=association_name(config.location, cluster_name),
                 description="Association of the data collection rule with the cluster's managed Prometheus add-on",
                 opts=child)
 
@@ -207,7 +191,8 @@ class Monitoring(pulumi.ComponentResource):
         self.grafana_name = created.name
         self.grafana_url = created.properties.apply(lambda p: p.endpoint)
         admins = list(settings.grafana_admin_group_ids)
-        if not admins:
+        deployer = cluster.deployer
+        if not admins and deployer is None:
             pulumi.log.warn(
                 "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
                 "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
@@ -218,10 +203,12 @@ class Monitoring(pulumi.ComponentResource):
             principal_id=created.identity.apply(lambda i: i.principal_id if i else None),
             principal_type="ServicePrincipal", role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
             opts=child)
-        # Groups only: the SDK would declare any principal without a type a User, and Azure refuses a
-        # role assignment whose type is wrong, so the deploying identity (a user or, in CI, a
-        # managed identity) is not assigned.
         for i, group_id in enumerate(admins):
             authorization.RoleAssignment(
                 f"{name}-grafana-admin-group-{i}", scope=created.id, principal_id=group_id, principal_type="Group",
                 role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE), opts=child)
+        if not admins and deployer is not None:
+            # No admin group: whoever deployed opens the dashboard, as it administers the cluster
+            # (cluster.deployerAdmin; its principal type is read from its token, never assumed).
+            deployer.assign(f"{name}-grafana-admin-deployer", self, created.id, GRAFANA_ADMIN_ROLE,
+                            "kueue-aks: the identity that ran pulumi up administers the Grafana it made")

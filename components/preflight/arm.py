@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from azure.core import PipelineClient
 from azure.core.credentials import AccessToken, TokenCredential
-from azure.core.exceptions import AzureError, ServiceRequestError, ServiceResponseError
+from azure.core.exceptions import AzureError, ClientAuthenticationError, ServiceRequestError, ServiceResponseError
 from azure.core.pipeline.policies import BearerTokenCredentialPolicy, HeadersPolicy, RetryPolicy, UserAgentPolicy
 from azure.core.rest import HttpRequest
 
@@ -109,6 +109,11 @@ class ArmClient:
         try:
             response = self._client.send_request(HttpRequest("GET", url, params=dict(params or {})),
                                                  connection_timeout=self.timeout, read_timeout=self.timeout)
+        except ClientAuthenticationError:
+            # No credential could get a token (azure-identity lists every one it tried, a dozen lines
+            # that bury the one thing to do); the provider's own token never fails here.
+            raise PreflightError("not signed in to Azure: run `az login` (or give a service principal's or workload "
+                                 f"identity's AZURE_CLIENT_ID and AZURE_TENANT_ID); or {SKIP}") from None
         except (ServiceRequestError, ServiceResponseError) as err:
             raise PreflightError(f"Azure did not answer the {what} request within {self.timeout:g} s after "
                                  f"{self.retries} retries ({type(err).__name__}: {err}); run again later, or {SKIP}") from err

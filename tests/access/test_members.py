@@ -77,7 +77,9 @@ def test_members_are_parsed_per_team(members_map: dict[str, Any]) -> None:
 def test_a_member_that_is_not_a_group_object_id_names_the_key(dev_map: dict[str, Any], bad: Any) -> None:
     found = problems(with_members(dev_map, {"platform": [PLATFORM, bad]}))
     assert [path for path, _ in found] == ["kueue-aks:teams[1].members[1]"], found
-    assert "an object ID such as" in found[0][1]
+    # What the ID is and how to look one up, for an admin who wrote a group's name.
+    assert "an Entra ID group's object ID" in found[0][1]
+    assert "az ad group show --group <group name> --query id -o tsv" in found[0][1]
 
 
 def test_a_group_listed_twice_in_a_team_is_an_error(dev_map: dict[str, Any]) -> None:
@@ -186,8 +188,14 @@ def test_team_access_reports_queues_quota_and_members(members_map: dict[str, Any
 # --- the program under mocks -----------------------------------------------------------------------
 
 
+def member_assignments(run: ProgramRun) -> list[Any]:
+    """The role assignments TeamAccess made (the cluster and monitoring make their own)."""
+    access = run.one("kueue-aks:access:TeamAccess")
+    return [a for a in run.of_type(ROLE_ASSIGNMENT) if a.parent == access.urn]
+
+
 def test_create_mode_assigns_the_cluster_user_role_once_per_group(create_run: ProgramRun) -> None:
-    assignments = create_run.of_type(ROLE_ASSIGNMENT)
+    assignments = member_assignments(create_run)
     assert sorted(a.inputs["principalId"] for a in assignments) == sorted({RESEARCH, SHARED_GROUP, PLATFORM})
     cluster = create_run.one("azure-native:containerservice:ManagedCluster")
     for a in assignments:
@@ -240,7 +248,8 @@ def test_without_members_nothing_is_granted(dev_map: dict[str, Any]) -> None:
     config = copy.deepcopy(dev_map)
     config.pop("kueue-aks:monitoring", None)
     run = run_program(config)
-    assert not run.of_type(ROLE_ASSIGNMENT) and not run.of_type(ROLE_BINDING)
+    assert not member_assignments(run) and not run.of_type(ROLE_BINDING)
+    assert [a.name for a in run.of_type(ROLE_ASSIGNMENT)] == ["kueue-deployer-admin"]  # the deployer's, not a member's
     assert not [r for r in run.of_type(CLUSTER_ROLE) if r.inputs["metadata"]["name"] in (MEMBER_ROLE, CAPACITY_VIEWER_ROLE)]
     assert run.exports["teams"]["research"]["members"] == []
 

@@ -70,7 +70,8 @@ CREATION_VALUES: dict[str, Any] = {
     "systemPool": {"count": 1},
     "adminGroupObjectIds": ["11111111-2222-3333-4444-555555555555"],
     "disableLocalAccounts": True,
-    "autoUpgradeChannel": "stable",
+    "autoUpgradeChannel": "patch",
+    "deployerAdmin": False,
 }
 
 

@@ -10,12 +10,16 @@ applies it (stack_cluster.py). Every refusal is checked by the API server's own 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from components.cluster.deployer import wait_for_access
 from components.config import POOL_LABEL
+from components.k8s.reader import ClusterReader, ReadError
 from tests.harness import ROOT
 from tests.test_samples import pod_sets
 
@@ -148,3 +152,63 @@ def test_a_user_of_no_team_can_do_nothing_in_team_namespaces(cluster: StackClust
         assert "forbidden" in stderr.lower() and "pendingworkloads" in stderr, stderr
     stderr = refused(stranger, "get", "clusterqueues.kueue.x-k8s.io")
     assert forbidden("stranger@example.com", "list", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope') in stderr
+
+
+@on_stacks("dev")
+def test_the_deploying_identity_waits_until_rbac_lets_it_in(cluster: StackCluster) -> None:
+    """cluster.disableLocalAccounts: the program's wait for its own role (components/cluster/deployer.py)
+    against the real API server's RBAC. A ServiceAccount stands for the deploying identity: its token
+    is refused until a binding grants it a role, as an Azure role that has not yet reached AKS's
+    authorizer is; the wait goes on through the 403s and returns once the binding holds."""
+    name = "kueue-aks-deployer-probe"
+    kubectl = cluster.kubectl
+    kubectl.run("create", "serviceaccount", name, "-n", "default")
+    try:
+        token = kubectl.run("create", "token", name, "-n", "default", "--duration", "10m").stdout.strip()
+        kubeconfig = yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "deployer",
+            "clusters": [{"name": "c", "cluster": {"server": cluster.cluster.server_url(),
+                                                   "certificate-authority-data": cluster.cluster.ca_data()}}],
+            "contexts": [{"name": "deployer", "context": {"cluster": "c", "user": "deployer"}}],
+            "users": [{"name": "deployer", "user": {"token": token}}]})
+        seen: list[str] = []
+
+        class Recording:
+            """The real reader, keeping what each probe got."""
+
+            def __init__(self, text: str) -> None:
+                self.reader = ClusterReader.from_kubeconfig(text)
+
+            def get(self, path: str) -> dict[str, Any] | None:
+                try:
+                    found = self.reader.get(path)
+                except ReadError as err:
+                    seen.append(f"HTTP {err.status}")
+                    raise
+                seen.append("allowed")
+                return found
+
+            def close(self) -> None:
+                self.reader.close()
+
+        result: list[str | BaseException] = []
+
+        def waiting() -> None:
+            try:
+                result.append(wait_for_access(kubeconfig, what_to_check="(e2e)", poll=0.2, deadline=120,
+                                              connect=Recording))
+            except BaseException as err:  # reported below
+                result.append(err)
+
+        thread = threading.Thread(target=waiting, daemon=True)
+        thread.start()
+        wait_for("the API server to refuse the identity twice", lambda: (seen.count("HTTP 403") >= 2, seen), 30)
+        assert thread.is_alive() and not result, (seen, result)
+        kubectl.run("create", "clusterrolebinding", name, "--clusterrole", "view", f"--serviceaccount=default:{name}")
+        thread.join(60)
+        print(f"probes: {seen}")
+        assert result == [kubeconfig], (seen, result)
+        assert seen[-1] == "allowed" and set(seen[:-1]) == {"HTTP 403"}, seen
+    finally:
+        kubectl.run("delete", "clusterrolebinding", name, "--ignore-not-found")
+        kubectl.run("delete", "serviceaccount", name, "-n", "default", "--ignore-not-found")

@@ -56,9 +56,9 @@ def test_create_registers_one_pinned_extension_and_no_kueue_release(create_run: 
     assert extension.inputs["extensionName"] == "kueue"
     assert extension.inputs["version"] == "0.19.6-aks.0.4.4"
     assert extension.inputs["autoUpgradeMinorVersion"] is False
-    # The SDK fills in its default train; the ARM spec applies a train only while
-    # autoUpgradeMinorVersion is true (../shared/reference/managed-kueue.md §1.8).
-    assert extension.inputs.get("releaseTrain") in (None, "Stable")
+    # No release train: the ARM spec applies one only while autoUpgradeMinorVersion is true
+    # (../shared/reference/managed-kueue.md §1.8), and the SDK would send Stable by default.
+    assert "releaseTrain" not in extension.inputs
     assert extension.inputs["scope"] == {"cluster": {"releaseNamespace": KUEUE_NAMESPACE}}
     assert (extension.inputs["clusterRp"], extension.inputs["clusterResourceName"]) == (
         "Microsoft.ContainerService", "managedClusters")

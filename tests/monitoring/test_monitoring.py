@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import copy
 import re
+
+import copy
 import tarfile
 from types import SimpleNamespace
 from typing import Any
@@ -20,14 +21,11 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from components.cluster.component import ExistingClusterMismatch, azure_monitor_profile, check_prometheus_addon
-from components.config import _CLUSTER_NAME, ExistingCluster, Monitoring, StackConfig
-from components.monitoring.component import (ENDPOINT_NAME_LIMIT, GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE,
-                                             RULE_NAME_LIMIT, check_subscription, data_collection_rule, grafana_name,
-                                             prometheus_name, resource_id_parts)
+from components.config import ExistingCluster, Monitoring, StackConfig
+from components.monitoring.component import (GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE, check_subscription,
+                                             data_collection_rule, resource_id_parts)
 from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE,
                                           METRICS_SERVICE, METRICS_SERVICE_LABELS, PROMETHEUS_OPERATOR_API_VERSION,
                                           scrape_objects, service_monitor)
@@ -107,7 +105,8 @@ def monitoring_registrations(run: ProgramRun) -> list[Registration]:
     """Everything that only monitoring would register: its component, Azure monitoring types, and
     Kubernetes objects named after the component or the scraper."""
     return [r for r in run.registrations
-            if r.type == MONITORING or r.type.startswith(MONITORING_AZURE_TYPES) or r.type.endswith(":ServiceMonitor")
+            if (r.type == MONITORING or r.type.startswith(MONITORING_AZURE_TYPES) or r.type.endswith(":ServiceMonitor"))
+            and r.name != "kueue-deployer-admin"  # the cluster's role assignment, not monitoring's
             or r.name.startswith("monitoring")
             or (r.type.startswith("kubernetes:") and str((r.inputs.get("metadata") or {}).get("name", "")).startswith(SCRAPER))]
 
@@ -119,7 +118,9 @@ def kueue_manager_config(run: ProgramRun) -> dict[str, Any]:
 
 
 def roles(run: ProgramRun) -> dict[str, dict[str, Any]]:
-    return {r.name: r.inputs for r in run.of_type(ROLE_ASSIGNMENT)}
+    """Monitoring's role assignments by name (the cluster and team access make their own)."""
+    mine = {r.urn for r in run.of_type(MONITORING)}
+    return {r.name: r.inputs for r in run.of_type(ROLE_ASSIGNMENT) if r.parent in mine}
 
 
 def kueue_namespace(run: ProgramRun) -> Registration:
@@ -197,10 +198,11 @@ def kubeconfig_plain_run(dev_stack: dict[str, Any]) -> ProgramRun:
 
 def test_off_registers_nothing_of_monitoring(off_run: ProgramRun) -> None:
     assert [(r.type, r.name) for r in monitoring_registrations(off_run)] == []
-    assert not off_run.of_type(ROLE_ASSIGNMENT)
-    # Not even a lookup: monitoring's invokes are all that would ask Azure about monitoring.
-    assert not [t for t in off_run.invokes if t.startswith(("azure-native:monitor:", "azure-native:dashboard:",
-                                                             "azure-native:authorization:"))]
+    assert [r.name for r in off_run.of_type(ROLE_ASSIGNMENT)] == ["kueue-deployer-admin"]  # the cluster's own
+    # Not even a lookup: monitoring's invokes are all that would ask Azure about monitoring. The one
+    # client lookup left is the cluster's, for its deploying identity (with monitoring on there are two).
+    assert not [t for t in off_run.invokes if t.startswith(("azure-native:monitor:", "azure-native:dashboard:"))]
+    assert off_run.invokes.count("azure-native:authorization:getClientConfig") == 1
     # The rest of the program is there, so the absence above means something.
     assert off_run.one(MANAGED_CLUSTER) and off_run.one(RELEASE, "kueue-release")
 
@@ -326,8 +328,7 @@ def test_create_grafana_admins_are_the_admin_groups(create_run: ProgramRun) -> N
     admin_role = role_definition_id(GRAFANA_ADMIN_ROLE)
     assert GRAFANA_ADMIN_ROLE == "22926164-76b3-42b3-bc55-97df8dab3e41"
     found = roles(create_run)
-    # Groups only: the SDK declares a principal without a type a User, and the deploying
-    # identity may be a managed identity (CI), which Azure would then refuse.
+    # With admin groups, the groups only: the deploying identity gets Grafana Admin only when there is none.
     assert not any(r["principalId"] == DEPLOYER_OBJECT_ID for r in found.values())
     for i, group in enumerate(ADMIN_GROUPS):
         assert found[f"monitoring-grafana-admin-group-{i}"] == {
@@ -402,8 +403,15 @@ def test_create_kueue_reports_cluster_queue_resources(dev_run: ProgramRun) -> No
 
 
 def test_dev_stack_as_committed_has_no_grafana_admin_group(dev_run: ProgramRun) -> None:
-    # The dev stack names no Entra ID group; docs/monitoring.md says how to grant yourself Grafana Admin.
-    assert sorted(roles(dev_run)) == ["monitoring-grafana-reads-workspace"]
+    # The dev stack names no Entra ID group: whoever deploys it administers the new Grafana, typed as
+    # its token says (tests/cluster/test_deployer.py covers a service principal).
+    found = roles(dev_run)
+    assert sorted(found) == ["monitoring-grafana-admin-deployer", "monitoring-grafana-reads-workspace"]
+    grafana = dev_run.one(GRAFANA)
+    assert found["monitoring-grafana-admin-deployer"] == {
+        "principalId": DEPLOYER_OBJECT_ID, "principalType": "User", "scope": mock_id(grafana),
+        "roleDefinitionId": role_definition_id(GRAFANA_ADMIN_ROLE),
+        "description": "kueue-aks: the identity that ran pulumi up administers the Grafana it made"}
     assert dev_run.secret_exports == {"kubeconfig"}
     assert set(MONITORING_EXPORTS) <= set(dev_run.exports)
 
@@ -643,54 +651,6 @@ def test_scrape_names_match_the_pinned_kueue_chart() -> None:
 
 
 # --- components.monitoring.component: pure helpers ------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("cluster", "expected"), [
-    ("kueue-dev", "kueue-dev"),
-    ("kueue_dev", "kueue-dev"),  # '_' is not allowed in a Grafana name
-    ("1cluster", "g-1cluster"),  # nor a leading digit
-    ("a", "a0"),  # at least two characters
-    ("A" * 63, "A" * 23),
-    ("a" * 22 + "-b", "a" * 22),  # cut at 23, then no trailing '-'
-    ("a" + "_" * 30 + "b", "a0"),  # only '-' left after the first letter
-])
-def test_grafana_name_examples(cluster: str, expected: str) -> None:
-    assert grafana_name(cluster) == expected
-
-
-GRAFANA_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,21}[A-Za-z0-9]$")
-# Every name kueue-aks:cluster.name accepts. Built now, not at the first draw: hypothesis imports its
-# regex module lazily, and on CPython 3.11 that import (rewritten by pytest) can hit "AST constructor
-# recursion depth mismatch" when it happens right after another test's failure report.
-CLUSTER_NAMES = st.from_regex(_CLUSTER_NAME, fullmatch=True)
-CLUSTER_NAMES.validate()
-
-
-@settings(max_examples=500)
-@given(CLUSTER_NAMES)
-def test_grafana_name_is_valid_for_every_cluster_name(cluster: str) -> None:
-    name = grafana_name(cluster)
-    assert 2 <= len(name) <= 23
-    assert GRAFANA_NAME.match(name), name
-    assert name[0].isascii() and name[0].isalpha() and name[-1].isascii() and name[-1].isalnum()
-    # A name that is already valid is kept as it is.
-    if GRAFANA_NAME.match(cluster):
-        assert name == cluster
-
-
-def test_prometheus_name_and_its_limits() -> None:
-    assert prometheus_name("eastus2", "kueue-dev") == "MSProm-eastus2-kueue-dev"
-    long_name = "c" * 63
-    full = prometheus_name("westeurope", long_name)
-    assert full == f"MSProm-westeurope-{long_name}" and len(full) == 81
-    endpoint = prometheus_name("westeurope", long_name, ENDPOINT_NAME_LIMIT)
-    rule = prometheus_name("westeurope", long_name, RULE_NAME_LIMIT)
-    assert (ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT) == (44, 64)
-    assert (len(endpoint), len(rule)) == (44, 64)
-    assert full.startswith(endpoint) and full.startswith(rule)
-    assert prometheus_name("West Europe", "kueue-dev") == prometheus_name("westeurope", "kueue-dev")
-    # Short names are not padded.
-    assert prometheus_name("eastus2", "kueue-dev", ENDPOINT_NAME_LIMIT) == "MSProm-eastus2-kueue-dev"
 
 
 def test_resource_id_parts() -> None:

@@ -354,3 +354,27 @@ def test_preflight_the_plan_prints_the_capacity_table(azure: FakeArm, monkeypatc
     before = len(azure.requests)
     assert plan.main(["--stack", "dev", "--root", str(tmp_path)]) == 0
     assert len(azure.requests) == before and "pass --azure" in capsys.readouterr().out
+
+
+class _NoLogin:
+    """DefaultAzureCredential on a machine with no login: every credential it tries fails."""
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
+        from azure.core.exceptions import ClientAuthenticationError
+        raise ClientAuthenticationError("DefaultAzureCredential failed to retrieve a token from the included credentials."
+                                        "\nAttempted credentials:\n\tEnvironmentCredential: not configured"
+                                        "\n\tAzureCliCredential: Please run 'az login' to set up an account\n\t...")
+
+
+def test_the_plan_without_a_login_says_to_run_az_login_in_one_line(azure: FakeArm, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path) -> None:
+    monkeypatch.setattr("azure.identity.DefaultAzureCredential", _NoLogin)
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": DEV}))
+    assert plan.main(["--stack", "dev", "--root", str(tmp_path), "--azure", "--subscription", SUBSCRIPTION]) == 5
+    err = capsys.readouterr().err
+    print(err)
+    assert err.startswith("error: preflight: not signed in to Azure: run `az login`")
+    assert len(err.strip().splitlines()) == 1 and "Attempted credentials" not in err
+    assert not azure.requests
