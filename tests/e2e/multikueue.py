@@ -110,10 +110,12 @@ class MultiKueueClusters:
         """The manager's Workload once a worker admitted it, and that worker's name."""
         def probe() -> tuple[bool, Any]:
             wl = workload_of(self.m, namespace, name, kind)
-            where = status(wl).get("clusterName") if wl else None
+            if not wl:  # Kueue has not made it yet: wait on
+                return False, "no Workload on the manager yet"
+            where = status(wl).get("clusterName")
             seen = {"clusterName": where, "nominated": status(wl).get("nominatedClusterNames"),
                     "admissionChecks": status(wl).get("admissionChecks"), "conditions": status(wl).get("conditions")}
-            return bool(where), (wl, where) if where else (seen if wl else "no Workload on the manager yet")
+            return bool(where), (wl, where) if where else seen
 
         return wait_for(f"{kind} {namespace}/{name} to be admitted by a worker", probe, timeout)  # type: ignore[no-any-return]
 
