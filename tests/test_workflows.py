@@ -7,9 +7,10 @@ requests and up on main, OIDC login with names from repository variables, the az
 the Key Vault secrets provider, the fork guard, the deployment environment and its
 never-cancelling concurrency, kubelogin only for stacks without local accounts, pinned actions
 and no secret in plain text. The two small shell steps (stack list, kubelogin check) are run for
-real against stack files. The e2e job is checked against what the tier does (where it caches its
-binaries and what their keys hash, the port it binds, where it writes measurements and logs), and
-both workflows pass actionlint (built from its pinned Go module) with shellcheck.
+real against stack files: the matrix holds the stacks .github/stacks.txt lists, not every stack
+file. The e2e job is checked against what the tier does (where it caches its binaries and what
+their keys hash, the port it binds, where it writes measurements and logs), and both workflows
+pass actionlint (built from its pinned Go module) with shellcheck.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import yaml
 from tests import actionlint as lint
 from tests.e2e import binaries
 from tests.e2e import conftest as e2e_conftest
+from components.plan import main as plan_main
 from components.kueue import crds as kueue_crds
 from components.kueue.validate import CRDS_ENV
 from tests.harness import ROOT
@@ -116,8 +118,9 @@ def step_index(job: dict[str, Any], step: dict[str, Any]) -> int:
     return next(i for i, s in enumerate(job["steps"]) if s is step)
 
 
-def run_step_script(script: str, cwd: Path, env: dict[str, str], output: Path) -> dict[str, str]:
-    """Run a `run:` script as GitHub does (bash -e, pipefail); return what it wrote to GITHUB_OUTPUT."""
+def step_process(script: str, cwd: Path, env: dict[str, str], output: Path,
+                 check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run a `run:` script as GitHub does (bash -e, pipefail), GITHUB_OUTPUT at `output` (emptied first)."""
     output.write_text("")
     full_env = {
         **os.environ,
@@ -126,9 +129,18 @@ def run_step_script(script: str, cwd: Path, env: dict[str, str], output: Path) -
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(ROOT),
     }
-    subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                   cwd=cwd, env=full_env, check=True, capture_output=True, text=True)
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                          cwd=cwd, env=full_env, check=check, capture_output=True, text=True)
+
+
+def outputs(output: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in output.read_text().splitlines() if line)
+
+
+def run_step_script(script: str, cwd: Path, env: dict[str, str], output: Path) -> dict[str, str]:
+    """Run a `run:` script as GitHub does; return what it wrote to GITHUB_OUTPUT."""
+    step_process(script, cwd, env, output)
+    return outputs(output)
 
 
 def secret_findings(text: str) -> list[str]:
@@ -227,20 +239,94 @@ def test_pulumi_uses_the_azure_backend_and_key_vault(name: str) -> None:
     assert env["AAD_LOGIN_METHOD"] == "azurecli"  # kubelogin reuses the az login
 
 
+STACK_LIST = ROOT / ".github" / "stacks.txt"  # the stacks CI previews and deploys, by name
+LIST_STACKS = ROOT / ".github" / "stacks.py"  # what both workflows' "list stacks" job runs
+
+
+def list_script(doc: dict[str, Any]) -> str:
+    [script] = [s["run"] for s in doc["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    return str(script)
+
+
+def stack_checkout(root: Path, listed: str, files: tuple[str, ...]) -> Path:
+    """A checkout with the list's reader, this list and these stack files."""
+    (root / ".github").mkdir(parents=True)
+    (root / ".github" / "stacks.py").write_text(LIST_STACKS.read_text())
+    (root / ".github" / "stacks.txt").write_text(listed)
+    (root / "Pulumi.yaml").write_text("name: x\n")
+    for stack in files:
+        (root / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    return root
+
+
 @pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
-def test_one_matrix_entry_per_stack_file(name: str, tmp_path: Path) -> None:
+def test_the_matrix_holds_the_listed_stacks_only(name: str, tmp_path: Path) -> None:
+    # A stack file alone must not reach CI: its first preview and deploy would fail without its
+    # backend stack, GitHub environment and OIDC credential. It joins once it is listed on purpose.
     doc = workflow(name)
     _, job = pulumi_job(doc)
     assert job["strategy"]["fail-fast"] is False
     assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
     assert "stacks" in job["needs"]
-    [script] = [s["run"] for s in doc["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
-    for stack in ("dev", "prod"):
-        (tmp_path / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
-    (tmp_path / "Pulumi.yaml").write_text("name: x\n")
-    output = tmp_path / "github-output"
-    assert json.loads(run_step_script(script, tmp_path, {}, output)["stacks"]) == ["dev", "prod"]
+    script, output = list_script(doc), tmp_path / "github-output"
+    checkout = stack_checkout(tmp_path / "repo", "# CI's stacks\ndev\n", ("dev", "new"))
+    done = step_process(script, checkout, {}, output)
+    assert json.loads(outputs(output)["stacks"]) == ["dev"]
+    assert "::notice file=Pulumi.new.yaml::Pulumi.new.yaml is not in .github/stacks.txt" in done.stdout
+    (checkout / ".github" / "stacks.txt").write_text("# CI's stacks\ndev\nnew  # added on purpose\n")
+    done = step_process(script, checkout, {}, output)
+    assert json.loads(outputs(output)["stacks"]) == ["dev", "new"] and "::notice" not in done.stdout
+    # The repository's own list: every name has its file, and dev is on it.
     assert "dev" in json.loads(run_step_script(script, ROOT, {}, output)["stacks"])
+
+
+@pytest.mark.parametrize("listed, error", [
+    ("dev\ngone\n", ".github/stacks.txt: gone is listed but Pulumi.gone.yaml does not exist"),
+    ("# nothing yet\n", ".github/stacks.txt lists no stack"),
+    ("dev\ndev\n", ".github/stacks.txt: dev is listed twice"),
+    ("dev\n../dev\n", ".github/stacks.txt: '../dev' is not a stack name"),
+])
+@pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
+def test_a_bad_stack_list_fails_the_list_step(name: str, listed: str, error: str, tmp_path: Path) -> None:
+    output = tmp_path / "github-output"
+    checkout = stack_checkout(tmp_path / "repo", listed, ("dev",))
+    done = step_process(list_script(workflow(name)), checkout, {}, output, check=False)
+    assert done.returncode != 0 and outputs(output) == {}  # no matrix: the pulumi job does not run
+    assert f"::error file=.github/stacks.txt::{error}" in done.stdout, done.stdout
+
+
+def readme_stack() -> tuple[str, str]:
+    """README's "Write your own stack" example: its stack's name (its `# Pulumi.<name>.yaml` line) and file."""
+    section = (ROOT / "README.md").read_text().split("\n## Write your own stack\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    named = re.match(r"# Pulumi\.([\w.-]+)\.yaml\n", block)
+    assert named, "README's stack example does not start with its file's name"
+    return named.group(1), block
+
+
+def test_the_readmes_own_stack_joins_the_matrix_and_plans_without_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # What README says a platform admin does: the stack file, then its name on the list. The plan
+    # the preview posts for it (its plan step's own arguments) must then carry no warning, such as
+    # a team whose share of a GPU pool rounds down to 0 GPUs.
+    name, text = readme_stack()
+    doc = workflow("preview.yml")
+    checkout = stack_checkout(tmp_path / "repo", f"dev\n{name}\n", ())
+    (checkout / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    (checkout / f"Pulumi.{name}.yaml").write_text(text)
+    assert json.loads(run_step_script(list_script(doc), checkout, {}, tmp_path / "github-output")["stacks"]) == ["dev", name]
+    _, job = pulumi_job(doc)
+    [step] = [s for s in job["steps"] if str(s.get("run", "")).strip().startswith("python -m components.plan")]
+    command, _, summary = step["run"].partition(">>")
+    assert summary.strip() == '"$GITHUB_STEP_SUMMARY"'
+    words = shlex.split(command.replace("$STACK", name))
+    assert words[:3] == ["python", "-m", "components.plan"]
+    monkeypatch.chdir(checkout)
+    assert plan_main(words[3:]) == 0
+    out, err = capsys.readouterr()
+    assert f"### kueue-aks plan: stack `{name}`" in out
+    assert "warning" not in (out + err).lower(), out + err
+    assert (checkout / "plan-out" / name / "ORDER.md").is_file()
 
 
 # GitHub runs the unit tier in the test jobs, the e2e tier in preview.yml's e2e job.
