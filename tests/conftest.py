@@ -21,6 +21,7 @@ from components.kueue.versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
 from components.operators.crd_chart import CHARTS_ENV
 from tests.harness import ROOT, SHARED
+from tests.paths import missing_shared
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
 # Hypothesis keeps an example database and caches (unicode data, constants) in .hypothesis/ of the
@@ -77,7 +78,7 @@ def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A user cache (XDG_CACHE_HOME) holding the chart of the default source, seeded from ../shared
     as a first online run would leave it."""
     if not CHART_TGZ.is_file():
-        pytest.fail(f"Kueue chart not found at {CHART_TGZ}: the tests need ../shared/kueue/v0.19.2/chart")
+        pytest.fail(missing_shared(f"Kueue chart {CHART_TGZ}"))
     cache_home = tmp_path_factory.mktemp("xdg-cache")
     entry = kueue_crds.cache_entry(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)})
     entry.mkdir(parents=True)

@@ -37,7 +37,7 @@ from components.plan import main as plan_main
 from components.kueue import crds as kueue_crds
 from components.kueue.validate import CRDS_ENV
 from tests.harness import ROOT
-from tests.paths import DEFAULT_SHARED
+from tests.paths import DEFAULT_SHARED, SHARED_ENV, missing_shared
 from tools.fetch_reference import build_parser
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -364,6 +364,30 @@ def test_reference_data_is_fetched_before_the_tests(name: str) -> None:
         assert "working-directory" not in steps[fetch] and "defaults" not in job and "defaults" not in doc
         assert (ROOT / args.dest).resolve() == DEFAULT_SHARED.resolve(), f"{job_name}: fetches to {args.dest}"
     assert test_jobs, f"{name}: no job runs the tests"
+
+
+def test_a_clone_without_the_reference_data_is_told_the_command_the_workflows_run(tmp_path: Path) -> None:
+    # The message names the fetch step's own command, run where the workflows run it (the checkout
+    # root), so that it writes ../shared where the tests look; with KUEUE_AKS_SHARED, that folder.
+    fetches = {str(s["run"]).strip() for name in ("preview.yml", "deploy.yml") for job in workflow(name)["jobs"].values()
+               for s in job.get("steps", []) if str(s.get("run", "")).strip().startswith("python -m tools.fetch_reference")}
+    [fetch] = fetches
+    command = re.search(r"`cd (\S+) && (python -m tools\.fetch_reference [^`]+)`", missing_shared("x", DEFAULT_SHARED))
+    assert command, missing_shared("x", DEFAULT_SHARED)
+    assert Path(command.group(1)) == ROOT and command.group(2) == fetch
+    args = build_parser().parse_args(shlex.split(command.group(2))[3:])
+    assert (ROOT / args.dest).resolve() == DEFAULT_SHARED.resolve()
+    elsewhere = missing_shared("x", tmp_path / "ref")
+    assert f"--dest {tmp_path / 'ref'}`" in elsewhere and f"(from {SHARED_ENV})" in elsewhere
+    # A run of the tests without the data stops with that message (here KUEUE_AKS_SHARED names an
+    # empty folder, as ../shared is missing from a fresh clone).
+    empty = tmp_path / "empty"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not e2e",
+                           f"tests/{Path(__file__).name}::test_both_workflows_exist"],
+                          cwd=ROOT, env={**os.environ, SHARED_ENV: str(empty)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    chart = empty / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"
+    assert missing_shared(f"Kueue chart {chart}", empty) in done.stdout, done.stdout[-3000:]
 
 
 @pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
