@@ -300,6 +300,24 @@ def test_base_file_with_other_shares_shows_each_team_and_the_gpu_that_moves(run_
     assert "| platform | gpu | nvidia.com/gpu (GPU) | 0 → 1 (+1) | no limit | no limit | 0.3 → 0.4 (+0.1) |" in out
 
 
+def test_base_summary_leads_with_the_gpus_the_spare_and_the_shares(run_plan: PlanRunner, tmp_path: Path) -> None:
+    # Issue 51: the dev stack at shares 50/50 with the gpu pool's maxCount 3 -> 2, against the dev stack as committed.
+    head = yaml.safe_load(dev_with(research=50, platform=50))
+    next(p for p in head["config"]["kueue-aks:nodePools"] if p["name"] == "gpu")["maxCount"] = 2
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(head))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"), root=tmp_path)
+    assert code == 0
+    assert out.splitlines()[2:8] == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
+        "- `gpu` loses 1 of its 3 GPUs (3 → 2): it was the spare GPU, which no team was guaranteed and any team "
+        "could borrow (teams' guarantees 2 → 2, spare 1 → 0).",
+        "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
+        "",
+        "#### Details",
+        "",
+    ]
+
+
 def test_the_same_stack_as_base_has_no_quota_change(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"))
     assert code == 0

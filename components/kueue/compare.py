@@ -2,15 +2,19 @@
 
 Each side is what the program builds (components/plan.py builds both with the same code): per
 team, flavor and resource, the nominal quota, borrowing and lending limits and fair-sharing weight
-as its ClusterQueue states them, the pools and flavors, and each flavor's capacity. The comparison
-says, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs first; every
-changed quota row; the teams, pools and flavors added or removed.
+as its ClusterQueue states them, each team's share (its weight), the pools and flavors, and each
+flavor's capacity and spare (the cohort's quota, as the quota table has it). The comparison
+opens with a few lines for the reviewer: each team's guaranteed GPUs before → after, the GPUs a pool
+gains or loses and whether the lost ones were the spare (what no team is guaranteed and any team may
+borrow through the cohort) or came out of the teams' guarantees, and each share change in percent.
+Then the details, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs
+first; every changed quota row; the teams, pools and flavors added or removed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +26,7 @@ from .objects import UNITS, QueueSet, human, human_amount
 # GPUs first: the scarcest capacity, and the change a reviewer must not miss.
 RESOURCE_ORDER = (RESOURCE_GPU, RESOURCE_CPU, RESOURCE_MEMORY)
 NO_CHANGE = "No quota change."
+DETAILS = "#### Details"
 
 # Quantities as the ClusterQueues write them, back to display units (QuotaRow's).
 _PARSE: Mapping[str, Callable[[Any], int]] = {
@@ -52,6 +57,9 @@ class StackQuotas:
     flavors: tuple[str, ...]
     capacity: Mapping[tuple[str, str], int]  # (flavor, resource) -> capacity
     quotas: Mapping[QuotaKey, Quota]
+    # (flavor, resource) -> what no team is guaranteed: the cohort's own quota, any team may borrow it
+    spare: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    shares: Mapping[str, Decimal] = field(default_factory=dict)  # team -> share in percent (its weight × 100)
 
 
 @dataclass(frozen=True)
@@ -68,12 +76,14 @@ class QuotaChange:
 def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
     """The quotas of the built ClusterQueues, so limits and weights are the applied ones."""
     quotas: dict[QuotaKey, Quota] = {}
+    shares: dict[str, Decimal] = {}
     for obj in queues.objects:
         if obj["kind"] != "ClusterQueue":
             continue
         spec = obj["spec"]
         team = spec["namespaceSelector"]["matchLabels"][TEAM_LABEL]
         weight = parse_quantity(spec.get("fairSharing", {}).get("weight", 1))  # Kueue's default weight is 1
+        shares[team] = weight * 100
         for group in spec["resourceGroups"]:
             for flavor in group["flavors"]:
                 for r in flavor["resources"]:
@@ -86,6 +96,8 @@ def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
         flavors=tuple(dict.fromkeys(row.flavor for row in queues.rows)),
         capacity={(row.flavor, row.resource): row.capacity for row in queues.rows},
         quotas=quotas,
+        spare={(row.flavor, row.resource): row.cohort for row in queues.rows},
+        shares=shares,
     )
 
 
@@ -165,16 +177,118 @@ def membership(before: StackQuotas, after: StackQuotas) -> list[str]:
     return lines
 
 
+def _teams(before: StackQuotas, after: StackQuotas) -> list[str]:
+    return [*after.teams, *(t for t in before.teams if t not in after.teams)]
+
+
+def _gpu_flavors(before: StackQuotas, after: StackQuotas) -> list[str]:
+    """The flavors with GPUs on either side, the after side's order first."""
+    flavors = [*after.flavors, *(f for f in before.flavors if f not in after.flavors)]
+    return [f for f in flavors if before.capacity.get((f, RESOURCE_GPU)) or after.capacity.get((f, RESOURCE_GPU))]
+
+
+def _gpus(count: int) -> str:
+    return human_amount(RESOURCE_GPU, count)
+
+
+def _guaranteed_gpus(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
+    """Each team's nominal GPU quota on the flavor, before → after (– where it has none)."""
+    parts, same = [], True
+    for team in _teams(before, after):
+        was, now = (side.quotas.get((team, flavor, RESOURCE_GPU)) for side in (before, after))
+        if was is not None or now is not None:
+            parts.append(f"{team} {was.nominal if was else '–'} → {now.nominal if now else '–'}")
+            same = same and was is not None and now is not None and was.nominal == now.nominal
+    if not parts:
+        return f"No team is guaranteed a GPU on `{flavor}`: no team uses it."
+    return f"Guaranteed GPUs on `{flavor}`: {', '.join(parts)}{' (unchanged)' if same else ''}."
+
+
+def _gpu_capacity(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
+    """The GPUs a flavor gains or loses, and for a loss whether they were the spare (what no team
+    was guaranteed: the cohort's) or came out of the teams' guarantees."""
+    key = (flavor, RESOURCE_GPU)
+    was, now = before.capacity.get(key, 0), after.capacity.get(key, 0)
+    spare_was, spare_now = before.spare.get(key, 0), after.spare.get(key, 0)
+    account = f"teams' guarantees {was - spare_was} → {now - spare_now}, spare {spare_was} → {spare_now}"
+    name = f"pool `{flavor}`" if flavor in {**before.pools, **after.pools} else f"flavor `{flavor}`"
+    if now > was:
+        if flavor not in before.flavors:
+            return (f"The {name} is added with {_gpus(now)}: {now - spare_now} guaranteed to teams, {spare_now} spare, "
+                    "which no team is guaranteed and any team may borrow.")
+        return f"`{flavor}` gains {_gpus(now - was)} ({was} → {now}): {account}."
+    lost = was - now
+    from_spare = min(lost, spare_was)
+    from_teams = lost - from_spare
+    if from_teams == 0:
+        verdict = ("it was the spare GPU, which no team was guaranteed and any team could borrow" if lost == 1 else
+                   "they were spare GPUs, which no team was guaranteed and any team could borrow")
+    elif from_spare == 0:
+        verdict = f"no GPU was spare, so the teams' guarantees give {'it' if lost == 1 else 'them'} up"
+    else:
+        verdict = (f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could "
+                   f"borrow {'it' if from_spare == 1 else 'them'}), {from_teams} "
+                   f"{'comes' if from_teams == 1 else 'come'} out of the teams' guarantees")
+    if flavor not in after.flavors:
+        return f"The {name} is removed with its {_gpus(was)}: {verdict} ({account})."
+    return f"`{flavor}` loses {lost} of its {_gpus(was)} ({was} → {now}): {verdict} ({account})."
+
+
+def _percent(share: Decimal) -> str:
+    return f"{share.normalize():f} %"
+
+
+def _share_changes(before: StackQuotas, after: StackQuotas) -> list[str]:
+    parts = []
+    for team in _teams(before, after):
+        was, now = before.shares.get(team), after.shares.get(team)
+        if was is None and now is not None:
+            parts.append(f"{team} {_percent(now)} (new)")
+        elif now is None and was is not None:
+            parts.append(f"{team} {_percent(was)} → – (removed)")
+        elif was != now:
+            parts.append(f"{team} {_percent(was)} → {_percent(now)}")
+    return [f"Shares: {', '.join(parts)}."] if parts else []
+
+
+def summary(before: StackQuotas, after: StackQuotas, changes: Sequence[QuotaChange]) -> list[str]:
+    """What a reviewer reads first, a sentence a line: per GPU flavor whose GPU rows or capacity
+    changed, each team's guaranteed GPUs before → after and the GPUs gained or lost; each share
+    change in percent. One line when none of that changed."""
+    gpu_rows = {c.flavor for c in changes if c.resource == RESOURCE_GPU}
+    lines = []
+    for flavor in _gpu_flavors(before, after):
+        key = (flavor, RESOURCE_GPU)
+        moved = before.capacity.get(key, 0) != after.capacity.get(key, 0)
+        if flavor not in gpu_rows and not moved:
+            continue
+        line = _guaranteed_gpus(flavor, before, after)
+        spare_was, spare_now = before.spare.get(key, 0), after.spare.get(key, 0)
+        if not moved and spare_was != spare_now:
+            line += f" Spare GPUs, which no team is guaranteed and any team may borrow: {spare_was} → {spare_now}."
+        lines.append(line)
+        if moved:
+            lines.append(_gpu_capacity(flavor, before, after))
+    lines += _share_changes(before, after)
+    if not lines:
+        lines = ["No GPU or share change" + ("; the changes below are to CPU and memory." if changes else ".")]
+    return lines
+
+
 def comparison_markdown(stack: str, base: str, before: StackQuotas | None, after: StackQuotas) -> str:
-    """The comparison a reviewer reads: `base`'s version of the stack (None: it has none) → this one."""
+    """The comparison a reviewer reads: `base`'s version of the stack (None: it has none) → this one.
+    First the summary (GPUs and shares), then the details."""
     lines = [f"### Quota changes: stack `{stack}`, {base} → this change", ""]
     if before is None:
         lines += [f"Stack `{stack}` is new: {base} has no `Pulumi.{stack}.yaml`, so everything is added.", ""]
         before = StackQuotas((), {}, (), {}, {})
     changes = quota_changes(before, after)
+    listed = membership(before, after)
+    if not changes and not listed:
+        return "\n".join(lines + [NO_CHANGE]) + "\n"
+    lines += [f"- {line}" for line in summary(before, after, changes)] + ["", DETAILS, ""]
     words = callouts(changes, after.flavors)
     lines += [f"- {line}" for line in words] + ([""] if words else [])
-    listed = membership(before, after)
     lines += [f"- {line}" for line in listed] + ([""] if listed else [])
     if not changes:
         return "\n".join(lines + [NO_CHANGE]) + "\n"

@@ -7,8 +7,8 @@ import copy
 from decimal import Decimal
 from typing import Any
 
-from components.kueue.compare import (NO_CHANGE, Quota, StackQuotas, callouts, comparison_markdown, membership,
-                                      quota_changes, stack_quotas)
+from components.kueue.compare import (DETAILS, NO_CHANGE, Quota, StackQuotas, callouts, comparison_markdown,
+                                      membership, quota_changes, stack_quotas)
 from components.kueue.objects import queue_set
 from tests.conftest import load_stack
 
@@ -23,6 +23,19 @@ def with_shares(config_map: dict[str, Any], **shares: int) -> dict[str, Any]:
     for team in changed["kueue-aks:teams"]:
         team["share"] = shares.get(team["name"], team["share"])
     return changed
+
+
+def with_pool(config_map: dict[str, Any], name: str, **settings: Any) -> dict[str, Any]:
+    changed = copy.deepcopy(config_map)
+    next(p for p in changed["kueue-aks:nodePools"] if p["name"] == name).update(settings)
+    return changed
+
+
+def opening(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+    """The comparison's lines between its heading and the details."""
+    lines = comparison_markdown("dev", "`main`", quotas(before) if before else None, quotas(after)).splitlines()
+    assert lines[:2] == ["### Quota changes: stack `dev`, `main` → this change", ""]
+    return lines[2:lines.index(DETAILS)]
 
 
 def test_the_quotas_are_read_from_the_built_cluster_queues(dev_config_map: dict[str, Any]) -> None:
@@ -104,3 +117,110 @@ def test_a_new_stack_shows_everything_as_added(dev_config_map: dict[str, Any]) -
     assert "- team `research` added" in text and "- pool `gpu` added (Standard_NC4as_T4_v3, 0–3 nodes)" in text
     assert "- **research gains 1 GPU on gpu** (– → 1)" in text
     assert NO_CHANGE not in text
+
+
+# --- the summary a reviewer reads first ---------------------------------------------------------
+
+
+def test_the_spare_and_the_shares_are_read_from_the_built_objects(dev_config_map: dict[str, Any]) -> None:
+    dev = quotas(dev_config_map)
+    # 3 T4 GPUs, 1 + 1 guaranteed: the cohort holds the third, which either team may borrow.
+    assert dev.spare[("gpu", "nvidia.com/gpu")] == 1 and dev.spare[("cpu", "cpu")] == 0
+    assert dev.shares == {"research": Decimal(60), "platform": Decimal(40)}
+
+
+def test_the_issue_case_leads_with_the_gpus_the_lost_spare_and_the_shares(dev_config_map: dict[str, Any]) -> None:
+    # Issue 51: shares 60/40 -> 50/50 and the gpu pool's maxCount 3 -> 2. Each team keeps its 1 GPU;
+    # the GPU that goes was the one no team was guaranteed.
+    after = with_pool(with_shares(dev_config_map, research=50, platform=50), "gpu", maxCount=2)
+    assert opening(dev_config_map, after) == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
+        "- `gpu` loses 1 of its 3 GPUs (3 → 2): it was the spare GPU, which no team was guaranteed and any team "
+        "could borrow (teams' guarantees 2 → 2, spare 1 → 0).",
+        "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
+        "",
+    ]
+    text = comparison_markdown("dev", "`main`", quotas(dev_config_map), quotas(after))
+    details = text.split(f"\n{DETAILS}\n", 1)[1]
+    assert details.startswith("\n- **research loses 3.13 vCPU on cpu** (18.77 → 15.64)\n")
+    assert "- `gpu` nvidia.com/gpu capacity (GPU): 3 → 2 (-1)" in details.splitlines()
+    assert "| research | cpu | cpu (vCPU) | 18.77 → 15.64 (-3.13) | no limit | no limit | 0.6 → 0.5 (-0.1) |" in details
+
+
+def test_gpus_lost_beyond_the_spare_come_out_of_the_guarantees(dev_config_map: dict[str, Any]) -> None:
+    # 3 -> 1 T4: 60 % and 40 % of 1 both round down to 0, so the one GPU left is spare.
+    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=1))[:2] == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 0, platform 1 → 0.",
+        "- `gpu` loses 2 of its 3 GPUs (3 → 1): 1 was spare (no team's guarantee, any team could borrow it), "
+        "1 comes out of the teams' guarantees (teams' guarantees 2 → 0, spare 1 → 1).",
+    ]
+    # 4 T4 at 50/50: 2 + 2, none spare; 3 -> 1 + 1 and 1 spare.
+    even = with_shares(with_pool(dev_config_map, "gpu", maxCount=4), research=50, platform=50)
+    assert opening(even, with_pool(even, "gpu", maxCount=3))[:2] == [
+        "- Guaranteed GPUs on `gpu`: research 2 → 1, platform 2 → 1.",
+        "- `gpu` loses 1 of its 4 GPUs (4 → 3): no GPU was spare, so the teams' guarantees give it up "
+        "(teams' guarantees 4 → 2, spare 0 → 1).",
+    ]
+
+
+def test_a_share_change_alone_names_the_shares_and_the_gpus_that_stay(dev_config_map: dict[str, Any]) -> None:
+    assert opening(dev_config_map, with_shares(dev_config_map, research=50, platform=50)) == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
+        "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
+        "",
+    ]
+    # 4 T4: 60/40 gives 2 + 1 and a spare; 50/50 gives 2 + 2, the spare becomes platform's.
+    four = with_pool(dev_config_map, "gpu", maxCount=4)
+    assert opening(four, with_shares(four, research=50, platform=50))[:2] == [
+        "- Guaranteed GPUs on `gpu`: research 2 → 2, platform 1 → 2. Spare GPUs, which no team is guaranteed and "
+        "any team may borrow: 1 → 0.",
+        "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
+    ]
+
+
+def test_a_gpu_pool_added_says_who_is_guaranteed_its_gpus(dev_config_map: dict[str, Any]) -> None:
+    after = copy.deepcopy(dev_config_map)
+    after["kueue-aks:nodePools"].append({"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0,
+                                         "maxCount": 2})
+    # 2 A100s: 60 % -> 1, 40 % -> 0, 1 spare. The T4 pool does not change: no line for it.
+    assert opening(dev_config_map, after) == [
+        "- Guaranteed GPUs on `a100`: research – → 1, platform – → 0.",
+        "- The pool `a100` is added with 2 GPUs: 1 guaranteed to teams, 1 spare, which no team is guaranteed and "
+        "any team may borrow.",
+        "",
+    ]
+    assert opening(after, dev_config_map)[:2] == [
+        "- Guaranteed GPUs on `a100`: research 1 → –, platform 0 → –.",
+        "- The pool `a100` is removed with its 2 GPUs: 1 was spare (no team's guarantee, any team could borrow it), "
+        "1 comes out of the teams' guarantees (teams' guarantees 1 → 0, spare 1 → 0).",
+    ]
+
+
+def test_teams_added_and_removed_in_the_summary(dev_config_map: dict[str, Any]) -> None:
+    after = copy.deepcopy(dev_config_map)
+    after["kueue-aks:teams"] = [{"name": "research", "share": 60}, {"name": "vision", "share": 40}]
+    assert opening(dev_config_map, after) == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 1, vision – → 1, platform 1 → –.",
+        "- Shares: vision 40 % (new), platform 40 % → – (removed).",
+        "",
+    ]
+    assert opening(None, dev_config_map)[2:] == [  # after the sentence that the stack is new
+        "- Guaranteed GPUs on `gpu`: research – → 1, platform – → 1.",
+        "- The pool `gpu` is added with 3 GPUs: 2 guaranteed to teams, 1 spare, which no team is guaranteed and "
+        "any team may borrow.",
+        "- Shares: research 60 % (new), platform 40 % (new).",
+        "",
+    ]
+
+
+def test_a_cpu_only_change_says_so_in_one_line_and_keeps_the_details(dev_config_map: dict[str, Any]) -> None:
+    after = with_pool(dev_config_map, "cpu", maxCount=3)
+    assert opening(dev_config_map, after) == ["- No GPU or share change; the changes below are to CPU and memory.", ""]
+    text = comparison_markdown("dev", "`main`", quotas(dev_config_map), quotas(after))
+    assert "- **research loses 4.69 vCPU on cpu** (18.77 → 14.08)" in text.split(DETAILS, 1)[1]
+    assert "| research | cpu | cpu (vCPU) | 18.77 → 14.08 (-4.69) | no limit | no limit | 0.6 |" in text
+
+
+def test_identical_stacks_say_no_quota_change_and_nothing_else(dev_config_map: dict[str, Any]) -> None:
+    assert comparison_markdown("dev", "`main`", quotas(dev_config_map), quotas(dev_config_map)).splitlines() == [
+        "### Quota changes: stack `dev`, `main` → this change", "", NO_CHANGE]
