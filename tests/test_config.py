@@ -304,7 +304,8 @@ def test_provisioning_request_on_a_fixed_size_pool_is_an_error() -> None:
 
 @pytest.mark.parametrize(("version", "ok"), [("1.32", False), ("1.30.4", False), ("1.33", True), ("1.34.1", True)])
 def test_provisioning_request_needs_kubernetes_1_33(version: str, ok: bool) -> None:
-    raw = with_changes(cluster={"kubernetesVersion": version},
+    # A patch pin needs a channel that keeps it (tests/cluster/test_azure_rules.py).
+    raw = with_changes(cluster={"kubernetesVersion": version, "autoUpgradeChannel": "none"},
                        nodePools=[{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
                                   {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3}])
     if ok:
@@ -582,7 +583,7 @@ def test_kubeconfig_mode_monitors_with_a_service_monitor() -> None:
     ({"enabled": True, "grafanaId": GRAFANA_ID, "grafanaAdminGroupObjectIds": []}, {},
      "kueue-aks:monitoring.grafanaAdminGroupObjectIds: is for a Grafana the stack creates"),
     ({"enabled": True, "grafanaAdminGroupObjectIds": ["admins"]}, {},
-     "kueue-aks:monitoring.grafanaAdminGroupObjectIds[0]: 'admins' is not allowed (an object ID"),
+     "kueue-aks:monitoring.grafanaAdminGroupObjectIds[0]: 'admins' is not allowed (an Entra ID group's object ID"),
     ({"enabled": True}, {"existing": {"resourceGroup": "rg", "name": "aks"}},
      "kueue-aks:monitoring.azureMonitorWorkspaceId: is required with cluster.existing"),
 ])
