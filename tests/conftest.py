@@ -21,6 +21,7 @@ from components.kueue.versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
 from components.operators.crd_chart import CHARTS_ENV
 from tests.harness import ROOT, SHARED
+from tests.tier_times import TierTimes
 from tests.paths import missing_shared
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
@@ -42,6 +43,7 @@ E2E_DIR = Path(__file__).resolve().parent / "e2e"
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: runs on a local control plane with the real Kueue controller (tests/e2e)")
+    config.pluginmanager.register(TierTimes(), "kueue-aks-tier-times")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,0 +1,57 @@
+"""One line per tier at the end of a run: its wall time, its budget and its slowest modules.
+
+So a change that would push `.ci/run` over its time is seen in that change's own output, not on a
+new machine later. A budget line informs and never fails the run (times on shared 2-core machines
+are noisy); `.ci/run`'s 90 minutes are the limit that holds. Registered by tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+# Seconds of wall time each tier should stay within on a warm 2-core machine.
+BUDGETS = {"unit": 420.0, "e2e": 1800.0}
+SLOWEST = 3
+
+
+class TierTimes:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.first: dict[str, float] = {}
+        self.last: dict[str, float] = {}
+        self.modules: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.tiers: dict[str, str] = {}  # nodeid -> tier
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.tiers = {item.nodeid: "e2e" if item.get_closest_marker("e2e") else "unit" for item in items}
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        tier = self.tiers.get(nodeid, "unit")
+        self.first.setdefault(tier, self.clock())
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        tier = self.tiers.get(report.nodeid, "unit")
+        self.last[tier] = self.clock()
+        self.modules[tier][report.nodeid.split("::", 1)[0]] += report.duration
+
+    def lines(self) -> list[str]:
+        out = []
+        for tier in (t for t in BUDGETS if t in self.first):
+            took, budget = self.last[tier] - self.first[tier], BUDGETS[tier]
+            slowest = sorted(self.modules[tier].items(), key=lambda kv: -kv[1])[:SLOWEST]
+            out.append(f"tier {tier}: {took:.0f} s, {'within' if took <= budget else 'OVER'} its {budget:.0f} s budget; "
+                       "slowest modules: " + ", ".join(f"{module} {seconds:.0f} s" for module, seconds in slowest))
+        return out
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        lines = self.lines()
+        if lines:
+            terminalreporter.section("tier times")
+            for line in lines:
+                terminalreporter.write_line(line)
