@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -116,7 +116,7 @@ class DeployingIdentity:
             opts=pulumi.ResourceOptions(parent=parent))
 
 
-def access_checked(kubeconfig: str, settings: ClusterSettings) -> object:
+def access_checked(kubeconfig: str, settings: ClusterSettings) -> str | Awaitable[str]:
     """The kubeconfig, once the API server lets its user in (an awaitable for Output.apply); at
     preview nothing is waited for: nothing Kubernetes is created then."""
     if pulumi.runtime.is_dry_run():
