@@ -68,6 +68,16 @@ def test_create_registers_one_pinned_extension_and_no_kueue_release(create_run: 
     assert create_run.exports["kueueNamespace"] == KUEUE_NAMESPACE
 
 
+def test_the_extension_stack_is_told_how_to_pin_the_auto_upgrade_mode(caplog: pytest.LogCaptureFixture) -> None:
+    # API 2023-05-01 has no autoUpgradeMode; the docs pin it with --auto-upgrade-mode none (docs/azure-rules.md).
+    run_program(extension_stack())
+    said = [r.getMessage() for r in caplog.records if "auto-upgrade mode" in r.getMessage()]
+    assert len(said) == 1 and "--name kueue --auto-upgrade-mode none" in said[0], said
+    caplog.clear()
+    run_program(kubeconfig_stack("aksExtension"), cluster=extension_cluster())  # the cluster's own: not ours to pin
+    assert not [r for r in caplog.records if "auto-upgrade mode" in r.getMessage()]
+
+
 def test_the_queues_wait_for_the_extension(create_run: ProgramRun) -> None:
     extension = create_run.one(EXTENSION)
     flavors = create_run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
