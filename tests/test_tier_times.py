@@ -20,3 +20,5 @@ def test_one_line_per_tier_with_its_time_budget_and_slowest_modules() -> None:
     assert unit == (f"tier unit: 12 s, within its {BUDGETS['unit']:.0f} s budget; slowest modules: "
                     "tests/b.py 9 s, tests/a.py 1 s")
     assert e2e.startswith(f"tier e2e: 2000 s, OVER its {BUDGETS['e2e']:.0f} s budget; slowest modules: tests/e2e/c.py 1990 s")
+    assert times.table()["e2e"] == {"seconds": 2000.0, "budget": BUDGETS["e2e"], "modules": {"tests/e2e/c.py": 1990.0}}
+    assert list(times.table()["unit"]["modules"]) == ["tests/b.py", "tests/a.py"]  # slowest first

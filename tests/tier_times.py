@@ -7,6 +7,8 @@ are noisy); `.ci/run`'s 90 minutes are the limit that holds. Registered by tests
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -14,6 +16,9 @@ from typing import Any
 
 import pytest
 
+# With this set to a file path, every module's seconds per tier are also written there (JSON), for
+# the table in docs/e2e-tier.md.
+TABLE_ENV = "KUEUE_AKS_TIER_TIMES"
 # Seconds of wall time each tier should stay within on a warm 2-core machine.
 BUDGETS = {"unit": 420.0, "e2e": 1800.0}
 SLOWEST = 3
@@ -49,7 +54,16 @@ class TierTimes:
                        "slowest modules: " + ", ".join(f"{module} {seconds:.0f} s" for module, seconds in slowest))
         return out
 
+    def table(self) -> dict[str, Any]:
+        return {tier: {"seconds": round(self.last[tier] - self.first[tier], 1), "budget": BUDGETS[tier],
+                       "modules": {m: round(t, 1) for m, t in sorted(self.modules[tier].items(), key=lambda kv: -kv[1])}}
+                for tier in BUDGETS if tier in self.first}
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        target = os.environ.get(TABLE_ENV)
+        if target:
+            with open(target, "w") as out:
+                json.dump(self.table(), out, indent=1)
         lines = self.lines()
         if lines:
             terminalreporter.section("tier times")
