@@ -1,4 +1,5 @@
-"""Sample workloads in examples/: valid Kubernetes, and admissible by the dev stack's queues.
+"""Sample workloads in examples/: valid Kubernetes, admissible by every team's queues of the dev
+stack, cleaned up the way docs/batch-users.md says.
 
 Validity: built-in kinds (batch/v1 Job) are validated against the Kubernetes JSON schemas that
 kubernetes-validate ships, in strict mode. The operators' kinds (RayJob, JobSet, TrainJob, MPIJob,
@@ -8,13 +9,20 @@ core/v1 PodTemplate; the queue label is set and every container states resource 
 checked too.
 
 Admissibility uses the project's own builders, not names typed here: the dev stack is parsed
-with components.config and its objects come from components.kueue.objects.build_objects. Each
-sample must name a LocalQueue that exists in its namespace, whose ClusterQueue selects that
-namespace and covers every resource the sample requests; a priority-class label must name a
-WorkloadPriorityClass the stack creates; its framework must be enabled. Flavors are then
-assigned the way Kueue does (in the ClusterQueue's order, the first flavor that fits each pod
-set): the whole workload must fit the team's own nominal quota, every pod must fit one node of
-the flavor's pool, and a pod set with a topology request needs a topology-aware flavor.
+with components.config and its objects come from components.kueue.objects.build_objects. No
+sample names a namespace (a member gives their team's: `kubectl apply -n <team> -f`), so each is
+checked in every team's namespace: it must name a LocalQueue that exists there, whose
+ClusterQueue selects that namespace and covers every resource the sample requests; a
+priority-class label must name a WorkloadPriorityClass the stack creates; its framework must be
+enabled. Flavors are then assigned the way Kueue does (in the ClusterQueue's order, the first
+flavor that fits each pod set): the whole workload must fit the team's own nominal quota, every
+pod must fit one node of the flavor's pool, and a pod set with a topology request needs a
+topology-aware flavor.
+
+Clean-up: every kind whose TTL deletes the job itself sets it to 10 minutes; what the other kinds'
+TTLs delete (or that they have none) is read from the CRDs and from their controllers' source, and
+docs/batch-users.md's table of the kinds that stay is derived from the same facts. So is its
+table of each kind's pod label, against the labels the e2e tier finds pods by (tests/e2e/kinds.py).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import re
 
 import jsonschema
 import kubernetes_validate
@@ -35,11 +45,13 @@ from components.config import StackConfig, parse_config, raw_from_stack_file
 from components.operators.installs import installs, trainer_runtimes
 from components.k8s.names import is_dns1123_label
 from components.kueue.objects import build_objects
+from components.kueue.versions import DEFAULT_VERSION
 from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from tests.harness import ROOT
 
 EXAMPLES = ROOT / "examples"
 SAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
+BATCH_USERS = ROOT / "docs" / "batch-users.md"
 # Samples that need more than their team's own quota and say so: they borrow what others leave idle.
 BORROWING_SAMPLES = {"pytorchjob-gpu.yaml"}
 K8S_VERSION = "1.33"  # a Kubernetes minor AKS supports; the schemas differ little between minors
@@ -65,6 +77,30 @@ CRDS = {
 TRAINING_V1 = {"PyTorchJob": ("pytorchReplicaSpecs", "pytorch"), "TFJob": ("tfReplicaSpecs", "tensorflow"),
                "XGBoostJob": ("xgbReplicaSpecs", "xgboost"), "PaddleJob": ("paddleReplicaSpecs", "paddle"),
                "JAXJob": ("jaxReplicaSpecs", "jax")}
+
+# Each kind's TTL field and what it deletes, read in its controller at the pinned version (catalog.py):
+# - Job: Kubernetes' TTL-after-finished controller deletes the Job;
+# - JobSet (jobset v0.12.0 pkg/controllers/ttl_after_finished.go) deletes the JobSet;
+# - the Training Operator's v1 kinds (v1.9.3 pkg/controller.v1/common/job.go CleanupJob) call DeleteJob;
+# - MPIJob (mpi-operator v0.8.2 pkg/controller/mpi_job_controller.go newLauncherJob) copies it to its
+#   launcher Job's own ttlSecondsAfterFinished: the launcher goes, the MPIJob stays;
+# - RayJob (kuberay v1.6.2 controllers/ray/rayjob_controller.go handleShutdownAfterJobFinishes)
+#   deletes the RayCluster only (the RayJob too only if the operator runs with
+#   DELETE_RAYJOB_CR_AFTER_JOB_FINISHES, which the stack does not set). Its deletionStrategy rules,
+#   which could delete the RayJob, exclude shutdownAfterJobFinishes, which Kueue requires.
+# A kind missing here has no such field in its CRD (TrainJob v1alpha1 of Trainer 2.2.1, RayCluster):
+# test_ttl_fields_are_the_crds keeps this table and the CRDs in step.
+THE_JOB = "the job"
+TTL_FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "Job": (("spec", "ttlSecondsAfterFinished"), THE_JOB),
+    "JobSet": (("spec", "ttlSecondsAfterFinished"), THE_JOB),
+    **{kind: (("spec", "runPolicy", "ttlSecondsAfterFinished"), THE_JOB) for kind in TRAINING_V1},
+    "MPIJob": (("spec", "runPolicy", "ttlSecondsAfterFinished"), "its launcher Job"),
+    "RayJob": (("spec", "ttlSecondsAfterFinished"), "its RayCluster"),
+}
+TTL_SECONDS = 600  # docs/batch-users.md: "deleted 10 minutes after it finishes"
+# A RayJob's TTL deletes its Ray cluster, whose pods would hold nodes after Kueue freed the quota.
+RAY_CLUSTER_TTL_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -319,18 +355,25 @@ def test_sample_follows_its_frameworks_kueue_rules(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
-def test_sample_names_a_local_queue_of_the_dev_stack(path: Path, dev_config: StackConfig,
-                                                     dev_objects: list[dict[str, Any]]) -> None:
+def test_sample_names_no_namespace(path: Path) -> None:
+    """A member submits it in their own team's namespace, `kubectl apply -n <team> -f` (kubectl
+    refuses a -n that differs from a namespace in the file)."""
+    assert "namespace" not in load_sample(path)["metadata"], f"{path.name}: only one team could apply it"
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_names_a_local_queue_of_every_dev_team(path: Path, dev_config: StackConfig,
+                                                      dev_objects: list[dict[str, Any]]) -> None:
     doc = load_sample(path)
-    meta = doc["metadata"]
-    namespace, labels = meta.get("namespace"), meta.get("labels", {})
+    labels = doc["metadata"].get("labels", {})
     assert QUEUE_LABEL in labels, f"{path.name}: without {QUEUE_LABEL} Kueue ignores the job"
-    local_queue = by_kind(dev_objects, "LocalQueue").get((namespace, labels[QUEUE_LABEL]))
-    assert local_queue, f"{path.name}: no LocalQueue {namespace}/{labels[QUEUE_LABEL]} in the dev stack"
-    cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
-    ns = by_kind(dev_objects, "Namespace")[(None, namespace)]
-    assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), \
-        f"ClusterQueue {cq['metadata']['name']} does not select namespace {namespace}"
+    for namespace in (team.name for team in dev_config.teams):
+        local_queue = by_kind(dev_objects, "LocalQueue").get((namespace, labels[QUEUE_LABEL]))
+        assert local_queue, f"{path.name}: no LocalQueue {namespace}/{labels[QUEUE_LABEL]} in the dev stack"
+        cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
+        ns = by_kind(dev_objects, "Namespace")[(None, namespace)]
+        assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), \
+            f"ClusterQueue {cq['metadata']['name']} does not select namespace {namespace}"
     # Every sample states its priority (docs/batch-users.md lists it), and names a class that exists.
     assert PRIORITY_LABEL in labels, f"{path.name}: state the priority ({PRIORITY_LABEL})"
     assert (None, labels[PRIORITY_LABEL]) in by_kind(dev_objects, "WorkloadPriorityClass")
@@ -341,15 +384,17 @@ def test_sample_names_a_local_queue_of_the_dev_stack(path: Path, dev_config: Sta
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
 def test_sample_asks_only_for_what_its_queue_covers_and_fits(path: Path, dev_config: StackConfig,
                                                              dev_objects: list[dict[str, Any]]) -> None:
+    """In every team's namespace of the dev stack."""
     doc = load_sample(path)
     meta = doc["metadata"]
-    local_queue = by_kind(dev_objects, "LocalQueue")[(meta["namespace"], meta["labels"][QUEUE_LABEL])]
-    cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
-    covered = {r for g in cq["spec"]["resourceGroups"] for r in g["coveredResources"]}
-    workload = pod_sets(doc)
-    for ps in workload:
-        assert set(ps.pod_requests) <= covered, f"{ps.name}: {sorted(set(ps.pod_requests) - covered)} not covered"
-    assign_flavors(workload, cq, dev_objects, dev_config, borrow=path.name in BORROWING_SAMPLES)
+    for team in dev_config.teams:
+        local_queue = by_kind(dev_objects, "LocalQueue")[(team.name, meta["labels"][QUEUE_LABEL])]
+        cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
+        covered = {r for g in cq["spec"]["resourceGroups"] for r in g["coveredResources"]}
+        workload = pod_sets(doc)
+        for ps in workload:
+            assert set(ps.pod_requests) <= covered, f"{ps.name}: {sorted(set(ps.pod_requests) - covered)} not covered"
+        assign_flavors(workload, cq, dev_objects, dev_config, borrow=path.name in BORROWING_SAMPLES)
 
 
 def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackConfig,
@@ -386,3 +431,113 @@ def test_topology_request_fits_only_the_topology_queue(dev_config: StackConfig,
     topology = cqs[(None, local_queues[("research", "topology")]["spec"]["clusterQueue"])]
     assert topology["metadata"]["name"] == "research-topology"
     assert assign_flavors([PodSet("main", 2, packed)], topology, dev_objects, dev_config) == {"main": "tas"}
+
+
+# --- clean-up after a job finishes ------------------------------------------------------------
+
+
+def ttl_paths(schema: dict[str, Any], path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Where a CRD's schema has a ttlSecondsAfterFinished of the kind's own: not inside an embedded
+    template (a JobSet's replicated Jobs have theirs)."""
+    found = []
+    for key, sub in (schema.get("properties") or {}).items():
+        if key == "ttlSecondsAfterFinished":
+            found.append((*path, key))
+        elif key != "template":
+            found += ttl_paths(sub, (*path, key))
+    if isinstance(schema.get("items"), dict):
+        found += ttl_paths(schema["items"], path)
+    return found
+
+
+def sample_kinds() -> dict[str, list[Path]]:
+    kinds: dict[str, list[Path]] = defaultdict(list)
+    for path in SAMPLE_FILES:
+        kinds[load_sample(path)["kind"]].append(path)
+    return dict(kinds)
+
+
+def kinds_deleted_after_they_finish() -> set[str]:
+    return {kind for kind in sample_kinds() if kind in TTL_FIELDS and TTL_FIELDS[kind][1] == THE_JOB}
+
+
+def test_ttl_fields_are_the_crds() -> None:
+    """TTL_FIELDS names, for each kind of the samples, the one TTL field its CRD has, and no kind
+    whose CRD has none: a new operator version that adds or moves one fails here."""
+    kinds = {(d["apiVersion"], d["kind"]) for d in map(load_sample, SAMPLE_FILES)}
+    for api_version, kind in sorted(kinds):
+        if (api_version, kind) in BUILTIN:
+            continue  # batch/v1 JobSpec.ttlSecondsAfterFinished: the strict schema check knows it
+        expected = [TTL_FIELDS[kind][0]] if kind in TTL_FIELDS else []
+        assert ttl_paths(_installed_crds()[(api_version, kind)]) == expected, kind
+    assert set(TTL_FIELDS) >= {"Job"} and {"TrainJob", "RayCluster"} & set(TTL_FIELDS) == set()
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_sample_sets_its_kinds_ttl(path: Path) -> None:
+    doc = load_sample(path)
+    if doc["kind"] not in TTL_FIELDS:
+        return
+    field, _ = TTL_FIELDS[doc["kind"]]
+    value: Any = doc
+    for key in field:
+        value = value.get(key, {})
+    expected = RAY_CLUSTER_TTL_SECONDS if doc["kind"] == "RayJob" else TTL_SECONDS
+    assert value == expected, f"{path.name}: {'.'.join(field)} is {value or 'unset'}, not {expected}"
+
+
+def doc_table(heading: str) -> list[list[str]]:
+    """The rows of the first table under a docs/batch-users.md heading, cells stripped."""
+    section = BATCH_USERS.read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # after the head
+    return [[cell.strip() for cell in row.strip().strip("|").split(" | ")] for row in rows]
+
+
+def doc_kinds(cell: str) -> list[str]:
+    return [kind.strip() for kind in cell.split(",")]
+
+
+def test_the_doc_says_which_kinds_stay_after_they_finish() -> None:
+    """docs/batch-users.md "After a job finishes": "yes" for exactly the kinds whose TTL deletes the
+    job itself, "no" and a delete command naming a sample of the kind for every other."""
+    rows = doc_table("After a job finishes")
+    said = {kind: row for row in rows for kind in doc_kinds(row[0])}
+    assert set(said) == set(sample_kinds()), sorted(set(said) ^ set(sample_kinds()))
+    deleted = {kind for kind, row in said.items() if row[1].startswith("yes")}
+    assert deleted == kinds_deleted_after_they_finish()
+    for kind in set(said) - deleted:
+        assert said[kind][1].startswith("no"), said[kind]
+        assert any(f"kubectl delete -n <team> -f examples/{p.name}" in said[kind][3] for p in sample_kinds()[kind]), said[kind]
+    assert f"ttlSecondsAfterFinished: {TTL_SECONDS}" in BATCH_USERS.read_text()
+
+
+def doc_pod_selectors() -> dict[str, str]:
+    """docs/batch-users.md "Where is my job": kind -> the label its pods are found by (the first
+    `-l <label>=` of its row; the value is the job's name, a RayJob's its RayCluster's)."""
+    found = {}
+    for row in doc_table("Where is my job"):
+        match = re.search(r"-l ([\w./-]+)=", row[1])
+        assert match, row
+        found.update({kind: match.group(1) for kind in doc_kinds(row[0])})
+    return found
+
+
+def test_the_doc_finds_the_pods_of_every_kind_by_the_label_the_e2e_tier_uses() -> None:
+    """Each operator's label, as the e2e tier finds the pods of each kind on the real operators
+    (tests/e2e/kinds.py, test_operators.py); a Job's pods as tests/e2e/jobs.py finds them."""
+    from tests.e2e.kinds import KINDS
+
+    selectors = doc_pod_selectors()
+    assert set(selectors) == set(sample_kinds()), sorted(set(selectors) ^ set(sample_kinds()))
+    assert selectors.pop("Job") == "batch.kubernetes.io/job-name"
+    assert selectors == {kind: spec.pods_label for kind, spec in KINDS.items()}
+
+
+def test_the_doc_installs_the_plugin_of_the_stacks_kueue() -> None:
+    """docs/batch-users.md "What to install": krew first, the release binary next, `go install`
+    last, each release named being the stack's default Kueue version."""
+    section = BATCH_USERS.read_text().split("\n## What to install\n", 1)[1].split("\n## ", 1)[0]
+    ways = [section.index(w) for w in ("kubectl krew install kueue", "releases/download/", "go install sigs.k8s.io")]
+    assert ways == sorted(ways), ways
+    assert set(re.findall(r"\bv\d+\.\d+\.\d+\b", section)) == {f"v{DEFAULT_VERSION}"}
+    assert "kubectl-kueue-$OS-$ARCH" in section  # Kueue's release assets: kubectl-kueue-<os>-<arch>

@@ -105,7 +105,7 @@ def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Ca
               cpu: str | None = None, gpu: int | None = None) -> dict[str, Any]:
     """The sample with `changes` on every pod, its requests set to `cpu`/`gpu` per pod."""
     teams = [t.name for t in cluster.config.teams]
-    if doc["metadata"]["namespace"] not in teams:  # another stack than the samples' dev stack
+    if doc["metadata"].get("namespace") not in teams:  # the samples name none: a member gives theirs
         doc = renamed(doc, doc["metadata"]["name"])
         doc["metadata"]["namespace"] = teams[0]
     if kind == "TrainJob":

@@ -1,15 +1,18 @@
 """Team members on the real API server and Kueue (issue 36): what a member of a team may do, and
 everything they may not.
 
-The dev stack's teams each have one member group (stacks.member_group); the tests act as a user of
-research's group through impersonation (`--as`, `--as-group`), which the API server authorizes
+Every stack's teams each have one member group (stacks.member_group); the tests act as a user of a
+team's group through impersonation (`--as`, `--as-group`), which the API server authorizes
 exactly as it would the user's own Entra ID token on AKS (the token's groups claim carries the
 group object IDs). What they are granted is components/access/members.py, applied as the program
 applies it (stack_cluster.py). Every refusal is checked by the API server's own Forbidden message.
+The samples in examples/ are submitted as docs/batch-users.md says, `kubectl apply -n <team> -f`,
+by members of both dev teams and of a team of multi-gpu, whose teams have other names.
 """
 
 from __future__ import annotations
 
+import shlex
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,16 +21,17 @@ import pytest
 import yaml
 
 from components.cluster.deployer import wait_for_access
-from components.config import POOL_LABEL
+from components.config import POOL_LABEL, TOPOLOGY_QUEUE_SUFFIX
 from components.k8s.reader import ClusterReader, ReadError
+from components.kueue.objects import LOCAL_QUEUE_NAME
 from tests.harness import ROOT
-from tests.test_samples import pod_sets
+from tests.test_samples import BATCH_USERS, doc_pod_selectors, pod_sets
 
 from .cluster import Kubectl, wait_for
 from .conftest import on_stacks
-from .destroy import object_ref
-from .jobs import PRIORITY_LABEL, job, wait_admitted
+from .jobs import PRIORITY_LABEL, QUEUE_LABEL, job, wait_admitted
 from .stack_cluster import StackCluster
+from .stacks import OPERATOR_STACKS, config_map
 
 TEAM, OTHER_TEAM = "research", "platform"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{ns}/localqueues/{lq}/pendingworkloads"
@@ -54,18 +58,59 @@ def member(cluster: StackCluster) -> Kubectl:
     return cluster.member(TEAM)
 
 
-@on_stacks("dev")
-@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
-def test_member_submits_the_sample_and_kueue_admits_it(cluster: StackCluster, sample: Path) -> None:
-    """Every sample of every kind the stack enables, as a member of the sample's team: created,
-    admitted in the team's queue, GPU pod sets on a GPU flavor, deleted by the member."""
+def _teams(stack: str) -> list[str]:
+    return [t["name"] for t in config_map(stack)["kueue-aks:teams"]]
+
+
+# On the operator stacks, where every kind has its operator running: every sample in a team's
+# namespace of the dev stack, research and platform in turn (each sample fits every dev team's queues:
+# tests/test_samples.py), and every sample in one team's of a stack whose teams have other names
+# (multi-gpu's infra, the smaller share, so it borrows the most). Every sample in both dev teams
+# took 77 s here against 40 s, and showed nothing more than the unit tests do.
+SUBMISSIONS = [("dev", sample, _teams("dev")[i % len(_teams("dev"))]) for i, sample in enumerate(SAMPLES)] + [
+    ("multi-gpu", sample, _teams("multi-gpu")[-1]) for sample in SAMPLES]
+assert {s for s, _, _ in SUBMISSIONS} <= set(OPERATOR_STACKS) and "infra" in {t for _, _, t in SUBMISSIONS}
+
+
+def doc_command(prefix: str) -> list[str]:
+    """The command of docs/batch-users.md that starts with `prefix`, as arguments after `kubectl`."""
+    [line] = [line for line in BATCH_USERS.read_text().splitlines() if line.startswith(prefix)]
+    return shlex.split(line.partition("  #")[0])[1:]
+
+
+def _pods_by_the_docs_label(cluster: StackCluster, member: Kubectl, team: str, doc: dict[str, Any]) -> list[str]:
+    """The job's pods as docs/batch-users.md finds them, as the member: by its kind's label, valued
+    the job's name (a RayJob's, its RayCluster's name from its status)."""
+    name = doc["metadata"]["name"]
+    if doc["kind"] == "RayJob":
+        name = member.run("get", "rayjobs.ray.io", name, "-n", team, "-o", "jsonpath={.status.rayClusterName}").stdout
+        if not name:
+            return []
+    label = doc_pod_selectors()[doc["kind"]]
+    return [p["metadata"]["name"] for p in member.items("pods", "-n", team, "-l", f"{label}={name}")]
+
+
+@pytest.mark.parametrize(("stack", "sample", "team"), SUBMISSIONS,
+                         ids=[f"{s}-{p.stem}-{t}" for s, p, t in SUBMISSIONS])
+def test_member_submits_the_sample_in_their_namespace_and_kueue_admits_it(
+        cluster: StackCluster, sample: Path, team: str) -> None:
+    """As docs/batch-users.md says, as a member of the team: `kubectl apply -n <team> -f
+    examples/<sample>` (no sample names a namespace); its Workload is admitted in the team's queue
+    (the ClusterQueue of the LocalQueue the sample names, `<team>` or `<team>-topology`) with the
+    sample's priority, GPU pod sets on a GPU flavor; the member finds its pods by the label the doc
+    gives for its kind, and deletes it the same way."""
     doc = yaml.safe_load(sample.read_text())
     meta = doc["metadata"]
-    member = cluster.member(meta["namespace"])
-    member.apply([doc])
+    assert "namespace" not in meta, sample.name
+    member = cluster.member(team)
+    member.run("apply", "-n", team, "-f", str(sample))
     try:
-        wl = wait_admitted(cluster, meta["namespace"], meta["name"], kind=doc["kind"])
-        assert wl["spec"]["queueName"] == doc["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+        wl = wait_admitted(cluster, team, meta["name"], kind=doc["kind"])
+        queue = meta["labels"][QUEUE_LABEL]
+        assert wl["spec"]["queueName"] == queue
+        cluster_queue = cluster.kubectl.get("localqueues.kueue.x-k8s.io", queue, "-n", team)["spec"]["clusterQueue"]
+        assert wl["status"]["admission"]["clusterQueue"] == cluster_queue in (team, team + TOPOLOGY_QUEUE_SUFFIX), \
+            (cluster_queue, wl["status"]["admission"])
         assigned = {ps["name"]: ps["flavors"] for ps in wl["status"]["admission"]["podSetAssignments"]}
         gpu_pools = {p.name for p in cluster.config.node_pools if p.is_gpu}
         for ps in pod_sets(doc):
@@ -73,13 +118,34 @@ def test_member_submits_the_sample_and_kueue_admits_it(cluster: StackCluster, sa
                 assert set(assigned[ps.name].values()) <= gpu_pools, (ps.name, assigned)
         # Its priority is the sample's label, as every sample states one.
         assert (wl["spec"].get("priorityClassRef") or {}).get("name") == meta["labels"][PRIORITY_LABEL], wl["spec"]
+        wait_for(f"the member to find the pods of {doc['kind']} {team}/{meta['name']}",
+                 lambda: (bool(found := _pods_by_the_docs_label(cluster, member, team, doc)), found), 60)
     finally:
-        member.run("delete", *object_ref(doc), "--ignore-not-found", "--wait=true",
+        member.run("delete", "-n", team, "-f", str(sample), "--ignore-not-found", "--wait=true",
                    "--timeout=90s", timeout=120)
     # Nothing left holding quota for the next sample: no Workload at all in the namespace.
-    wait_for(f"every Workload in {meta['namespace']} to be gone after {meta['name']}",
-             lambda: (not (left := cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", meta["namespace"])),
+    wait_for(f"every Workload in {team} to be gone after {meta['name']}",
+             lambda: (not (left := cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", team)),
                       [w["metadata"]["name"] for w in left]), 90)
+
+
+@on_stacks(*OPERATOR_STACKS)
+def test_member_finds_their_namespace_and_queues(cluster: StackCluster) -> None:
+    """docs/batch-users.md's "Find your namespace, queues and quota" as each team's member: the
+    ClusterQueues list every team's namespace, `kubectl auth can-i` says yes in their own only, and
+    their LocalQueues are there."""
+    teams = [t.name for t in cluster.config.teams]
+    listing = doc_command("kubectl get clusterqueues -o custom-columns=")
+    for team in teams:
+        member = cluster.member(team)
+        rows = [line.split() for line in member.run(*listing).stdout.splitlines()[1:]]
+        assert {cq for cq, _ in rows} == {q["metadata"]["name"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")}
+        assert {ns for _, ns in rows} == set(teams), rows
+        answers = {ns: member.run("auth", "can-i", "create", "jobs", "-n", ns, check=False).stdout.strip()
+                   for ns in sorted({ns for _, ns in rows})}
+        assert answers == {ns: "yes" if ns == team else "no" for ns in teams}, (team, answers)
+        queues = {q["metadata"]["name"] for q in member.items("localqueues.kueue.x-k8s.io", "-n", team)}
+        assert LOCAL_QUEUE_NAME in queues, queues
 
 
 @on_stacks("dev")

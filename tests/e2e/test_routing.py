@@ -130,6 +130,7 @@ SAMPLES = [("cpu-job.yaml", "cpu"), ("gpu-job.yaml", "gpu"), ("tas-job.yaml", "t
 def test_sample_lands_where_the_readme_says(cluster: StackCluster, sample: str, pool: str) -> None:
     obj = yaml.safe_load((ROOT / "examples" / sample).read_text())
     meta = obj["metadata"]
+    meta["namespace"] = cluster.config.teams[0].name  # the samples name none: a member gives theirs
     cluster.kubectl.apply([obj])
     try:
         assert_on_pool(cluster, meta["namespace"], meta["name"], pool, pods=obj["spec"].get("parallelism", 1))

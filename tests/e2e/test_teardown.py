@@ -22,14 +22,16 @@ from .stack_cluster import StackCluster
 
 # What `pulumi destroy` of the dev stack may take here, jobs running: measured about 20 s.
 DESTROY_BUDGET_SECONDS = 120
-SAMPLES = ("cpu-job.yaml", "gpu-job.yaml", "tas-job.yaml")
+# Each in a team namespace (the samples name none): gpu-job.yaml holds platform's own GPU.
+SAMPLES = {"cpu-job.yaml": "research", "gpu-job.yaml": "platform", "tas-job.yaml": "research"}
 
 
 def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
     """Submit every batch/v1 sample, pods kept running, plus a job that borrows; wait for admission."""
     jobs = []
-    for sample in SAMPLES:
+    for sample, team in SAMPLES.items():
         obj = yaml.safe_load((ROOT / "examples" / sample).read_text())
+        obj["metadata"]["namespace"] = team
         obj["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})[RUN_FOR_ANNOTATION] = "1h"
         jobs.append(obj)
     # One GPU beyond the team's nominal one (gpu-job.yaml's): a borrower that leaves one of the
