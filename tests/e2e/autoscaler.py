@@ -30,7 +30,7 @@ import yaml
 
 from components.config import POOL_LABEL, NodePool, StackConfig
 
-from .cluster import E2EError, Kubectl, log_tail, stop_process, wait_for
+from .cluster import Kubectl, StopWaiting, log_tail, stop_process, wait_for
 from .nodes import ACCELERATOR_LABEL, HOSTNAME_LABEL, pool_node
 
 NAMESPACE = "kube-system"
@@ -184,7 +184,7 @@ class Autoscaler:
 
     def _reporting(self) -> tuple[bool, Any]:
         if self.process is not None and self.process.poll() is not None:
-            raise E2EError(f"cluster-autoscaler exited with {self.process.returncode}:\n{self.log_tail(30)}")
+            raise StopWaiting(f"cluster-autoscaler exited with {self.process.returncode}:\n{self.log_tail(30)}")
         done = self.kubectl.run("get", "configmap", STATUS_CONFIG_MAP, "-n", NAMESPACE, "-o", "jsonpath={.data.status}",
                                 check=False)
         return done.returncode == 0 and "nodeGroups" in done.stdout, done.stdout[-400:] or done.stderr[-400:]

@@ -50,11 +50,24 @@ class E2EError(AssertionError):
     """A step of the e2e setup failed; the message says what was seen and what to do."""
 
 
+class StopWaiting(E2EError):
+    """Raised by a probe when waiting longer cannot help (the process it waits for has exited)."""
+
+
 def wait_for(what: str, probe: Callable[[], tuple[bool, T]], timeout: float, interval: float = 0.25) -> T:
-    """Poll `probe` (returns (done, seen)) until done; on timeout fail with the last thing seen."""
+    """Poll `probe` (returns (done, seen)) until done; on timeout fail with the last thing seen.
+
+    A probe that raises has not seen its object yet (kubectl's NotFound, a status still null, a
+    Workload Kueue has not made): the error is what was seen, and the wait goes on to its deadline,
+    so a race between a controller and the probe never fails a run by itself."""
     deadline = time.monotonic() + timeout
     while True:
-        done, seen = probe()
+        try:
+            done, seen = probe()
+        except StopWaiting:
+            raise
+        except Exception as err:  # noqa: BLE001 (reported at the deadline)
+            done, seen = False, f"the probe raised {type(err).__name__}: {err}"  # type: ignore[assignment]
         if done:
             return seen
         if time.monotonic() > deadline:

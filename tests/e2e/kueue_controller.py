@@ -38,7 +38,7 @@ from components.config import KUEUE_NAMESPACE
 from components.kueue.values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 from components.monitoring.scrape import METRICS_SERVICE
 
-from .cluster import (E2EError, Kubectl, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
+from .cluster import (E2EError, Kubectl, StopWaiting, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
                       wait_for)
 from .forward import Forwarder, forward_to
 
@@ -235,7 +235,7 @@ class KueueController:
 
         def probe() -> tuple[bool, str]:
             if self.process is not None and self.process.poll() is not None:
-                raise E2EError(f"Kueue exited with {self.process.returncode}{self._taken_ports()}; "
+                raise StopWaiting(f"Kueue exited with {self.process.returncode}{self._taken_ports()}; "
                                f"its log:\n{self.log_tail()}")
             status, message = api_create(self.kubectl.kubeconfig, PROBE_PATH, PROBE)
             if message and message not in self.startup_errors:

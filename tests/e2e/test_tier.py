@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from . import conftest
-from .cluster import condition, is_true
+from .cluster import E2EError, StopWaiting, condition, is_true, wait_for
 from .conftest import ControlPlanes
 
 
@@ -84,3 +84,29 @@ def test_the_engine_wrappers_pin_what_binaries_py_names() -> None:
     assert requires(cli, "github.com/pulumi/pulumi/sdk/v3", PULUMI_VERSION)
     provider = (TOOLS_DIR / "pulumi-kubernetes" / "go.mod").read_text()
     assert requires(provider, PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION)
+
+
+def test_a_probe_that_raises_waits_on_until_it_sees_its_object() -> None:
+    """A probe racing a controller (NotFound, a status still null) does not fail the wait; only
+    StopWaiting, a process that exited, ends it early; the deadline's message shows the last error."""
+    answers = iter([KeyError("status"), E2EError("kubectl get job x failed: NotFound"), (True, "found")])
+
+    def probe() -> tuple[bool, str]:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    assert wait_for("the object", probe, timeout=5, interval=0.01) == "found"
+
+    def exited() -> tuple[bool, str]:
+        raise StopWaiting("Kueue exited with 1")
+
+    with pytest.raises(StopWaiting):
+        wait_for("Kueue", exited, timeout=30, interval=0.01)
+
+    def missing() -> tuple[bool, str]:
+        raise E2EError("kubectl get job x failed: NotFound")
+
+    with pytest.raises(E2EError, match=r"(?s)timed out after 0.05 s .*the probe raised E2EError: kubectl get job x failed: NotFound"):
+        wait_for("x", missing, timeout=0.05, interval=0.01)
