@@ -45,14 +45,20 @@ class DeployerError(Exception):
     """The deploying identity's type cannot be told, or it cannot reach the cluster in time."""
 
 
-def principal_type(token: str) -> str:
-    """User or ServicePrincipal, from the claims of the provider's access token (never logged)."""
+def token_claims(token: str) -> dict[str, Any] | None:
+    """The claims of a JWT access token (its signature is Azure's business, not checked), or None."""
     try:
         payload = token.split(".")[1]
         claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     except (IndexError, ValueError, binascii.Error):
-        claims = None
-    if not isinstance(claims, dict):
+        return None
+    return claims if isinstance(claims, dict) else None
+
+
+def principal_type(token: str) -> str:
+    """User or ServicePrincipal, from the claims of the provider's access token (never logged)."""
+    claims = token_claims(token)
+    if claims is None:
         raise DeployerError(
             "kueue-aks:cluster.deployerAdmin: the provider's Azure access token is not a JWT, so the program cannot "
             "tell whether the deploying identity is a user or a service principal; set cluster.deployerAdmin: false "

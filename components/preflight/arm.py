@@ -17,7 +17,6 @@ them (docs/preflight.md).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
@@ -29,6 +28,8 @@ from azure.core.credentials import AccessToken, TokenCredential
 from azure.core.exceptions import AzureError, ClientAuthenticationError, ServiceRequestError, ServiceResponseError
 from azure.core.pipeline.policies import BearerTokenCredentialPolicy, HeadersPolicy, RetryPolicy, UserAgentPolicy
 from azure.core.rest import HttpRequest
+
+from ..cluster.deployer import token_claims
 
 # azure-native's `environment` setting -> Resource Manager endpoint (learn.microsoft.com/azure/
 # azure-government/compare-azure-government-global-azure; .../china/resources-developer-guide).
@@ -85,9 +86,8 @@ class ProviderToken:
 def _expiry(token: str) -> int:
     """The JWT's `exp`; tokens that are not JWTs are used for five minutes (the check takes seconds)."""
     try:
-        payload = token.split(".")[1]
-        return int(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["exp"])
-    except (IndexError, ValueError, KeyError, TypeError):
+        return int((token_claims(token) or {})["exp"])
+    except (KeyError, ValueError, TypeError):
         return int(time.time()) + 300
 
 
