@@ -1512,7 +1512,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
     if pools_ok:
         _check_provisioning(problems, cluster, pools)
     _check_extension(problems, kueue, cluster, location, manager)
-    if cluster.mode == "create" and not manager:
+    if cluster.mode == "create":  # a MultiKueue manager's cluster too: it has no user pools, the rest holds
         _check_aks_rules(problems, cluster, location, pools)
     if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
         problems.add(f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",

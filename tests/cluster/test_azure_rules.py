@@ -7,10 +7,11 @@ import copy
 from typing import Any
 
 import pytest
+import yaml
 
 from components.config import ConfigError
 from tests.conftest import load_stack
-from tests.harness import run_program
+from tests.harness import ROOT, run_program
 from tests.cluster.test_modes import assert_nothing_registered
 
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -96,3 +97,12 @@ def test_the_stack_resource_group_is_the_one_the_length_rule_counts(dev_config_m
     from components.cluster.azure_names import STACK_RESOURCE_GROUP
     group = run_program(dev_config_map).one("azure-native:resources:ResourceGroup")
     assert group.name == STACK_RESOURCE_GROUP and "resourceGroupName" not in group.inputs  # autonamed
+
+
+def test_a_multikueue_managers_cluster_follows_the_same_rules() -> None:
+    """A manager creates an AKS cluster too (without user pools): a pinned minor on stable is refused there."""
+    config = yaml.safe_load((ROOT / "examples" / "multikueue" / "Pulumi.batch-manager.yaml").read_text())["config"]
+    config["kueue-aks:cluster"] = {**config.get("kueue-aks:cluster", {}), "kubernetesVersion": "1.33",
+                                   "autoUpgradeChannel": "stable"}
+    found = problems(config)
+    assert "autoUpgradeChannel stable" in found["kueue-aks:cluster.kubernetesVersion"], found
