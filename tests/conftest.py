@@ -21,7 +21,8 @@ from components.kueue.versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
 from components.operators.crd_chart import CHARTS_ENV
 from tests.harness import ROOT, SHARED
-from tests.tier_times import TierTimes
+from tests.e2e.measurements import Measurements
+from tests.tier_times import BUDGETS, TierTimes
 from tests.paths import missing_shared
 from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
@@ -44,14 +45,30 @@ E2E_DIR = Path(__file__).resolve().parent / "e2e"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: runs on a local control plane with the real Kueue controller (tests/e2e)")
     config.pluginmanager.register(TierTimes(), "kueue-aks-tier-times")
+    config.pluginmanager.register(Measurements(BUDGETS["e2e"]), "kueue-aks-e2e-measurements")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the e2e tier before `-m` selects on marks."""
+    """Mark the e2e tier before `-m` selects on marks, and give every test its unit of work for
+    the two xdist workers (`xdist_group`, read by `--dist loadgroup`; pyproject.toml): a unit test
+    module is one unit, so its module fixtures are built once; the e2e tier is two lanes
+    (tests/e2e/lanes.py), each run whole by one worker, in the order pytest_collection_finish
+    gives. The units go out in collection order: both workers share the unit tier first, then
+    each takes a lane."""
+    from tests.e2e.lanes import lane
+
     for item in items:
         if E2E_DIR in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.xdist_group(lane(item.path.name, _stack_of(item))))
+        else:
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(ROOT).as_posix()))
+
+
+def _stack_of(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    return str(callspec.params.get("stack", "")) if callspec else ""
 
 
 @pytest.hookimpl(trylast=True)
@@ -67,8 +84,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     def key(item: pytest.Item) -> tuple[bool, int, str, bool]:
         if E2E_DIR not in item.path.parents:
             return (False, 0, "", False)
-        callspec = getattr(item, "callspec", None)
-        stack = str(callspec.params.get("stack", "")) if callspec else ""
+        stack = _stack_of(item)
         builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
         return (True, builds, stack, item.path.name == "test_teardown.py")
 

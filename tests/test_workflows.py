@@ -33,6 +33,7 @@ import yaml
 from tests import actionlint as lint
 from tests.e2e import binaries
 from tests.e2e import conftest as e2e_conftest
+from tests.e2e import measurements
 from components.plan import main as plan_main
 from components.kueue import crds as kueue_crds
 from components.kueue.validate import CRDS_ENV
@@ -726,7 +727,7 @@ def test_e2e_tier_may_bind_port_443_without_root() -> None:
 
 def test_e2e_measurements_are_uploaded_and_logs_on_failure() -> None:
     job = e2e_job()
-    folder = job["env"][e2e_conftest.ARTIFACTS_ENV]
+    folder = job["env"][measurements.ARTIFACTS_ENV]
     assert folder == "${{ github.workspace }}/e2e-artifacts"
     uploads = {s["with"]["name"]: s for s in steps_using(job, "actions/upload-artifact")}
     assert set(uploads) == {"e2e-measurements", "e2e-logs"}
@@ -741,13 +742,18 @@ def test_e2e_measurements_are_uploaded_and_logs_on_failure() -> None:
 
 
 def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(e2e_conftest.ARTIFACTS_ENV, str(tmp_path / "out"))
-    monkeypatch.setitem(e2e_conftest.STACK_TIMINGS, "dev", {"queues_active_seconds": 21.5,
-                                                            "everything_up_seconds": 80.2,
-                                                            "timings_seconds_since_start": {"queues active": 21.5}})
-    e2e_conftest.write_measurements(e2e_conftest.artifacts_dir(), 1000.0)  # type: ignore[arg-type]
+    monkeypatch.setenv(measurements.ARTIFACTS_ENV, str(tmp_path / "out"))
+    # Two workers' lanes, as the controller gathers them (measurements.Measurements).
+    lanes = [measurements.Lane("gw0", ["dev up"], {"dev": {"queues_active_seconds": 21.5, "everything_up_seconds": 80.2,
+                                                         "timings_seconds_since_start": {"queues active": 21.5}}},
+                               seconds=1000.0),
+             measurements.Lane("gw1", ["engine up"], {"engine": {"queues_active_seconds": 9.0, "everything_up_seconds": 9.0,
+                                                               "timings_seconds_since_start": {}}}, seconds=900.0)]
+    measurements.write_measurements(measurements.artifacts_dir(), lanes, 1100.0)  # type: ignore[arg-type]
     measured = json.loads((tmp_path / "out" / "measurements.json").read_text())
-    assert measured["tier_seconds"] == 1000.0 and measured["stacks"]["dev"]["queues_active_seconds"] == 21.5
+    assert measured["tier_seconds"] == 1000.0 and measured["lanes"] == {"gw0": 1000.0, "gw1": 900.0}
+    assert measured["stacks"]["dev"]["queues_active_seconds"] == 21.5 and set(measured["stacks"]) == {"dev", "engine"}
+    assert measured["report"] == ["dev up", "engine up"]
     assert "| dev | 21.5 | 80.2 |" in (tmp_path / "out" / "measurements.md").read_text()
 
     class FakeCluster:
@@ -767,8 +773,8 @@ def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytes
              if p.is_file() and "logs" in p.parts}
     assert saved == {"kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
                      "kwok/clusters/kueue-aks-dev/logs/audit"}
-    monkeypatch.delenv(e2e_conftest.ARTIFACTS_ENV)
-    assert e2e_conftest.artifacts_dir() is None  # unset: the tier writes nothing
+    monkeypatch.delenv(measurements.ARTIFACTS_ENV)
+    assert measurements.artifacts_dir() is None  # unset: the tier writes nothing
 
 
 # --- actionlint (the lint itself runs in the tier that builds Go tools: tests/e2e/test_workflow_lint.py) ---

@@ -54,13 +54,21 @@ class StopWaiting(E2EError):
     """Raised by a probe when waiting longer cannot help (the process it waits for has exited)."""
 
 
+MAX_POLL_SECONDS = 1.0
+
+
 def wait_for(what: str, probe: Callable[[], tuple[bool, T]], timeout: float, interval: float = 0.25) -> T:
     """Poll `probe` (returns (done, seen)) until done; on timeout fail with the last thing seen.
+
+    The first polls are `interval` apart, then each half as long again, up to MAX_POLL_SECONDS:
+    most conditions hold within a second or two, and a long wait (an autoscaler's scale-down, a
+    job's run) then costs a probe (often a kubectl process) a second, not four.
 
     A probe that raises has not seen its object yet (kubectl's NotFound, a status still null, a
     Workload Kueue has not made): the error is what was seen, and the wait goes on to its deadline,
     so a race between a controller and the probe never fails a run by itself."""
     deadline = time.monotonic() + timeout
+    interval = min(interval, MAX_POLL_SECONDS)
     while True:
         try:
             done, seen = probe()
@@ -72,7 +80,8 @@ def wait_for(what: str, probe: Callable[[], tuple[bool, T]], timeout: float, int
             return seen
         if time.monotonic() > deadline:
             raise E2EError(f"timed out after {timeout:g} s waiting for {what}; last seen:\n{_show(seen)}")
-        time.sleep(interval)
+        time.sleep(min(interval, max(deadline - time.monotonic(), 0.0) + 0.01))
+        interval = min(interval * 1.5, MAX_POLL_SECONDS)
 
 
 def _show(seen: Any) -> str:

@@ -8,15 +8,11 @@ the forwarder thread) is stopped in its finalizer, whatever the tests did.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
 from pathlib import Path
 
 import pytest
@@ -30,6 +26,7 @@ from .cluster import E2EError
 from .forward import Forwarder
 from .mirror import ChartMirror
 from .jobs import delete_jobs
+from .measurements import LANE, artifacts_dir, build_wait, report, start_clock
 from .multikueue import MULTIKUEUE, MultiKueueClusters
 from .stack_cluster import StackCluster
 from .engine import KueueFollower, OperatorFollower, PulumiProject
@@ -45,71 +42,10 @@ CLUSTER_UP_BUDGET_SECONDS = 60.0
 OPERATOR_STACK_UP_BUDGET_SECONDS = 90.0
 # The MultiKueue example (issue 26): two workers, each an operator stack, then their manager.
 MULTIKUEUE_UP_BUDGET_SECONDS = 3 * OPERATOR_STACK_UP_BUDGET_SECONDS
-# The job operators (issue 21) took the tier from about 250 s to about 830 s: five controllers on
-# two stacks, a test per kind, each waiting on real admission and scheduling. Pools that start at
-# minCount (issue 22) add scale-ups and scale-downs: 1043 s measured. The real Pulumi engine's
-# scenarios (issue 23) add about 100 s.
-# MultiKueue's three control planes and scenarios (issue 26) add about 210 s.
-# The engine's scenarios of issues 38 and 39 (AKS's extension, an interrupted `up`, a Kueue upgrade,
-# the chart mirror) add about 450 s: 1389 s measured in .ci/run with them.
-TIER_BUDGET_SECONDS = 1800.0
 
 
 def up_budget(stack: str) -> float:
     return OPERATOR_STACK_UP_BUDGET_SECONDS if stack in OPERATOR_STACKS else CLUSTER_UP_BUDGET_SECONDS
-
-
-# What the suite measured, printed at the end of the run (pytest captures prints in tests).
-REPORT: list[str] = []
-_TIER_STARTED: list[float] = []
-# Seconds the tier spent building, or waiting for .ci/run's background build of, the operators'
-# controllers and the engine (cold machines only): not the tier's own time, so not in its budget.
-_BUILD_WAIT: list[float] = []
-
-
-def tier_seconds() -> float:
-    return time.monotonic() - _TIER_STARTED[0] - sum(_BUILD_WAIT)
-
-
-@contextmanager
-def build_wait() -> Iterator[None]:
-    started = time.monotonic()
-    try:
-        yield
-    finally:
-        _BUILD_WAIT.append(time.monotonic() - started)
-# With this set (CI sets it), the tier also writes what it measured to measurements.json and
-# measurements.md there, and each stack's process logs (its control plane's components, Kueue,
-# the operators, the autoscaler) to logs/<stack>/ before that stack is stopped. Unset: nothing.
-ARTIFACTS_ENV = "KUEUE_AKS_E2E_ARTIFACTS"
-STACK_TIMINGS: dict[str, dict[str, Any]] = {}
-
-
-def report(line: str) -> None:
-    REPORT.append(line)
-
-
-def artifacts_dir() -> Path | None:
-    value = os.environ.get(ARTIFACTS_ENV)
-    return Path(value) if value else None
-
-
-def write_measurements(folder: Path, tier_seconds: float) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    measured = {
-        "tier_seconds": round(tier_seconds, 1), "tier_budget_seconds": TIER_BUDGET_SECONDS,
-        "cluster_up_budget_seconds": CLUSTER_UP_BUDGET_SECONDS,
-        "operator_stack_up_budget_seconds": OPERATOR_STACK_UP_BUDGET_SECONDS, "stacks": STACK_TIMINGS, "report": REPORT,
-    }
-    (folder / "measurements.json").write_text(json.dumps(measured, indent=1) + "\n")
-    verdict = "within" if tier_seconds <= TIER_BUDGET_SECONDS else "OVER"
-    rows = "".join(f"| {stack} | {t['queues_active_seconds']} | {t['everything_up_seconds']} |\n"
-                   for stack, t in STACK_TIMINGS.items())
-    (folder / "measurements.md").write_text(
-        f"### e2e tier: {tier_seconds:.0f} s, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget\n\n"
-        f"| stack | up to all queues Active (s, budget {CLUSTER_UP_BUDGET_SECONDS:.0f}, with operators "
-        f"{OPERATOR_STACK_UP_BUDGET_SECONDS:.0f}) | everything up (s) |\n"
-        f"|---|---|---|\n{rows}")
 
 
 def save_logs(sc: StackCluster) -> None:
@@ -128,22 +64,6 @@ def save_logs(sc: StackCluster) -> None:
             shutil.copyfile(log, dest)
         except OSError as err:  # a log is never worth failing the run for
             dest.with_name(dest.name + ".not-copied").write_text(f"{err}\n")
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    folder = artifacts_dir()
-    if folder is not None and _TIER_STARTED:
-        write_measurements(folder, tier_seconds())
-    if not REPORT:
-        return
-    terminalreporter.section("e2e measurements")
-    for line in REPORT:
-        terminalreporter.write_line(line)
-    if _TIER_STARTED:
-        took = tier_seconds()
-        verdict = "within" if took <= TIER_BUDGET_SECONDS else "OVER"
-        waited = f" (and {sum(_BUILD_WAIT):.0f} s waiting for builds)" if sum(_BUILD_WAIT) >= 1 else ""
-        terminalreporter.write_line(f"e2e tier: {took:.0f} s{waited}, {verdict} the {TIER_BUDGET_SECONDS:.0f} s budget")
 
 
 def on_stacks(*stacks: str) -> pytest.MarkDecorator:
@@ -194,7 +114,7 @@ class ControlPlanes:
             return sc
         # The budget is for the queues; the operators come after them (stack_cluster.py) and are reported.
         sc.up_seconds = sc.timings["queues active"]
-        STACK_TIMINGS[stack] = {"queues_active_seconds": sc.up_seconds,
+        LANE.stacks[stack] = {"queues_active_seconds": sc.up_seconds,
                                 "everything_up_seconds": round(time.monotonic() - started, 1),
                                 "timings_seconds_since_start": dict(sc.timings)}
         report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
@@ -214,7 +134,7 @@ class ControlPlanes:
         self._up_or_fail(MULTIKUEUE, group.up, group)
         self.current = group
         took = group.up_seconds = round(time.monotonic() - started, 1)
-        STACK_TIMINGS[MULTIKUEUE] = {"queues_active_seconds": took, "everything_up_seconds": took,
+        LANE.stacks[MULTIKUEUE] = {"queues_active_seconds": took, "everything_up_seconds": took,
                                      "timings_seconds_since_start": dict(group.timings)}
         report(f"e2e[{MULTIKUEUE}]: two workers and their manager up, all connected, in {took:.1f} s "
                f"(budget {MULTIKUEUE_UP_BUDGET_SECONDS:.0f} s); seconds since start: {group.timings}")
@@ -266,7 +186,7 @@ class ControlPlanes:
 
 @pytest.fixture(scope="session")
 def control_planes(binaries: Binaries, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlanes]:
-    _TIER_STARTED.append(time.monotonic())
+    start_clock()
     planes = ControlPlanes(binaries, tmp_path_factory.mktemp("e2e"))
     yield planes
     planes.stop()

@@ -23,6 +23,7 @@ once, as a kubelet would (see _check_alive).
 from __future__ import annotations
 
 import base64
+import fcntl
 import os
 import shutil
 import subprocess
@@ -31,19 +32,25 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
 from .cluster import (E2EError, Kubectl, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
                       wait_for)
+from .binaries import cache_root
 from .forward import Forwarder, forward_to
+from .measurements import report
 
 SERVICE_PORT = 443
 CONFIG_KEY = "controller_manager_config.yaml"
 # Hard-coded in the JobSet, Trainer and training-operator rotators (pkg/util/cert/cert.go, pkg/cert/cert.go).
 ROTATOR_CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")
 PROBE_NAME = "e2e-readiness-probe"
+# A port a binary hard-codes belongs to the machine: the suite's two lanes (pyproject.toml) or two
+# runs that would run that operator at once take turns on it, through a lock in the tier's one
+# machine-wide folder. The lanes are ordered so that a turn is rarely waited for; a wait is printed.
+FIXED_PORT_WAIT_SECONDS = 900
 
 # training-operator kinds Kueue runs (never mpijob: that CRD is the MPI Operator's v2beta1 one,
 # operators.md §5.3), each with the replica type and container name its validator requires.
@@ -199,6 +206,37 @@ class OperatorController:
         self.started_wall = 0.0
         self.restarted = False  # a first start lost the certificate race and was restarted once
         self._started_without_cert = False
+        self._port_locks: list[IO[str]] = []
+        self.waited_for_ports = 0.0
+
+    def _claim_fixed_ports(self) -> None:
+        """Take the lock of every port the binary hard-codes, waiting while another lane holds it."""
+        folder = cache_root() / "ports"
+        folder.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        for port in self.spec.fixed_ports:
+            lock = (folder / f"{port}.lock").open("a")
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() - started > FIXED_PORT_WAIT_SECONDS:
+                        lock.close()
+                        self._release_fixed_ports()
+                        raise E2EError(f"{self.name} hard-codes port {port}, and another process of the tier "
+                                       f"held it for {FIXED_PORT_WAIT_SECONDS} s ({folder / f'{port}.lock'})") from None
+                    time.sleep(0.5)
+            self._port_locks.append(lock)
+        self.waited_for_ports = time.monotonic() - started
+        if self.waited_for_ports >= 1:
+            report(f"e2e: {self.name} waited {self.waited_for_ports:.0f} s for its hard-coded port(s) "
+                   f"{list(self.spec.fixed_ports)}, held by the other lane")
+
+    def _release_fixed_ports(self) -> None:
+        for lock in self._port_locks:
+            lock.close()  # closing the file drops its flock
+        self._port_locks = []
 
     # -- start -------------------------------------------------------------------------------
 
@@ -227,8 +265,10 @@ class OperatorController:
 
     def start(self) -> None:
         spec = self.spec
+        self._claim_fixed_ports()
         busy = [p for p in spec.fixed_ports if not port_is_free(p)]
         if busy:
+            self._release_fixed_ports()
             raise E2EError(f"{self.name} hard-codes port(s) {', '.join(map(str, busy))}, which are in use; "
                            "a controller left by an earlier run? Find it with `ss -ltnp`.")
         self.home.mkdir(parents=True, exist_ok=True)
@@ -361,6 +401,7 @@ class OperatorController:
     def stop(self) -> None:
         self._stop.set()
         stop_process(self.process)
+        self._release_fixed_ports()
         if self._cert_thread is not None:
             self._cert_thread.join(timeout=5)
             self._cert_thread = None

@@ -25,7 +25,8 @@ from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.k8s.quantity import canonical
 
 from .cluster import api_create, wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .engine import EngineError, PulumiProject, changed
 from .jobs import job, wait_admitted
 from .kinds import KINDS, keep_running, prepared, sample_lands_on_its_pool

@@ -24,7 +24,8 @@ from components.operators.installs import Install, installs
 from tests.harness import ROOT
 
 from .cluster import wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .engine import PulumiProject, assert_nothing_left
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_jobs_config

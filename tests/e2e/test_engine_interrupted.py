@@ -22,7 +22,8 @@ from typing import Any
 from components.gpu.chart import DEVICE_PLUGIN_NAMESPACE
 
 from .cluster import wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .engine import PulumiProject, assert_nothing_left, release_states
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_jobs_config

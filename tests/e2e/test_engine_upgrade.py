@@ -23,14 +23,17 @@ from tests.harness import SHARED
 
 from .binaries import ensure_kueue
 from .cluster import is_true, wait_for
-from .conftest import build_wait, on_stacks, report
+from .conftest import on_stacks
+from .measurements import build_wait, report
 from .engine import PulumiProject, assert_nothing_left, changed, release_states
 from .jobs import job, wait_admitted, workload_of
 from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_jobs_config
 
 UPGRADE_FROM = "0.18.4"
-RUN_FOR = "150s"  # long enough to outlive the upgrade, short enough to finish in the test
+# Long enough to outlive the upgrade (its preview and `up` took 25 to 40 s here), short enough to
+# finish in the test; the test fails, not passes weaker, if a job finished before the upgrade did.
+RUN_FOR = "90s"
 # (team, job, CPUs): 28 of the cpu flavor's 31.28 vCPUs, one pod on each of the pool's four
 # D8s_v5 nodes (7.82 allocatable); the last job fits a node but not the 3.28 vCPUs of quota left,
 # so it waits until one of them finishes, then runs on that one's node.
@@ -115,6 +118,7 @@ def test_engine_kueue_upgrade_with_jobs_running(clean: StackCluster, project: Pu
         wl = workload_of(clean, team, name)
         assert wl is not None and wl["metadata"]["uid"] == admitted[name] and is_true(wl, "Admitted"), wl
         assert not is_true(wl, "Evicted"), wl["status"]["conditions"]
+        assert not is_true(wl, "Finished"), f"{team}/{name} finished before the upgrade did: RUN_FOR is too short"
     for team, name, _ in RUNNING:
         wait_for(f"{team}/{name} to finish", lambda: (
             (wl := workload_of(clean, team, name)) is not None and is_true(wl, "Finished"), wl), 240)

@@ -29,7 +29,8 @@ from components.kueue.versions import AKS_EXTENSIONS, AKS_PRIORITY_CLASSES, DEFA
 from components.preflight.incluster import EXTENSION_MANAGED_BY
 
 from .cluster import wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .engine import PulumiProject, release_states
 from .mirror import ChartMirror
 from .jobs import job, wait_admitted

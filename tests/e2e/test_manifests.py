@@ -34,7 +34,8 @@ from tests.harness import ROOT
 from tests.paths import SHARED
 
 from .cluster import conditions, is_true, wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .engine import PulumiProject
 from .scraping import install_crd, service_monitor_crd_for
 from .stack_cluster import StackCluster

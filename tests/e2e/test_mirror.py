@@ -26,7 +26,7 @@ from components.kueue.values import kueue_chart
 from components.operators.installs import installs
 
 from .binaries import Binaries, BuildError, ensure_registry
-from .conftest import report
+from .measurements import report
 from .mirror import ChartMirror, chart_metadata
 from .stacks import OPERATOR_STACKS, config_map, engine_jobs_config
 

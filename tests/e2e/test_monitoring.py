@@ -20,7 +20,8 @@ from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_
                                           service_monitor)
 
 from .cluster import wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .jobs import delete_jobs, job, wait_admitted, wait_condition
 from .scraping import endpoint_urls, install_crd, samples, scrape, scrape_as, service_monitor_crd_for
 from .stack_cluster import StackCluster

@@ -22,7 +22,8 @@ from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_o
 from components.monitoring.scrape import service_monitor
 
 from .cluster import conditions, condition, is_true, status, wait_for
-from .conftest import MULTIKUEUE_UP_BUDGET_SECONDS, ControlPlanes, on_stacks, report
+from .conftest import MULTIKUEUE_UP_BUDGET_SECONDS, ControlPlanes, on_stacks
+from .measurements import report
 from .jobs import job, workload_of
 from .kinds import KINDS, prepared
 from .multikueue import MULTIKUEUE, MultiKueueClusters, kubeconfig_with

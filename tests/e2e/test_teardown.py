@@ -14,7 +14,8 @@ from components.monitoring.scrape import scrape_objects
 from tests.harness import ROOT
 
 from .cluster import is_true
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .destroy import destroy, object_ref
 from .jobs import RUN_FOR_ANNOTATION, job, wait_admitted
 from .kinds import KINDS, keep_running, prepared

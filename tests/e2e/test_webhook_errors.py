@@ -23,7 +23,8 @@ from components.kueue.install import is_webhook_not_ready_error, should_retry_we
 from components.kueue.values import KUEUE_WEBHOOK_SERVICE
 
 from .cluster import api_create, wait_for
-from .conftest import on_stacks, report
+from .conftest import on_stacks
+from .measurements import report
 from .kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
 from .stack_cluster import StackCluster
 
