@@ -50,13 +50,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the e2e tier before `-m` selects on marks, and give every test its unit of work for
-    the two xdist workers (`xdist_group`, read by `--dist loadgroup`; pyproject.toml): a unit test
-    module is one unit, so its module fixtures are built once; the e2e tier is two lanes
-    (tests/e2e/lanes.py), each run whole by one worker, in the order pytest_collection_finish
-    gives. The units go out in collection order: both workers share the unit tier first, then
-    each takes a lane."""
+    """Mark the e2e tier before `-m` selects on marks; give every test its unit of work for the two
+    xdist workers (`xdist_group`, read by `--dist loadgroup`; pyproject.toml): a unit test module
+    is one unit, so its module fixtures are built once; the e2e tier is two lanes
+    (tests/e2e/lanes.py), each run whole by one worker. The units go out in collection order, so
+    both workers share the unit tier first, then each takes a lane.
+
+    Then the order: the e2e tier after the unit tests, grouped by stack so that each stack's
+    control plane is built once, and the teardown module last on each. The stacks that need only
+    the control plane's binaries come first, then those that run the job operators, then the
+    Pulumi engine's, so that on a cold machine .ci/run's background build finishes the later ones
+    meanwhile. The sort is stable, so file order holds otherwise. Here, not later: an xdist worker
+    reports its collection to the scheduler once this hook is done, and runs tests by their
+    index in that list."""
     from tests.e2e.lanes import lane
+    from tests.e2e.multikueue import MULTIKUEUE
+    from tests.e2e.stacks import ENGINE, OPERATOR_STACKS
 
     for item in items:
         if E2E_DIR in item.path.parents:
@@ -64,6 +73,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(lane(item.path.name, _stack_of(item))))
         else:
             item.add_marker(pytest.mark.xdist_group(item.path.relative_to(ROOT).as_posix()))
+
+    def key(item: pytest.Item) -> tuple[bool, int, str, bool]:
+        if E2E_DIR not in item.path.parents:
+            return (False, 0, "", False)
+        stack = _stack_of(item)
+        builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
+        return (True, builds, stack, item.path.name == "test_teardown.py")
+
+    items.sort(key=key)
 
 
 def _stack_of(item: pytest.Item) -> str:
@@ -73,22 +91,21 @@ def _stack_of(item: pytest.Item) -> str:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Run the e2e tier after the unit tests, grouped by stack so that each stack's control plane
-    is built once, and the teardown module last on each. The stacks that need only the control
-    plane's binaries come first, then those that run the job operators, then the Pulumi engine's,
-    so that on a cold machine .ci/run's background build finishes the later ones meanwhile. The
-    sort is stable, so file order holds otherwise."""
-    from tests.e2e.multikueue import MULTIKUEUE
-    from tests.e2e.stacks import ENGINE, OPERATOR_STACKS
+    _check_groups_applied(session)
 
-    def key(item: pytest.Item) -> tuple[bool, int, str, bool]:
-        if E2E_DIR not in item.path.parents:
-            return (False, 0, "", False)
-        stack = _stack_of(item)
-        builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
-        return (True, builds, stack, item.path.name == "test_teardown.py")
 
-    session.items.sort(key=key)
+def _check_groups_applied(session: pytest.Session) -> None:
+    """In an xdist worker with `--dist loadgroup`, every test's node ID must end in its group, the
+    scheduler's only source for it: a pytest-xdist that fails to add it (#1386, with pytest 9.2)
+    would spread a stack's tests over both workers, each building that stack's control plane."""
+    if getattr(session.config, "workerinput", None) is None or not session.config.getvalue("loadgroup"):
+        return
+    ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid.rsplit("]", 1)[-1]]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist did not apply the test groups (--dist loadgroup) to {len(ungrouped)} tests, e.g. "
+            f"{ungrouped[0]}: pytest {pytest.__version__} with this pytest-xdist loses them "
+            "(requirements-dev.txt pins a pair that works); run with -n 0 meanwhile.")
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -44,3 +45,18 @@ def test_the_e2e_lanes_of_both_workers_are_reported_once_by_the_controller(tmp_p
                      "e2e lane gw0: 800 s, within the tier's 1000 s budget",
                      "e2e lane gw1: 1200 s (and 30 s waiting for builds), OVER the tier's 1000 s budget"]
     assert json.loads((tmp_path / "measurements.json").read_text())["lanes"] == {"gw0": 800.0, "gw1": 1200.0}
+
+
+def test_a_worker_whose_tests_lost_their_group_stops_the_run() -> None:
+    """pytest-xdist#1386: with pytest 9.2 the groups vanish from the node IDs and the scheduler
+    spreads a stack's tests over both workers; the check says so instead."""
+    from tests.conftest import _check_groups_applied
+
+    def session(nodeids: list[str], worker: bool = True) -> Any:
+        config = SimpleNamespace(getvalue=lambda name: name == "loadgroup", **({"workerinput": {}} if worker else {}))
+        return SimpleNamespace(config=config, items=[SimpleNamespace(nodeid=n) for n in nodeids])
+
+    _check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]@e2e-stacks"]))
+    _check_groups_applied(session(["tests/a.py::t"], worker=False))  # the controller, or -n 0
+    with pytest.raises(pytest.UsageError, match=r"did not apply the test groups .* to 1 tests, e\.g\. tests/e2e/b\.py::t\[x@y\]"):
+        _check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]"]))
