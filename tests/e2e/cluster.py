@@ -240,6 +240,25 @@ class Api:
             self._connection = None
 
 
+def copy_secret_keys(api: Api, namespace: str, name: str, folder: Path, written: dict[str, str], *,
+                     skip_empty: bool) -> None:
+    """Write the Secret's keys into `folder` when they change, as a kubelet does for a Secret
+    volume; `written` holds what was written, by key. A Secret not there yet, or an API server
+    too busy to answer, leaves everything as it was until the next call. Read over `api`'s
+    kept-alive connection: the controllers' cert threads call this three times a second each, and
+    a kubectl process per call took most of a core with two stacks up."""
+    try:
+        status, body = api.request("GET", f"/api/v1/namespaces/{namespace}/secrets/{name}")
+    except (OSError, http.client.HTTPException):
+        return
+    if status != 200:
+        return
+    for key, value in (body.get("data") or {}).items():
+        if (value or not skip_empty) and written.get(key) != value:
+            (folder / key).write_bytes(base64.b64decode(value))
+            written[key] = value
+
+
 def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:
     """POST an object straight to the API server; returns the status code and, on failure, the
     `message` of the Status the API server answered with, exactly as any client receives it."""

@@ -21,7 +21,6 @@ APIService skips TLS verification (insecureSkipTLSVerify).
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import subprocess
@@ -38,8 +37,8 @@ from components.config import KUEUE_NAMESPACE
 from components.kueue.values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 from components.monitoring.scrape import METRICS_SERVICE
 
-from .cluster import (E2EError, Kubectl, StopWaiting, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
-                      wait_for)
+from .cluster import (Api, E2EError, Kubectl, StopWaiting, api_create, copy_secret_keys, free_ports, log_tail,
+                      micro_time, port_is_free, stop_process, wait_for)
 from .forward import Forwarder, forward_to
 
 CERT_SECRET = f"{KUEUE_RELEASE_NAME}-webhook-server-cert"
@@ -212,21 +211,15 @@ class KueueController:
                     self._forwarded.append(address)
 
     def _sync_certs(self) -> None:
-        """Copy the Secret's keys into the cert folder whenever they change, as a kubelet does for a volume."""
+        """Copy the Secret's keys into the cert folder whenever they change, as a kubelet does for a
+        volume (empty keys too, as the chart ships them: Kueue's rotator fills them)."""
         written: dict[str, str] = {}
-        while not self._stop.wait(0.3):
-            try:
-                done = self.kubectl.run("get", "secret", CERT_SECRET, "-n", KUEUE_NAMESPACE,
-                                        "-o", "jsonpath={.data}", check=False, timeout=10)
-            except subprocess.TimeoutExpired:  # a busy API server: try again on the next tick
-                continue
-            if done.returncode != 0 or not done.stdout.strip():
-                continue
-            data = yaml.safe_load(done.stdout) or {}
-            for key, value in data.items():
-                if written.get(key) != value:
-                    (self.cert_dir / key).write_bytes(base64.b64decode(value))
-                    written[key] = value
+        api = Api(self.kubectl.kubeconfig, timeout=10)
+        try:
+            while not self._stop.wait(0.3):
+                copy_secret_keys(api, KUEUE_NAMESPACE, CERT_SECRET, self.cert_dir, written, skip_empty=False)
+        finally:
+            api.close()
 
     def wait_ready(self, timeout: float = 60) -> None:
         """Wait until a server-side dry run passes the webhook; keep every distinct error the API

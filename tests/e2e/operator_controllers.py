@@ -22,7 +22,6 @@ once, as a kubelet would (see _check_alive).
 
 from __future__ import annotations
 
-import base64
 import fcntl
 import os
 import shutil
@@ -36,8 +35,8 @@ from typing import IO, Any
 
 import yaml
 
-from .cluster import (E2EError, Kubectl, api_create, free_ports, log_tail, micro_time, port_is_free, stop_process,
-                      wait_for)
+from .cluster import (Api, E2EError, Kubectl, api_create, copy_secret_keys, free_ports, log_tail, micro_time,
+                      port_is_free, stop_process, wait_for)
 from .binaries import cache_root
 from .forward import Forwarder, forward_to
 from .measurements import report
@@ -282,7 +281,7 @@ class OperatorController:
 
         if spec.secret:
             self._written = {}
-            self._copy_secret()  # a restart finds the Secret already valid: serve it from the start
+            self._copy_secret_once()  # a restart finds the Secret already valid: serve it from the start
             self._stop.clear()
             self._cert_thread = threading.Thread(target=self._sync_certs, name=f"e2e-{self.name}-certs", daemon=True)
             self._cert_thread.start()
@@ -307,21 +306,11 @@ class OperatorController:
 
     # -- certificates ------------------------------------------------------------------------
 
-    def _copy_secret(self) -> None:
+    def _copy_secret(self, api: Api) -> None:
         """Copy the Secret's keys into the process's cert folder when they change, as a kubelet
-        does for a Secret volume; then make sure the rotator's hard-coded folder has a tls.crt."""
-        try:
-            done = self.kubectl.run("get", "secret", self.spec.secret, "-n", self.spec.namespace,
-                                    "-o", "jsonpath={.data}", check=False, timeout=10)
-        except subprocess.TimeoutExpired:  # a busy API server: try again on the next tick
-            return
-        if done.returncode != 0 or not done.stdout.strip():
-            return
-        for key, value in (yaml.safe_load(done.stdout) or {}).items():
-            # The charts ship the keys empty; an empty tls.crt is no certificate to serve.
-            if value and self._written.get(key) != value:
-                (self.cert_dir / key).write_bytes(base64.b64decode(value))
-                self._written[key] = value
+        does for a Secret volume (the charts ship the keys empty; an empty tls.crt is no
+        certificate to serve); then make sure the rotator's hard-coded folder has a tls.crt."""
+        copy_secret_keys(api, self.spec.namespace, self.spec.secret, self.cert_dir, self._written, skip_empty=True)
         if "tls.crt" in self._written and self._placeholder is None:
             self._ensure_rotator_cert()
 
@@ -339,8 +328,19 @@ class OperatorController:
         self._placeholder = content
 
     def _sync_certs(self) -> None:
-        while not self._stop.wait(0.3):
-            self._copy_secret()
+        api = Api(self.kubectl.kubeconfig, timeout=10)  # this thread's own connection
+        try:
+            while not self._stop.wait(0.3):
+                self._copy_secret(api)
+        finally:
+            api.close()
+
+    def _copy_secret_once(self) -> None:
+        api = Api(self.kubectl.kubeconfig, timeout=10)
+        try:
+            self._copy_secret(api)
+        finally:
+            api.close()
 
     # -- readiness ---------------------------------------------------------------------------
 
@@ -355,7 +355,7 @@ class OperatorController:
             # it has filled the Secret, and the webhook server can start before the copy above reaches
             # the process's own folder ("Starting webhook server", then the manager stops). Restart it
             # once, as the kubelet would, now with the Secret's certificate in place before it starts.
-            self._copy_secret()
+            self._copy_secret_once()
             if "tls.crt" in self._written:
                 self.restarted = True
                 self._launch()

@@ -110,3 +110,22 @@ def test_a_probe_that_raises_waits_on_until_it_sees_its_object() -> None:
 
     with pytest.raises(E2EError, match=r"(?s)timed out after 0.05 s .*the probe raised E2EError: kubectl get job x failed: NotFound"):
         wait_for("x", missing, timeout=0.05, interval=0.01)
+
+
+def test_every_stack_that_runs_the_mpi_operator_is_in_one_lane() -> None:
+    """The MPI Operator hard-codes port 8080 (operator_controllers.py): the stacks that run it are
+    in one lane, so the two workers never wait on each other for that port."""
+    from .lanes import OPERATORS_LANE, lane
+    from .stacks import ENGINE, OPERATOR_STACKS, engine_jobs_config, load
+
+    modules = sorted(p.name for p in Path(__file__).parent.glob("test_*.py"))
+    assert {lane(module, stack) for module in modules for stack in OPERATOR_STACKS} == {OPERATORS_LANE}
+    # The engine's modules in the other lane run Jobs only; test_engine.py runs the dev stack whole.
+    assert "kubeflow.org/mpijob" in load(ENGINE).kueue.frameworks
+    assert engine_jobs_config()["kueue-aks:kueue"]["frameworks"] == ["batch/job"]
+    engine_modules = [m for m in modules if "on_stacks(ENGINE)" in (Path(__file__).parent / m).read_text()]
+    assert "test_engine_upgrade.py" in engine_modules
+    for module in engine_modules:
+        if lane(module, ENGINE) != OPERATORS_LANE:
+            assert not re.search(r"\bengine_config\(", (Path(__file__).parent / module).read_text()), module
+    assert lane("test_engine.py", ENGINE) == OPERATORS_LANE
