@@ -19,8 +19,10 @@ import pytest
 # With this set to a file path, every module's seconds per tier are also written there (JSON), for
 # the table in docs/e2e-tier.md.
 TABLE_ENV = "KUEUE_AKS_TIER_TIMES"
-# Seconds of wall time each tier should stay within on a warm 2-core machine.
-BUDGETS = {"unit": 420.0, "e2e": 1800.0}
+# Seconds of wall time each tier should stay within on a warm 2-core machine, so that `.ci/run`
+# (its virtualenv about 40 s, then both tiers) stays within 20 minutes: the unit tier shared by
+# both workers (160 s measured), then the e2e tier's two lanes side by side (1001 and 1041 s).
+BUDGETS = {"unit": 200.0, "e2e": 1000.0}
 SLOWEST = 3
 E2E_PREFIX = "tests/e2e/"
 

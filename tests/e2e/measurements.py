@@ -101,7 +101,7 @@ class Measurements:
         LANE.seconds = lane_seconds()
         worker_output = getattr(session.config, "workeroutput", None)
         if worker_output is not None:  # an xdist worker: the controller reports
-            LANE.name = str(worker_output.get("workerid", LANE.name))
+            LANE.name = str(session.config.workerinput["workerid"])  # type: ignore[attr-defined]
             worker_output[WORKER_OUTPUT_KEY] = json.dumps(asdict(LANE))
         else:
             self.lanes.append(LANE)

@@ -31,9 +31,10 @@ from .stack_cluster import StackCluster
 from .stacks import ENGINE, engine_jobs_config
 
 UPGRADE_FROM = "0.18.4"
-# Long enough to outlive the upgrade (its preview and `up` took 25 to 40 s here), short enough to
-# finish in the test; the test fails, not passes weaker, if a job finished before the upgrade did.
-RUN_FOR = "90s"
+# Long enough to outlive the upgrade (from the jobs' admission to the new controller: its preview
+# and `up`, 25 to 40 s here with the other lane running), short enough to finish in the test; the
+# test fails, not passes weaker, if a job finished before the upgrade did.
+RUN_FOR = "75s"
 # (team, job, CPUs): 28 of the cpu flavor's 31.28 vCPUs, one pod on each of the pool's four
 # D8s_v5 nodes (7.82 allocatable); the last job fits a node but not the 3.28 vCPUs of quota left,
 # so it waits until one of them finishes, then runs on that one's node.
