@@ -2,7 +2,8 @@
 
 Tests take a `stack` parameter (see `on_stacks`) and the `cluster` fixture gives that stack's
 control plane. Tests run sorted by stack, so each control plane is built once and stopped before
-the next starts. Every process the session starts (kwokctl's components, the Kueue controller,
+the next starts; each xdist worker has its own session and runs one lane (tests/e2e/lanes.py), so
+two stacks' control planes run side by side, one per worker. Every process the session starts (kwokctl's components, the Kueue controller,
 the forwarder thread) is stopped in its finalizer, whatever the tests did.
 """
 
@@ -84,8 +85,9 @@ def binaries() -> Binaries:
 
 
 class ControlPlanes:
-    """At most one stack's control plane at a time, or one MultiKueue group of them (a manager
-    and its workers, up together): asking for another stops the current one.
+    """At most one stack's control plane at a time in this process (this worker's lane), or one
+    MultiKueue group of them (a manager and its workers, up together): asking for another stops
+    the current one.
 
     The e2e tests are sorted by stack (tests/conftest.py), so each is built once. A stack that
     failed to come up fails its remaining tests at once with the same message.
