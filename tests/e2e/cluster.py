@@ -239,6 +239,12 @@ class Api:
             self._connection.close()
             self._connection = None
 
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
 
 def copy_secret_keys(api: Api, namespace: str, name: str, folder: Path, written: dict[str, str], *,
                      skip_empty: bool) -> None:
@@ -262,11 +268,8 @@ def copy_secret_keys(api: Api, namespace: str, name: str, folder: Path, written:
 def api_create(kubeconfig: Path, path: str, obj: Mapping[str, Any], *, dry_run: bool = True) -> tuple[int, str]:
     """POST an object straight to the API server; returns the status code and, on failure, the
     `message` of the Status the API server answered with, exactly as any client receives it."""
-    api = Api(kubeconfig)
-    try:
+    with Api(kubeconfig) as api:
         status, body = api.request("POST", path + ("?dryRun=All" if dry_run else ""), obj)
-    finally:
-        api.close()
     return status, "" if status < 300 else str(body.get("message", body))
 
 

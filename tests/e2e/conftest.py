@@ -3,8 +3,9 @@
 Tests take a `stack` parameter (see `on_stacks`) and the `cluster` fixture gives that stack's
 control plane. Tests run sorted by stack, so each control plane is built once and stopped before
 the next starts; each xdist worker has its own session and runs one lane (tests/e2e/lanes.py), so
-two stacks' control planes run side by side, one per worker. Every process the session starts (kwokctl's components, the Kueue controller,
-the forwarder thread) is stopped in its finalizer, whatever the tests did.
+two stacks' control planes run side by side, one per worker. Every process the session starts
+(kwokctl's components, the Kueue controller, the forwarder thread) is stopped in its finalizer,
+whatever the tests did.
 """
 
 from __future__ import annotations

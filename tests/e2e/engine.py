@@ -251,7 +251,6 @@ class _Follower:
     JOIN_SECONDS = 30
 
     def __init__(self, name: str, kubectl: Kubectl) -> None:
-        self.kubectl = kubectl
         self.api = Api(kubectl.kubeconfig, timeout=10)
         self.errors: list[str] = []
         self._stop = threading.Event()

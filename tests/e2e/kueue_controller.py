@@ -214,12 +214,9 @@ class KueueController:
         """Copy the Secret's keys into the cert folder whenever they change, as a kubelet does for a
         volume (empty keys too, as the chart ships them: Kueue's rotator fills them)."""
         written: dict[str, str] = {}
-        api = Api(self.kubectl.kubeconfig, timeout=10)
-        try:
+        with Api(self.kubectl.kubeconfig, timeout=10) as api:
             while not self._stop.wait(0.3):
                 copy_secret_keys(api, KUEUE_NAMESPACE, CERT_SECRET, self.cert_dir, written, skip_empty=False)
-        finally:
-            api.close()
 
     def wait_ready(self, timeout: float = 60) -> None:
         """Wait until a server-side dry run passes the webhook; keep every distinct error the API

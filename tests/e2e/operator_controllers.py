@@ -206,7 +206,6 @@ class OperatorController:
         self.restarted = False  # a first start lost the certificate race and was restarted once
         self._started_without_cert = False
         self._port_locks: list[IO[str]] = []
-        self.waited_for_ports = 0.0
 
     def _claim_fixed_ports(self) -> None:
         """Take the lock of every port the binary hard-codes, waiting while another lane holds it."""
@@ -227,9 +226,9 @@ class OperatorController:
                                        f"held it for {FIXED_PORT_WAIT_SECONDS} s ({folder / f'{port}.lock'})") from None
                     time.sleep(0.5)
             self._port_locks.append(lock)
-        self.waited_for_ports = time.monotonic() - started
-        if self.waited_for_ports >= 1:
-            report(f"e2e: {self.name} waited {self.waited_for_ports:.0f} s for its hard-coded port(s) "
+        waited = time.monotonic() - started
+        if waited >= 1:
+            report(f"e2e: {self.name} waited {waited:.0f} s for its hard-coded port(s) "
                    f"{list(self.spec.fixed_ports)}, held by the other lane")
 
     def _release_fixed_ports(self) -> None:
@@ -328,19 +327,13 @@ class OperatorController:
         self._placeholder = content
 
     def _sync_certs(self) -> None:
-        api = Api(self.kubectl.kubeconfig, timeout=10)  # this thread's own connection
-        try:
+        with Api(self.kubectl.kubeconfig, timeout=10) as api:  # this thread's own connection
             while not self._stop.wait(0.3):
                 self._copy_secret(api)
-        finally:
-            api.close()
 
     def _copy_secret_once(self) -> None:
-        api = Api(self.kubectl.kubeconfig, timeout=10)
-        try:
+        with Api(self.kubectl.kubeconfig, timeout=10) as api:
             self._copy_secret(api)
-        finally:
-            api.close()
 
     # -- readiness ---------------------------------------------------------------------------
 
