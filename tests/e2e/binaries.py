@@ -115,8 +115,9 @@ def cache_root() -> Path:
 
 
 @contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """Hold `<folder>.lock` exclusively: one build of a tool at a time, across processes."""
+def locked(folder: Path) -> Iterator[None]:
+    """Hold `<folder>.lock` exclusively, across processes: one build of a tool at a time, or one
+    cluster creation (cluster.KwokCluster.create)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f".{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -152,7 +153,7 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
     folder = cache_root() / f"{name}-{version}-{key}"
     if all((folder / c).is_file() for c in commands):
         return folder
-    with _locked(folder):
+    with locked(folder):
         if all((folder / c).is_file() for c in commands):  # another process built it meanwhile
             return folder
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder.parent))

@@ -29,11 +29,20 @@ import yaml
 
 from components.k8s.charts import ChartRef
 
-from .binaries import KUBERNETES_VERSION, Binaries
+from .binaries import KUBERNETES_VERSION, Binaries, cache_root, locked
 
 STAGES = Path(__file__).resolve().parent / "stages.yaml"
 # The default service range; a cluster that runs beside others takes its own (KwokCluster).
 SERVICE_CIDR = "127.100.0.0/16"
+
+
+def worker_service_cidr() -> str:
+    """This process's service range for its stacks. Each xdist worker's stacks run beside the
+    other's (tests/e2e/lanes.py); with one range, two clusters could give two Services the same
+    ClusterIP, where the forwarder listens. The first worker (or no worker) keeps SERVICE_CIDR;
+    the next ones take ranges after MultiKueue's (127.101 to 127.103)."""
+    index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    return SERVICE_CIDR if index == 0 else f"127.{103 + index}.0.0/16"
 # Pod IPs kwok hands out: loopback too, though nothing ever dials them (Services are reached at
 # their ClusterIP, the processes on 127.0.0.1), so clusters running side by side may share it.
 # EndpointSlices refuse loopback addresses, so Services have no endpoints from their pods; the
@@ -332,11 +341,15 @@ class KwokCluster:
     def create(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.delete()  # a cluster of the same name left by a killed run
-        done = subprocess.run(
-            [str(self.binaries.kwokctl), "create", "cluster", f"--name={self.name}", f"--config={self._config()}",
-             f"--kubeconfig={self.kubeconfig}", "--wait=60s"],
-            env=self.env, capture_output=True, text=True, timeout=180,
-        )
+        # kwokctl picks the new cluster's ports among the free ones: two creations at once (one per
+        # xdist worker) can pick the same and both hang. One at a time on the machine; the ports
+        # are taken when it returns.
+        with locked(cache_root() / "ports" / "kwokctl-create"):
+            done = subprocess.run(
+                [str(self.binaries.kwokctl), "create", "cluster", f"--name={self.name}", f"--config={self._config()}",
+                 f"--kubeconfig={self.kubeconfig}", "--wait=60s"],
+                env=self.env, capture_output=True, text=True, timeout=180,
+            )
         if done.returncode != 0:
             raise E2EError(f"kwokctl create cluster failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
                            f"component logs: {self.workdir / 'kwok' / 'clusters' / self.name / 'logs'}")

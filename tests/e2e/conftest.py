@@ -24,7 +24,7 @@ from components.monitoring.scrape import PROMETHEUS_OPERATOR_API_VERSION
 
 from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_kueue,
                        ensure_operator_binaries, ensure_registry)
-from .cluster import E2EError
+from .cluster import E2EError, worker_service_cidr
 from .forward import Forwarder
 from .mirror import ChartMirror
 from .jobs import delete_jobs
@@ -108,7 +108,8 @@ class ControlPlanes:
         self.stop_current()
         config = load(stack)  # a ConfigError here names a missing chart file in ../shared
         operators = self.operator_binaries() if stack in OPERATOR_STACKS else {}
-        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators)
+        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators,
+                          service_cidr=worker_service_cidr())
         started = time.monotonic()
         self._up_or_fail(stack, lambda: sc.up(program=stack != ENGINE), sc)
         self.current = sc

@@ -34,7 +34,7 @@ class BrokenStack:
 
     made: list["BrokenStack"] = []
 
-    def __init__(self, stack: str, _config: Any, _binaries: Any, workdir: Path, *_: Any) -> None:
+    def __init__(self, stack: str, _config: Any, _binaries: Any, workdir: Path, *_: Any, **__: Any) -> None:
         # The work folder: a failed up() saves its logs from there when KUEUE_AKS_E2E_ARTIFACTS is set.
         self.stack, self.workdir, self.downs = stack, workdir, 0
         self.clusters = [self]
