@@ -53,7 +53,7 @@ from typing import Any, Protocol
 
 from components.autoscaling.component import PROVISIONING_REQUEST_CRD
 from components.config import TEAM_LABEL
-from components.operators.catalog import OPERATORS
+from components.facts.operators import OPERATORS
 from components.operators.crd_chart import RELEASE_SUFFIX as CRD_RELEASE_SUFFIX
 
 SECOND = 1.0

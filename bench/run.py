@@ -51,7 +51,7 @@ from bench.stacks import (
     write_stack,
 )
 
-from components.kueue.versions import DEFAULT_VERSION
+from components.facts.kueue_versions import DEFAULT_VERSION
 from components.operators.crd_chart import CHARTS_ENV
 from tests.paths import SHARED
 

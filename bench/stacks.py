@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from components.cluster.capacity import CATALOG
+from components.facts.capacity import CATALOG
 
 ROOT = Path(__file__).resolve().parents[1]
 

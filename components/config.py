@@ -19,18 +19,18 @@ from typing import Any
 
 import yaml
 
-from .cluster import capacity
-from .kueue import versions as kueue_versions
-from .operators import catalog as operator_catalog
+from .facts import capacity
+from .facts import kueue_versions
+from .facts import operators as operator_catalog
 from .k8s.charts import chart_source_problem, image_repository_problem
-from .cluster.azure_names import NODE_RESOURCE_GROUP_LIMIT, node_resource_group_length
-from .cluster.capacity import NodeResources, VmSize
-from .cluster.regions import region_problem
+from .facts.azure_names import NODE_RESOURCE_GROUP_LIMIT, node_resource_group_length
+from .facts.capacity import NodeResources, VmSize
+from .facts.regions import region_problem
 from .k8s.names import TAINT_EFFECTS, is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
 from .k8s.quantity import QuantityError, cpu_millicores, memory_mib
-from .gpu.chart import DEVICE_PLUGIN_VERSION
-from .kueue.resources import manager_memory_mib
-from .operators.sizing import system_pool_demand, system_pool_shortfall
+from .facts.device_plugin import DEVICE_PLUGIN_VERSION
+from .facts.kueue_resources import manager_memory_mib
+from .facts.operator_sizing import system_pool_demand, system_pool_shortfall
 
 NAMESPACE = "kueue-aks"
 SYSTEM_POOL_NAME = "system"
@@ -333,7 +333,7 @@ class Monitoring:
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    """An operator the enabled frameworks need (components/operators/catalog.py)."""
+    """An operator the enabled frameworks need (components/facts/operators.py)."""
 
     key: str  # kuberay | jobset | trainer | mpiOperator | trainingOperator | leaderWorkerSet | ...
     install: str = "managed"  # managed: the stack installs it | external: the cluster already has it
@@ -967,7 +967,7 @@ def _parse_kueue(problems: _Problems, raw: Any) -> KueueSettings:
         if c.string(p, v, pattern=_SEMVER, hint=" (an exact chart version such as \"0.19.2\"; never a range or \"latest\")") is _INVALID:
             return _INVALID
         if v not in kueue_versions.RELEASES:
-            problems.add(p, f"{v!r} has no gate and framework tables in components/kueue/versions.py; supported: {', '.join(supported)}")
+            problems.add(p, f"{v!r} has no gate and framework tables in components/facts/kueue_versions.py; supported: {', '.join(supported)}")
             return _INVALID
         return v
 
@@ -1125,7 +1125,7 @@ def _parse_operators(problems: _Problems, raw: Any, kueue: KueueSettings) -> tup
         version = operator_catalog.OPERATOR_PINS.get(kueue.version, {}).get(key)
         if install == "managed" and version is None:
             problems.add(entry.at("install"), f"the stack has no pinned {operator.title} version for Kueue {kueue.version} "
-                         "(components/operators/catalog.py OPERATOR_PINS); set install: external")
+                         "(components/facts/operators.py OPERATOR_PINS); set install: external")
             continue
         chart = entry.get("chart", None, _checked(problems, lambda v: chart_source_problem(v, version.version, PROJECT_ROOT)))
         image = entry.get("imageRepository", None, _checked(problems, image_repository_problem))
@@ -1532,7 +1532,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
 
 def system_pool_problems(config: StackConfig) -> list[Problem]:
     """A problem naming what to change when the system pool cannot hold Kueue and the managed
-    operators' controllers (operators/sizing.py has the rule); create mode only, where the
+    operators' controllers (facts/operator_sizing.py has the rule); create mode only, where the
     program knows the system pool."""
     if config.cluster.mode != "create":
         return []

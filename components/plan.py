@@ -48,7 +48,7 @@ from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order
                             provisioning_check, queue_set, zero_gpu_quotas)
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .operators.catalog import OPERATOR_PINS, OPERATORS
+from .facts.operators import OPERATOR_PINS, OPERATORS
 from .operators.installs import operator_objects
 from .manifests.folders import write_manifests
 from .preflight.arm import ArmClient, PreflightError

@@ -28,7 +28,7 @@ from components.preflight.arm import ENDPOINT_ENV
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "azure"
 SUBSCRIPTION = "00000000-0000-0000-0000-0000000000aa"
-# Newer than every pinned managed Kueue extension's floor (components/kueue/versions.py).
+# Newer than every pinned managed Kueue extension's floor (components/facts/kueue_versions.py).
 RECENT_KUBERNETES = "1.34.2"
 
 

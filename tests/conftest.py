@@ -17,7 +17,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from components.kueue import crds as kueue_crds
 from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
-from components.kueue.versions import DEFAULT_VERSION
+from components.facts.kueue_versions import DEFAULT_VERSION
 from components.kueue.validate import CRDS_ENV, CrdSchemas
 from components.operators.crd_chart import CHARTS_ENV
 from tests.harness import ROOT, SHARED

@@ -36,7 +36,7 @@ from bench.stacks import (
     team_share,
     write_stack,
 )
-from components.cluster.capacity import CATALOG
+from components.facts.capacity import CATALOG
 from components.kueue.objects import provisioning_objects
 from components.operators.crd_chart import CHARTS_ENV
 from components.operators.installs import installs, trainer_runtimes
@@ -334,7 +334,7 @@ def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed
 def test_the_benchmark_cache_holds_the_chart_the_program_reads(tmp_path: Path) -> None:
     from components.kueue import crds as kueue_crds
     from components.config import DEFAULT_KUEUE_CHART
-    from components.kueue.versions import DEFAULT_VERSION
+    from components.facts.kueue_versions import DEFAULT_VERSION
     from components.operators import sources
 
     cache_home = tmp_path / "cache"

@@ -28,7 +28,7 @@ tar digest to pin when it mismatches.
 from __future__ import annotations
 
 import argparse
-import io
+import hashlib
 import sys
 import tarfile
 from dataclasses import dataclass
@@ -233,10 +233,13 @@ DEVICE_PLUGIN_CHART = PackagedChart(
 )
 
 
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a file's content (`git hash-object`): sha1 of a "blob <size>\\0" header + data."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def member_rows(archive: Path, promote: frozenset[str] = frozenset(), subcharts: tuple[str, ...] = ()) -> list[str]:
     """The ChartMember rows of a helm-packaged archive, in its order (how a table above was made)."""
-    from tools.fetch_reference import git_blob_id
-
     rows = []
     with tarfile.open(archive) as tar:
         for info in tar.getmembers():

@@ -53,7 +53,7 @@ from typing import Any
 
 import yaml
 
-from tools.chart_pins import DEVICE_PLUGIN_CHART, KUEUE_CHART, METADATA, PackagedChart
+from tools.chart_pins import DEVICE_PLUGIN_CHART, KUEUE_CHART, PackagedChart, git_blob_id
 
 Fetch = Callable[[str], bytes]
 
@@ -267,11 +267,6 @@ def git_fetch(clones: dict[str, Path], fallback: Fetch) -> Fetch:
         return done.stdout
 
     return fetch
-
-
-def git_blob_id(data: bytes) -> str:
-    """The id git gives a file's content (`git hash-object`): sha1 of a "blob <size>\\0" header + data."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def http_get(url: str, attempts: int = 3) -> bytes:

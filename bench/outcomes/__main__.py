@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from components.kueue.versions import DEFAULT_VERSION
+from components.facts.kueue_versions import DEFAULT_VERSION
 from tests.e2e.binaries import BuildError, ensure_binaries
 from tests.e2e.cluster import E2EError
 from tests.e2e.forward import Forwarder

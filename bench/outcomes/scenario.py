@@ -2,7 +2,7 @@
 
 Both pools are fixed-size, so queue policy, not the autoscaler, decides. Pod shapes are what a
 team sizes to its nodes: a GPU pod takes a 1-GPU A100 node's GPU (NC24ads_A100_v4), a CPU pod a
-quarter of a D16s_v5 node's allocatable CPU (15.74 cores, components/cluster/capacity.py). Quotas summed
+quarter of a D16s_v5 node's allocatable CPU (15.74 cores, components/facts/capacity.py). Quotas summed
 from allocatable then hold only pods that fit; quotas typed from the VM sizes' 16 vCPUs do not.
 
 The teams: `research` (20 %) floods the queue from the start, `vision` (50 %) submits steadily,

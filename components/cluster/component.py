@@ -23,9 +23,9 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
-from .azure_names import dns_prefix
+from ..facts.azure_names import dns_prefix
 from .tags import STACK_TAG, stack_tag
-from .capacity import MAX_PODS
+from ..facts.capacity import MAX_PODS
 from .deployer import ACCESS_DEADLINE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
 from ..config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
 

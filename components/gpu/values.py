@@ -11,7 +11,7 @@ from typing import Any
 
 from ..k8s.charts import ChartRef, chart_ref
 from ..config import POOL_LABEL, NodePool, StackConfig
-from .chart import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_VERSION
+from ..facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_VERSION
 
 
 

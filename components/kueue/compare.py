@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from ..config import TEAM_LABEL, StackConfig
 from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from .objects import UNITS, QueueSet, human, human_amount

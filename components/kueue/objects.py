@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from ..config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX, NodePool, StackConfig, Team
 from ..k8s.quantity import canonical, format_count, format_cpu, format_memory
 

@@ -26,7 +26,7 @@ from ..k8s.admission import cel_list, guard
 from ..config import DEFAULT_PRIORITY, MANAGED_LABEL, StackConfig
 from .objects import COMMON_LABELS
 from .values import KUEUE_RELEASE_NAME
-from .versions import AKS_PRIORITY_CLASSES
+from ..facts.kueue_versions import AKS_PRIORITY_CLASSES
 
 # Kueue's role for batch users (the stack binds it in team namespaces: components/access).
 BATCH_USER_ROLE = f"{KUEUE_RELEASE_NAME}-batch-user-role"

@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 
 from ..k8s.charts import ChartRef, chart_ref
-from .resources import DEFAULT_MANAGER_MEMORY_MIB, manager_memory_mib
+from ..facts.kueue_resources import DEFAULT_MANAGER_MEMORY_MIB, manager_memory_mib
 from ..config import DISPATCHERS, KUEUE_NAMESPACE, MANAGED_LABEL, StackConfig
-from .versions import AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE
+from ..facts.kueue_versions import AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE
 
 KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from ..config import KUEUE_NAMESPACE, StackConfig
-from ..gpu.chart import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
+from ..facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from ..gpu.values import device_plugin_chart, device_plugin_values
 from ..k8s.charts import ChartRef
 from ..kueue.values import KUEUE_RELEASE_NAME, extension_args, kueue_chart, kueue_helm_values

@@ -34,7 +34,7 @@ import pulumi_kubernetes as k8s
 from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_azure_native import authorization, dashboard, monitor
 
-from ..cluster.azure_names import association_name, endpoint_name, grafana_name, rule_name
+from ..facts.azure_names import association_name, endpoint_name, grafana_name, rule_name
 from ..cluster.component import role_definition
 from ..config import KUEUE_NAMESPACE, StackConfig
 from ..config import Monitoring as MonitoringSettings

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..cluster.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from ..config import KUEUE_NAMESPACE, NAMESPACE, Problem, StackConfig
 from ..kueue.objects import (API_VERSION, QueueSet, QuotaRow, cohort, format_quantity, local_queue, namespace,
                              object_meta, priority_classes, resource_group, team_cluster_queue)

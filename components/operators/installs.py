@@ -23,7 +23,7 @@ from typing import Any
 from ..k8s.charts import ChartRef, chart_ref
 from ..config import OperatorSettings, StackConfig
 from ..kueue.values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
-from .catalog import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
+from ..facts.operators import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
 from .sources import module_documents
 
 # Kueue's pytorchjob…jaxjob frameworks → the Training Operator's --enable-scheme names.

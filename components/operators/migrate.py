@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .catalog import OPERATORS
+from ..facts.operators import OPERATORS
 from .crd_chart import MANAGED_BY, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, release_name
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"

@@ -23,12 +23,13 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ..facts.operators import Module
 
 DEFAULT_PROXY = "https://proxy.golang.org"
 DOWNLOAD_TIMEOUT_SECONDS = 120
@@ -36,16 +37,6 @@ DOWNLOAD_TIMEOUT_SECONDS = 120
 
 class SourceError(RuntimeError):
     """A module could not be read or does not match its pinned checksum."""
-
-
-@dataclass(frozen=True)
-class Module:
-    path: str  # e.g. github.com/kubeflow/mpi-operator
-    version: str  # e.g. v0.8.2
-    sum: str  # its go.sum line's h1: checksum
-
-    def __str__(self) -> str:
-        return f"{self.path}@{self.version}"
 
 
 def escape(path: str) -> str:

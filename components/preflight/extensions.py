@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import KUEUE_NAMESPACE, NAMESPACE, Problem, StackConfig
-from ..kueue.versions import (AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE, AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION,
+from ..facts.kueue_versions import (AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE, AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION,
                               AksKueueExtension)
 from ..kueue.values import KUEUE_RELEASE_NAME
-from ..operators.catalog import KUBERAY
+from ..facts.operators import KUBERAY
 
 # AKS's managed KubeRay extension (learn.microsoft.com/azure/aks/kuberay-overview; managed-kueue.md §1.10).
 KUBERAY_EXTENSION_TYPE = "microsoft.kuberay"

@@ -24,7 +24,7 @@ from ..config import KUEUE_NAMESPACE, MANAGED_LABEL, NAMESPACE, Problem, StackCo
 from ..k8s.helm_records import decode_release, newest_revision, storage_selector
 from ..k8s.reader import ClusterReader
 from ..kueue.values import KUEUE_RELEASE_NAME
-from ..kueue.versions import AKS_PRIORITY_CLASSES
+from ..facts.kueue_versions import AKS_PRIORITY_CLASSES
 
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
 # (kind, resource, name) of the objects the extension generates.

@@ -94,7 +94,7 @@ def test_the_dns_prefix_is_derived_valid_and_a_valid_name_is_kept(dev_config_map
 
 
 def test_the_stack_resource_group_is_the_one_the_length_rule_counts(dev_config_map: dict[str, Any]) -> None:
-    from components.cluster.azure_names import STACK_RESOURCE_GROUP
+    from components.facts.azure_names import STACK_RESOURCE_GROUP
     group = run_program(dev_config_map).one("azure-native:resources:ResourceGroup")
     assert group.name == STACK_RESOURCE_GROUP and "resourceGroupName" not in group.inputs  # autonamed
 

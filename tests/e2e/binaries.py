@@ -30,9 +30,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.kueue.versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
-from components.kueue.versions import RELEASES
-from components.operators.catalog import OPERATOR_PINS
+from components.facts.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
+from components.facts.kueue_versions import RELEASES
+from components.facts.operators import OPERATOR_PINS
 from tests.harness import SHARED
 
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
@@ -288,7 +288,7 @@ def ensure_binaries(kueue_version: str) -> Binaries:
 class OperatorBuild:
     """A job operator's controller, built from the Go module the program pins for it."""
 
-    key: str  # its key in components/operators/catalog.py
+    key: str  # its key in components/facts/operators.py
     package: str  # the main package, a `tool` of tools/<name>/go.mod
     command: str  # the binary's name
 
@@ -487,7 +487,7 @@ def ensure_all(kueue_version: str) -> None:
 
 
 if __name__ == "__main__":
-    from components.kueue.versions import DEFAULT_VERSION
+    from components.facts.kueue_versions import DEFAULT_VERSION
 
     everything = "--all" in sys.argv[1:]
     versions = [a for a in sys.argv[1:] if a != "--all"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from components.kueue.versions import DEFAULT_VERSION, RELEASES
+from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
 from components.monitoring.scrape import PROMETHEUS_OPERATOR_API_VERSION
 
 from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_kueue,

@@ -13,7 +13,7 @@ import yaml
 
 from components.config import POOL_LABEL, SYSTEM_POOL_NAME
 from tests.harness import ROOT
-from tests.test_samples import pod_sets
+from tests.pod_sets import pod_sets
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import wait_for

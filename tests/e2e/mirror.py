@@ -18,8 +18,8 @@ The charts, each at the version the program pins and checked to hold it:
 
 | chart | version | from |
 |---|---|---|
-| kueue | kueue.versions.DEFAULT_VERSION, or the one asked for | ../shared (stacks.KUEUE_CHART_FILE) |
-| nvidia-device-plugin | gpu.chart.DEVICE_PLUGIN_VERSION | ../shared (stacks.DEVICE_PLUGIN_CHART_FILE) |
+| kueue | facts.kueue_versions.DEFAULT_VERSION, or the one asked for | ../shared (stacks.KUEUE_CHART_FILE) |
+| nvidia-device-plugin | facts.device_plugin.DEVICE_PLUGIN_VERSION | ../shared (stacks.DEVICE_PLUGIN_CHART_FILE) |
 | kuberay-operator | the kuberay pin | ../shared/kuberay-operator/v<pin>/chart/ (its SOURCE.md: `helm package` of the release tag's folder) |
 | jobset | the jobset pin | `charts/jobset` of the pinned module, packaged as JobSet's release does |
 | kubeflow-trainer | the trainer pin | `charts/kubeflow-trainer` of the pinned module, packaged as Trainer's release does |
@@ -72,11 +72,11 @@ import requests
 import yaml
 
 from components.config import DEFAULT_FRAMEWORKS, NAMESPACE
-from components.gpu.chart import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
+from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.kueue.values import KUEUE_CHART_NAME
-from components.kueue.versions import AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION, DEFAULT_VERSION
-from components.operators.catalog import JOBSET, KUBERAY, OPERATOR_PINS, TRAINER, needed_operators
-from components.operators.sources import Module
+from components.facts.kueue_versions import AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION, DEFAULT_VERSION
+from components.facts.operators import JOBSET, KUBERAY, OPERATOR_PINS, TRAINER, needed_operators
+from components.facts.operators import Module
 from tests.harness import SHARED
 from tests.loopback_tls import make_tls
 

@@ -2,7 +2,7 @@
 
 The nodes a pool has when the stack comes up, plus the system pool: a fixed-size pool's count, an
 autoscaled pool's minCount (the cluster autoscaler, autoscaler.py, adds the rest from a template
-of the same shape, as AKS does), with the labels and taints AKS puts on them and allocatable from components.cluster.capacity: the same NodePool objects the
+of the same shape, as AKS does), with the labels and taints AKS puts on them and allocatable from components.facts.capacity: the same NodePool objects the
 flavors' nodeLabels and tolerations come from, so a mismatch between the two shows up as a job
 that lands nowhere.
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.cluster import capacity
-from components.cluster.capacity import NodeResources
+from components.facts import capacity
+from components.facts.capacity import NodeResources
 from components.config import POOL_LABEL, SYSTEM_POOL_NAME, NodePool, StackConfig
 
 MODE_LABEL = "kubernetes.azure.com/mode"

@@ -32,7 +32,8 @@ import yaml
 from components.k8s.charts import ChartRef
 from components.operators.crd_chart import crd_chart, write_chart
 from components.operators.installs import Install, installs, trainer_runtimes
-from components.operators.sources import Module, module_zip
+from components.facts.operators import Module
+from components.operators.sources import module_zip
 from components.operators.policies import rayservice_guard
 
 from .binaries import OPERATOR_BUILDS

@@ -18,7 +18,7 @@ import yaml
 
 from components.config import StackConfig, parse_config, raw_from_stack_file
 from components.gpu.values import DEVICE_PLUGIN_VERSION
-from components.kueue.versions import DEFAULT_VERSION
+from components.facts.kueue_versions import DEFAULT_VERSION
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import decide, read
 from tests.azure_fake import SUBSCRIPTION, FakeArm

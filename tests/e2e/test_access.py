@@ -25,7 +25,8 @@ from components.config import POOL_LABEL, TOPOLOGY_QUEUE_SUFFIX
 from components.k8s.reader import ClusterReader, ReadError
 from components.kueue.objects import LOCAL_QUEUE_NAME
 from tests.harness import ROOT
-from tests.test_samples import BATCH_USERS, doc_pod_selectors, pod_sets
+from tests.pod_sets import pod_sets
+from tests.test_samples import BATCH_USERS, doc_pod_selectors
 
 from .cluster import Kubectl, wait_for
 from .conftest import on_stacks

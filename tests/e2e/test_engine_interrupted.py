@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from components.gpu.chart import DEVICE_PLUGIN_NAMESPACE
+from components.facts.device_plugin import DEVICE_PLUGIN_NAMESPACE
 
 from .cluster import wait_for
 from .conftest import on_stacks

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from components.kueue.values import KUEUE_RELEASE_NAME
-from components.kueue.versions import DEFAULT_VERSION
+from components.facts.kueue_versions import DEFAULT_VERSION
 from tests.harness import SHARED
 
 from .binaries import ensure_kueue

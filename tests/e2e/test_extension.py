@@ -25,7 +25,7 @@ from components.config import DEFAULT_KUEUE_CHART, KUEUE_NAMESPACE
 from components.kueue.crds import cache_entry
 from components.kueue.objects import build_objects
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
-from components.kueue.versions import AKS_EXTENSIONS, AKS_PRIORITY_CLASSES, DEFAULT_AKS_EXTENSION
+from components.facts.kueue_versions import AKS_EXTENSIONS, AKS_PRIORITY_CLASSES, DEFAULT_AKS_EXTENSION
 from components.preflight.incluster import EXTENSION_MANAGED_BY
 
 from .cluster import wait_for

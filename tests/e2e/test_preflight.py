@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from components.cluster.capacity import RESOURCE_GPU
+from components.facts.capacity import RESOURCE_GPU
 from components.config import POOL_LABEL
 
 from .autoscaler import SCALE_UP_SECONDS

@@ -33,7 +33,7 @@ from components.kueue import queues
 from components.config import DEFAULT_KUEUE_CHART
 from components.kueue.objects import build_objects, queue_set
 from components.kueue.validate import CRDS_ENV, CrdError, validate_objects
-from components.kueue.versions import RELEASES
+from components.facts.kueue_versions import RELEASES
 from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
 from tests import harness
 from tests.harness import SHARED, run_program, stack_file_config

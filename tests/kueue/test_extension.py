@@ -12,7 +12,7 @@ import pytest
 from components.config import ConfigError, KUEUE_NAMESPACE, parse_config, raw_from_stack_file
 from components.kueue.policies import priority_class_guard
 from components.kueue.values import kueue_frameworks
-from components.kueue.versions import AKS_PRIORITY_CLASSES
+from components.facts.kueue_versions import AKS_PRIORITY_CLASSES
 from tests.harness import ProgramRun, run_program, stack_file_config
 from tests.kube_fake import extension_cluster
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components.cluster.capacity import lookup_vm_size, pool_capacity
+from components.facts.capacity import lookup_vm_size, pool_capacity
 from components.config import StackConfig, parse_config
 from components.kueue.objects import (API_VERSION, COHORT_NAME, build_objects, flavor_capacity, format_quantity,
                                       local_queue_targets, most_held, quota_table, team_queues, team_quota)

@@ -32,11 +32,11 @@ from components.config import (
 from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART, NAMESPACE_SELECTOR_GATE
 from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME,
                                      MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
-from components.kueue.versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
-from components.operators.catalog import needed_operators
+from components.facts.kueue_versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
+from components.facts.operators import needed_operators
 from tests.conftest import load_stack
 from tests.harness import ROOT, SHARED, stack_file_config
-from tests.kueue.test_versions import upstream_gates, upstream_removed
+from tests.facts.test_kueue_versions import upstream_gates, upstream_removed
 
 VERSIONS = sorted(RELEASES)
 PLUGIN_DATA = SHARED / "nvidia-device-plugin" / "v0.20.0"

@@ -294,7 +294,7 @@ def test_create_rule_is_associated_with_the_cluster(create_run: ProgramRun) -> N
 
 
 def test_a_region_by_display_name_is_refused_with_its_short_form(dev_stack: dict[str, Any]) -> None:
-    # The names hold the region's short form, so the config asks for it (tests/cluster/test_regions.py).
+    # The names hold the region's short form, so the config asks for it (tests/facts/test_regions.py).
     with pytest.raises(Exception, match="'East US 2' is a display name; write the region's programmatic name, 'eastus2'"):
         run_program({**create_map(dev_stack), "azure-native:location": "East US 2"})
 

@@ -21,10 +21,10 @@ import yaml
 
 from components.kueue import install as kueue
 from components.config import ConfigError, StackConfig, system_pool_problems
-from components.kueue.versions import DEFAULT_VERSION, RELEASES
+from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
 from components.kueue.values import SYSTEM_POOL_SELECTOR
 from components.operators import sources
-from components.operators.catalog import OPERATOR_PINS, OPERATORS, needed_operators
+from components.facts.operators import OPERATOR_PINS, OPERATORS, Module, needed_operators
 from components.operators.crd_chart import CHARTS_ENV, charts_dir, crd_chart, release_name, write_chart
 from components.operators.installs import (
     MPIJOB_CRD,
@@ -338,7 +338,7 @@ def test_an_operator_crd_chart_is_written_once_and_whole(dev: StackConfig, tmp_p
 # --- module sources --------------------------------------------------------------------------
 
 
-def _zip(module: sources.Module, files: dict[str, bytes]) -> bytes:
+def _zip(module: Module, files: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in files.items():
@@ -372,13 +372,13 @@ def proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
 
 def test_a_module_is_read_only_when_its_checksum_matches(proxy: dict[str, tuple[int, bytes]], tmp_path: Path) -> None:
     good = {"deploy/x.yaml": yaml.safe_dump({"kind": "ConfigMap"}).encode()}
-    data = _zip(sources.Module("example.com/Op", "v1.0.0", "h1:x"), good)
-    module = sources.Module("example.com/Op", "v1.0.0", sources.dirhash(data))
+    data = _zip(Module("example.com/Op", "v1.0.0", "h1:x"), good)
+    module = Module("example.com/Op", "v1.0.0", sources.dirhash(data))
     proxy["/example.com/!op/@v/v1.0.0.zip"] = (200, data)
     assert sources.module_documents(module, "deploy/x.yaml") == [{"kind": "ConfigMap"}]
     assert len(list((tmp_path / "cache" / "kueue-aks" / "modules").glob("*.zip"))) == 1
 
-    tampered = sources.Module("example.com/Op", "v1.0.1", module.sum)
+    tampered = Module("example.com/Op", "v1.0.1", module.sum)
     proxy["/example.com/!op/@v/v1.0.1.zip"] = (200, _zip(tampered, {"deploy/x.yaml": b"kind: Secret\n"}))
     with pytest.raises(sources.SourceError, match="not the pinned"):
         sources.module_zip(tampered)
@@ -389,7 +389,7 @@ def test_a_module_is_read_only_when_its_checksum_matches(proxy: dict[str, tuple[
                                                  (200, b"not a zip", "is not a module zip")])
 def test_a_bad_answer_names_the_module_and_leaves_no_cache(proxy: dict[str, tuple[int, bytes]], tmp_path: Path,
                                                           status: int, body: bytes, match: str) -> None:
-    module = sources.Module("example.com/op", "v2.0.0", "h1:AAAA")
+    module = Module("example.com/op", "v2.0.0", "h1:AAAA")
     proxy["/example.com/op/@v/v2.0.0.zip"] = (status, body)
     with pytest.raises(sources.SourceError, match=match) as err:
         sources.module_zip(module)

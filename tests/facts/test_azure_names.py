@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.cluster.azure_names import (ASSOCIATION_NAME_LIMIT, ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT,
+from components.facts.azure_names import (ASSOCIATION_NAME_LIMIT, ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT,
                                             association_name, dns_prefix, endpoint_name, grafana_name,
                                             node_resource_group_length, rule_name)
 from components.config import _CLUSTER_NAME

@@ -1,4 +1,4 @@
-"""Tests for the VM size catalog and the AKS allocatable model (components/cluster/capacity.py).
+"""Tests for the VM size catalog and the AKS allocatable model (components/facts/capacity.py).
 
 Expected values are worked out by hand from the AKS "node resource reservations" page
 (https://learn.microsoft.com/azure/aks/node-resource-reservations) and the Azure size pages,
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.cluster.capacity import (_SIZES, CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, NAME_NOTES, RESOURCE_CPU,
+from components.facts.capacity import (_SIZES, CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, NAME_NOTES, RESOURCE_CPU,
                                          RESOURCE_GPU, RESOURCE_MEMORY, NodeResources, VmSize,
                                          is_gpu_family, kube_reserved_cpu_millicores, kube_reserved_memory_mib,
                                          lookup_vm_size, main, name_note, nearest_sizes, node_allocatable,
@@ -300,7 +300,7 @@ def test_name_notes_are_never_catalog_names() -> None:
 
 def test_vm_sizes_page_is_generated_from_the_catalog() -> None:
     assert VM_SIZES_PAGE.read_text() == sizes_markdown(), (
-        "docs/vm-sizes.md is out of date: python -m components.cluster.capacity --markdown > docs/vm-sizes.md")
+        "docs/vm-sizes.md is out of date: python -m components.facts.capacity --markdown > docs/vm-sizes.md")
 
 
 def test_vm_sizes_page_lists_every_size_with_its_allocatable() -> None:

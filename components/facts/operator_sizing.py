@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cluster import capacity
-from ..kueue.resources import CPU_REQUEST_MILLICORES as KUEUE_CPU_REQUEST_MILLICORES
-from .catalog import OPERATORS
+from . import capacity
+from .kueue_resources import CPU_REQUEST_MILLICORES as KUEUE_CPU_REQUEST_MILLICORES
+from .operators import OPERATORS
 
 # What AKS's own kube-system pods request. An estimate, not a figure AKS publishes or one measured
 # here: per node its DaemonSets (CNI, CSI node drivers, cloud-node-manager, kube-proxy or Cilium

@@ -1,4 +1,4 @@
-"""azure-native:location checked offline against Azure's region names (components/cluster/regions.py)."""
+"""azure-native:location checked offline against Azure's region names (components/facts/regions.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components.cluster.regions import PUBLIC_REGIONS, REGIONS, region_problem
+from components.facts.regions import PUBLIC_REGIONS, REGIONS, region_problem
 from components.config import ConfigError
 from tests.conftest import load_stack
 

@@ -6,7 +6,7 @@ framework (`kueue-aks:operators`). Pins follow what Kueue's own go.mod and e2e u
 (kubernetes-sigs/kueue@v0.19.2 go.mod and hack/make/deps.mk; ../shared/reference/operators.md §0),
 so an upgrade of Kueue and its operators is one reviewed change to OPERATOR_PINS. Each pin names the
 operator's Go module with its go.sum checksum: its CRDs (and the manifests of the operators without
-a chart) are read from that module (sources.py).
+a chart) are read from that module (components/operators/sources.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .sources import Module
+
+@dataclass(frozen=True)
+class Module:
+    """A Go module at a pinned version, with its go.sum checksum (read by operators/sources.py)."""
+
+    path: str  # e.g. github.com/kubeflow/mpi-operator
+    version: str  # e.g. v0.8.2
+    sum: str  # its go.sum line's h1: checksum
+
+    def __str__(self) -> str:
+        return f"{self.path}@{self.version}"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Config validation checks `kueue-aks:kueue` against these tables before anything 
 because Kueue refuses to start on an unknown or removed gate, a locked gate set the other way,
 or an unknown framework name. The tables are derived from Kueue's own data at each release tag
 (gates: `site/data/featuregates/versioned_feature_list.yaml` and `removed_feature_list.yaml`;
-frameworks: `pkg/config/validation.go`); tests/kueue/test_versions.py checks them against the
+frameworks: `pkg/config/validation.go`); tests/facts/test_kueue_versions.py checks them against the
 upstream files kept in ../shared. To support a new Kueue release, add its entry here and its
 data to ../shared, and read the release's "Actions Required" notes.
 """

@@ -1,5 +1,5 @@
 """What Kueue's controller requests, as plain facts: read by the Helm values (values.py) and by the
-system-pool check in the config (operators/sizing.py), so neither imports the other."""
+system-pool check in the config (facts/operator_sizing.py), so neither imports the other."""
 
 from __future__ import annotations
 

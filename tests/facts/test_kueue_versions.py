@@ -1,4 +1,4 @@
-"""components/kueue/versions.py against Kueue's own data for each supported release kept in
+"""components/facts/kueue_versions.py against Kueue's own data for each supported release kept in
 ../shared (kueue/v<version>/).
 
 Each release's gate table must equal what its versioned_feature_list.yaml says is in force at its
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.kueue import versions as kueue_versions
+from components.facts import kueue_versions
 from components.config import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
-from components.kueue.versions import Gate, KueueRelease
+from components.facts.kueue_versions import Gate, KueueRelease
 from tests.harness import SHARED
 
 VERSION = "0.19.2"  # the default
