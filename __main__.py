@@ -5,7 +5,7 @@ import pulumi
 from components.access.component import TeamAccess
 from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
 from components.cluster.component import AksCluster, ExistingAksCluster, KubeconfigCluster
-from components.config import load_stack_config
+from components.config.parse import load_stack_config
 from components.governance.component import PoolGuard
 from components.gpu.component import NvidiaDevicePlugin
 from components.kueue.install import KueueInstallation
@@ -29,33 +29,76 @@ validated_objects(config, stack_queues)
 for warning in zero_gpu_quotas(config, stack_queues.rows):
     pulumi.log.warn(str(warning))
 
-Cluster = {"create": AksCluster, "existing": ExistingAksCluster, "kubeconfig": KubeconfigCluster}[config.cluster.mode]
-cluster = Cluster("kueue", config)
+cluster: AksCluster | ExistingAksCluster | KubeconfigCluster
+if config.cluster.mode == "create":
+    cluster = AksCluster("kueue", config)
+elif config.cluster.mode == "existing":
+    cluster = ExistingAksCluster("kueue", config)
+else:
+    cluster = KubeconfigCluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
-provisioning = (ProvisioningRequestApi("autoscaling", config, pools=cluster.node_pools, opts=k8s_opts)
-                if uses_provisioning(config) else None)
+provisioning = (
+    ProvisioningRequestApi("autoscaling", config, pools=cluster.node_pools, opts=k8s_opts)
+    if uses_provisioning(config)
+    else None
+)
 operators = JobOperators("operators", config, opts=k8s_opts)
 # Kueue looks for the ProvisioningRequest API and the job kinds' APIs when it starts.
-kueue = KueueInstallation("kueue", config, cluster=cluster, after=[*(provisioning.ready if provisioning else ()), *operators.apis],
-                          opts=k8s_opts)
+kueue = KueueInstallation(
+    "kueue",
+    config,
+    cluster=cluster,
+    after=[*(provisioning.ready if provisioning else ()), *operators.apis],
+    opts=k8s_opts,
+)
 device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
 pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
-monitoring = (Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace_ready, opts=k8s_opts)
-              if config.monitoring.enabled else None)
-manager = (MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace_ready, opts=k8s_opts)
-           if config.multi_kueue.is_manager else None)
-queues = KueueQueues("queues", config, stack_queues, ready=[*kueue.ready, *(manager.secrets if manager else ())],
-                     hooks=kueue.webhook_retry, namespaces_after=operators.ready, opts=k8s_opts)
+monitoring = (
+    Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace_ready, opts=k8s_opts)
+    if config.monitoring.enabled
+    else None
+)
+manager = (
+    MultiKueueManager("multikueue", workers, worker_kubeconfigs, namespace=kueue.namespace_ready, opts=k8s_opts)
+    if config.multi_kueue.is_manager
+    else None
+)
+queues = KueueQueues(
+    "queues",
+    config,
+    stack_queues,
+    ready=[*kueue.ready, *(manager.secrets if manager else ())],
+    hooks=kueue.webhook_retry,
+    namespaces_after=operators.ready,
+    opts=k8s_opts,
+)
 access = TeamAccess("access", config, stack_queues, cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts)
-worker = (MultiKueueWorker("multikueue", config, server=api_server(config, cluster.kubeconfig), namespace=kueue.namespace_ready,
-                           opts=k8s_opts) if config.multi_kueue.is_worker else None)
+worker = (
+    MultiKueueWorker(
+        "multikueue",
+        config,
+        server=api_server(config, cluster.kubeconfig),
+        namespace=kueue.namespace_ready,
+        opts=k8s_opts,
+    )
+    if config.multi_kueue.is_worker
+    else None
+)
 
 # Outputs that exist only in some cluster modes, or with monitoring, are left out otherwise, not exported empty.
-optional = {"clusterName": cluster.cluster_name, "resourceGroupName": cluster.resource_group_name,
-            "oidcIssuerUrl": cluster.oidc_issuer_url, "kubeconfig": cluster.kubeconfig}
+optional = {
+    "clusterName": cluster.cluster_name,
+    "resourceGroupName": cluster.resource_group_name,
+    "oidcIssuerUrl": cluster.oidc_issuer_url,
+    "kubeconfig": cluster.kubeconfig,
+}
 if monitoring:
-    optional |= {"azureMonitorWorkspaceId": monitoring.workspace_id, "prometheusQueryEndpoint": monitoring.prometheus_query_endpoint,
-                 "grafanaName": monitoring.grafana_name, "grafanaUrl": monitoring.grafana_url}
+    optional |= {
+        "azureMonitorWorkspaceId": monitoring.workspace_id,
+        "prometheusQueryEndpoint": monitoring.prometheus_query_endpoint,
+        "grafanaName": monitoring.grafana_name,
+        "grafanaUrl": monitoring.grafana_url,
+    }
 for key, value in optional.items():
     if value is not None:
         pulumi.export(key, value)

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from components.autoscaling.component import PROVISIONING_REQUEST_CRD
-from components.config import TEAM_LABEL
+from components.config.names import TEAM_LABEL
 from components.facts.operators import OPERATORS
 from components.operators.crd_chart import RELEASE_SUFFIX as CRD_RELEASE_SUFFIX
 

@@ -120,7 +120,7 @@ def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: An
     fetched (`fetch`, as kueue_crds.chart_archive takes it). The archive is checked as the program
     checks it. Returns where the chart came from, or why there is none ("missing")."""
     from components.kueue import crds as kueue_crds
-    from components.config import DEFAULT_KUEUE_CHART
+    from components.config.kueue import DEFAULT_KUEUE_CHART
     from components.operators import sources
 
     environ = {"XDG_CACHE_HOME": str(cache_home)}
@@ -277,7 +277,7 @@ def critical_figures(registrations: Sequence[Any]) -> dict[str, Any]:
 
 def pure_phases(config_map: Mapping[str, Any], stack: str, runs: int, crds: Any) -> dict[str, Any]:
     """Time of the program's own pure steps: config model, object builders, validator."""
-    from components.config import parse_config, raw_from_stack_file
+    from components.config.parse import parse_config, raw_from_stack_file
     from components.kueue.objects import build_objects, flavor_capacity
     from components.kueue.validate import validate_objects
 

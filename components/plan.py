@@ -42,24 +42,41 @@ import yaml
 
 from .access.azure_roles import roles_needed
 from .access.members import access_objects, team_access
-from .config import DEFAULT_PRIORITY, NAMESPACE, ConfigError, Problem, StackConfig, Team, parse_config, raw_from_stack_file
+from .config.checks import ConfigError, Problem
+from .config.names import NAMESPACE
+from .config.parse import parse_config, raw_from_stack_file
+from .config.stack import StackConfig
+from .config.teams import DEFAULT_PRIORITY, Team
+from .facts.operators import OPERATOR_PINS, OPERATORS
+from .governance.policies import pool_guard
+from .k8s.crd_schema import CrdError
+from .k8s.resources import UNITS, human
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
-from .kueue.objects import (COHORT_NAME, UNITS, QueueSet, QuotaRow, flavor_order, human, local_queue_targets, most_held,
-                            provisioning_check, queue_set, zero_gpu_quotas)
+from .kueue.crds import kueue_crds
+from .kueue.findings import KueueValidationError
+from .kueue.objects import (
+    COHORT_NAME,
+    QueueSet,
+    QuotaRow,
+    flavor_order,
+    local_queue_targets,
+    most_held,
+    provisioning_check,
+    queue_set,
+    zero_gpu_quotas,
+)
+from .kueue.policies import aggregated_role_guard, priority_class_guard
+from .kueue.validate import check_objects
+from .manifests.folders import write_manifests
+from .monitoring.scrape import scrape_objects
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .facts.operators import OPERATOR_PINS, OPERATORS
 from .operators.installs import operator_objects
-from .manifests.folders import write_manifests
+from .operators.policies import rayservice_guard
 from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
-from .governance.policies import pool_guard
-from .kueue.policies import aggregated_role_guard, priority_class_guard
-from .operators.policies import rayservice_guard
-from .monitoring.scrape import scrape_objects
-from .kueue.crds import kueue_crds
-from .kueue.validate import CrdError, KueueValidationError, check_objects
+
 
 def load_stack(stack: str, root: Path) -> StackConfig:
     return parse_stack(stack, (root / f"Pulumi.{stack}.yaml").read_text())
@@ -92,14 +109,22 @@ class StackFiles:
             path = self.root / f"Pulumi.{stack}.yaml"
             return path.read_text() if path.exists() else None
         # `./` makes the path relative to root, which need not be the repository's top.
-        shown = subprocess.run(["git", "-C", str(self.root), "show", f"{self.ref}:./Pulumi.{stack}.yaml"],
-                               capture_output=True, text=True, check=False)
+        shown = subprocess.run(
+            ["git", "-C", str(self.root), "show", f"{self.ref}:./Pulumi.{stack}.yaml"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         return shown.stdout if shown.returncode == 0 else None
 
 
 def is_git_ref(ref: str, root: Path) -> bool:
-    found = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-                           capture_output=True, text=True, check=False)
+    found = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return found.returncode == 0
 
 
@@ -134,10 +159,17 @@ def quota_markdown(config: StackConfig, rows: Sequence[QuotaRow]) -> str:
     # The same warnings the program logs: a share that rounds down to 0 GPUs only ever borrows them.
     for warning in zero_gpu_quotas(config, rows):
         lines += ["", f"**Warning:** {warning}."]
-    lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools | placement |", "|---|---|---|---|---|"]
-    lines += [f"| {t.name} | `{t.name}/{name}` | `{q.name}` | {', '.join(q.pools)} | "
-              f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
-              for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    lines += [
+        "",
+        "| team | submit to (namespace/LocalQueue) | ClusterQueue | pools | placement |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t.name} | `{t.name}/{name}` | `{q.name}` | {', '.join(q.pools)} | "
+        f"{'packed by topology (every job)' if q.topology else 'any node of the pool'} |"
+        for t in config.teams
+        for name, q in local_queue_targets(config, t).items()
+    ]
     return "\n".join(lines) + "\n" + pools_markdown(config)
 
 
@@ -153,18 +185,25 @@ def manager_markdown(config: StackConfig, workers: Sequence[Worker]) -> str:
         "admit it. A team's quota here is the sum of its quotas on the workers (their stack files, as their "
         f"stacks export them); the cohort `{COHORT_NAME}` holds the workers' unassigned remainder.",
         "",
-        "| team | flavor | resource | " + " | ".join(f"{w.name} ({w.stack.rsplit('/', 1)[-1]})" for w in workers)
+        "| team | flavor | resource | "
+        + " | ".join(f"{w.name} ({w.stack.rsplit('/', 1)[-1]})" for w in workers)
         + " | total |",
         "|---|---|---|" + "---:|" * (len(workers) + 1),
     ]
     for q in worker_quotas(config, workers):
         unit = UNITS[q.resource][0]
         cells = [human(q.resource, q.workers[n]) if n in q.workers else "–" for n in names]
-        lines.append(f"| {q.team} | {q.flavor} | {q.resource} ({unit}) | " + " | ".join(cells)
-                     + f" | {human(q.resource, q.total)} |")
+        lines.append(
+            f"| {q.team} | {q.flavor} | {q.resource} ({unit}) | "
+            + " | ".join(cells)
+            + f" | {human(q.resource, q.total)} |"
+        )
     lines += ["", "| team | submit to (namespace/LocalQueue) | ClusterQueue | dispatched to |", "|---|---|---|---|"]
-    lines += [f"| {team} | `{team}/{lq}` | `{cq}` | {', '.join(names)} ({config.multi_kueue.dispatcher}) |"
-              for team, queues in manager_local_queues(config, workers).items() for lq, cq in queues.items()]
+    lines += [
+        f"| {team} | `{team}/{lq}` | `{cq}` | {', '.join(names)} ({config.multi_kueue.dispatcher}) |"
+        for team, queues in manager_local_queues(config, workers).items()
+        for lq, cq in queues.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -178,8 +217,13 @@ def plan_workers(config: StackConfig, files: StackFiles) -> list[Worker]:
         path = f"{NAMESPACE}:multiKueue.workers[{i}].stack"
         text = files.read(stack)
         if text is None:
-            raise ConfigError([Problem(path, f"the plan reads worker {settings.name!r} from {files.where(stack)}, "
-                                       "which does not exist")])
+            raise ConfigError(
+                [
+                    Problem(
+                        path, f"the plan reads worker {settings.name!r} from {files.where(stack)}, which does not exist"
+                    )
+                ]
+            )
         try:
             worker = parse_stack(stack, text)
         except ConfigError as err:
@@ -224,8 +268,10 @@ def operators_markdown(config: StackConfig) -> str:
             continue
         pin = OPERATOR_PINS[config.kueue.version][settings.key]
         source = f"chart `{settings.chart or operator.chart}`" if operator.chart else f"manifests of `{pin.module}`"
-        lines.append(f"| {operator.title} | {pin.version} | {', '.join(enabled)} | `{operator.namespace}`, "
-                     f"system pool | {source} |")
+        lines.append(
+            f"| {operator.title} | {pin.version} | {', '.join(enabled)} | `{operator.namespace}`, "
+            f"system pool | {source} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -239,8 +285,11 @@ def access_markdown(config: StackConfig, queues: QueueSet) -> str:
         lines.append(f"| {t.team} | `{t.team}` | {', '.join(f'`{q}`' for q in t.local_queues)} | {quota} | {members} |")
     classes = ", ".join(f"`{pc.name}` {pc.value}" for pc in sorted(config.priority_classes, key=lambda pc: -pc.value))
     same = config.unlabelled_class
-    lines += ["", f"Priorities: {classes}. A job without the `kueue.x-k8s.io/priority-class` label runs at "
-              f"{DEFAULT_PRIORITY}" + (f", as `{same}`." if same else ", which no class here has.")]
+    lines += [
+        "",
+        f"Priorities: {classes}. A job without the `kueue.x-k8s.io/priority-class` label runs at "
+        f"{DEFAULT_PRIORITY}" + (f", as `{same}`." if same else ", which no class here has."),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -282,6 +331,7 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
     """Exit code and Markdown of the quota changes from `base`'s version of the stack: a git ref
     of root's repository, or a stack file's path (its manager's workers then from root)."""
     stack, label = head.stack, f"`{base}`"
+    text: str | None
     if Path(base).is_file():
         files, text = StackFiles(root), Path(base).read_text()
     else:
@@ -294,11 +344,13 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         config = parse_stack(stack, text)
         _, base_queues, _ = built_queues(config, files, root)
     except ConfigError as err:
-        return 2, unreadable_base_markdown(stack, label, "does not parse under this change's code",
-                                           [f"`{p.path}`: {p.message}" for p in err.problems])
+        return 2, unreadable_base_markdown(
+            stack, label, "does not parse under this change's code", [f"`{p.path}`: {p.message}" for p in err.problems]
+        )
     except KueueValidationError as err:
-        return 3, unreadable_base_markdown(stack, label, "builds Kueue objects this change's validator rejects",
-                                           [str(v) for v in err.violations])
+        return 3, unreadable_base_markdown(
+            stack, label, "builds Kueue objects this change's validator rejects", [str(v) for v in err.violations]
+        )
     return 0, comparison_markdown(stack, label, stack_quotas(config, base_queues), after)
 
 
@@ -307,12 +359,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stack", required=True, help="stack name: reads Pulumi.<stack>.yaml")
     parser.add_argument("--manifests", type=Path, help="write every object and the Helm values as YAML here")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project directory (default: current)")
-    parser.add_argument("--azure", action="store_true", help="read Azure's vCPU quota and VM sizes, and the cluster's AKS "
-                        "extensions (the preflight)")
-    parser.add_argument("--subscription", help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, "
-                        "then ARM_SUBSCRIPTION_ID)")
-    parser.add_argument("--base", metavar="REF", help="print only the quota changes from the stack's version on this "
-                        "git ref (e.g. origin/main) or in this stack file")
+    parser.add_argument(
+        "--azure",
+        action="store_true",
+        help="read Azure's vCPU quota and VM sizes, and the cluster's AKS extensions (the preflight)",
+    )
+    parser.add_argument(
+        "--subscription",
+        help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, then ARM_SUBSCRIPTION_ID)",
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="print only the quota changes from the stack's version on this "
+        "git ref (e.g. origin/main) or in this stack file",
+    )
     args = parser.parse_args(argv)
     if args.base and (args.azure or args.manifests):
         # The base has no preflight of its own: a clamped head would show quota changes nobody made.
@@ -322,7 +383,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {args.root / f'Pulumi.{args.stack}.yaml'} does not exist", file=sys.stderr)
         return 2
     if args.base and not Path(args.base).is_file() and not is_git_ref(args.base, args.root):
-        print(f"error: --base {args.base}: neither a stack file nor a git ref of {args.root}'s repository", file=sys.stderr)
+        print(
+            f"error: --base {args.base}: neither a stack file nor a git ref of {args.root}'s repository",
+            file=sys.stderr,
+        )
         return 2
     try:
         config = load_stack(args.stack, args.root)
@@ -362,11 +426,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.manifests:
         # The program's order; components/manifests/folders.py puts what needs a release after the releases.
         role_guard = aggregated_role_guard() if config.kueue.extension is None else []  # for the release's uninstall
-        written = write_manifests(config, [*role_guard, *pool_guard(config), *priority_class_guard(config),
-                                           *stack_queues.objects,
-                                           *scrape_objects(config), *rayservice_guard(config),
-                                           *operator_objects(config),
-                                           *access_objects(config, stack_queues.local_queues)], args.manifests)
+        written = write_manifests(
+            config,
+            [
+                *role_guard,
+                *pool_guard(config),
+                *priority_class_guard(config),
+                *stack_queues.objects,
+                *scrape_objects(config),
+                *rayservice_guard(config),
+                *operator_objects(config),
+                *access_objects(config, stack_queues.local_queues),
+            ],
+            args.manifests,
+        )
         print(f"\nWrote {len(written)} files to {args.manifests}/ (the order below is also in ORDER.md).\n")
         print((args.manifests / "ORDER.md").read_text())
     return 0

@@ -23,7 +23,7 @@ from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
-from components.config import StackConfig
+from components.config.stack import StackConfig
 from components.preflight.arm import ENDPOINT_ENV
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "azure"

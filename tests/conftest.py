@@ -16,11 +16,15 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from components.kueue import crds as kueue_crds
-from components.config import DEFAULT_KUEUE_CHART, StackConfig, parse_config, raw_from_stack_file
+from components.config.kueue import DEFAULT_KUEUE_CHART
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
 from components.facts.kueue_versions import DEFAULT_VERSION
-from components.kueue.validate import CRDS_ENV, CrdSchemas
+from components.k8s.crd_schema import CrdSchemas
+from components.kueue.validate import CRDS_ENV
 from components.operators.crd_chart import CHARTS_ENV
-from tests.harness import ROOT, SHARED
+from tests.harness import ROOT
+from tests.paths import SHARED
 from tests.e2e.measurements import Measurements
 from tests.tier_times import BUDGETS, TierTimes
 from tests.paths import missing_shared

@@ -21,12 +21,14 @@ from pulumi.runtime import rpc
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
-from components.config import (ConfigError, NodePool, StackConfig, decode_config_value, parse_config,
-                               raw_from_stack_file)
+from components.config.checks import ConfigError
+from components.config.parse import decode_config_value, parse_config, raw_from_stack_file
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
 from tests.azure_fake import FakeArm, generous
 from tests.kube_fake import FakeCluster
 from tests.loopback_tls import make_tls
-from tests.paths import ROOT, SHARED
+from tests.paths import ROOT
 
 MAIN = ROOT / "__main__.py"
 

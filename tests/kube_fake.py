@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.k8s.reader import ClusterReader
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.preflight.incluster import CONTROLLER_DEPLOYMENT, EXTENSION_MANAGED_BY, EXTENSION_OBJECTS, KUEUE_API

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from components.facts.capacity import RESOURCE_CPU, RESOURCE_MEMORY
+from components.k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY
 from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 
 TOPOLOGY_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology")

@@ -333,7 +333,7 @@ def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed
 
 def test_the_benchmark_cache_holds_the_chart_the_program_reads(tmp_path: Path) -> None:
     from components.kueue import crds as kueue_crds
-    from components.config import DEFAULT_KUEUE_CHART
+    from components.config.kueue import DEFAULT_KUEUE_CHART
     from components.facts.kueue_versions import DEFAULT_VERSION
     from components.operators import sources
 

@@ -11,16 +11,13 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.config import (
-    DEFAULT_FRAMEWORKS,
-    DEFAULT_PRIORITY_CLASSES,
-    KEYS,
-    QUEUED_TAINT,
-    ConfigError,
-    Governance,
-    Monitoring,
-    parse_config,
-)
+from components.config.checks import ConfigError
+from components.config.governance import Governance
+from components.config.kueue import DEFAULT_FRAMEWORKS
+from components.config.monitoring import MonitoringSettings
+from components.config.names import QUEUED_TAINT
+from components.config.parse import KEYS, parse_config
+from components.config.teams import DEFAULT_PRIORITY_CLASSES
 from tests.conftest import design_example, design_md_example, load_stack
 from tests.harness import ROOT
 
@@ -553,20 +550,20 @@ KUBECONFIG = yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": [
 
 
 def test_monitoring_is_off_by_default_and_the_dev_stack_turns_it_on(dev_config: Any) -> None:
-    assert parse(MINIMAL).monitoring == Monitoring()
-    assert not Monitoring().enabled
-    assert dev_config.monitoring == Monitoring(enabled=True)
+    assert parse(MINIMAL).monitoring == MonitoringSettings()
+    assert not MonitoringSettings().enabled
+    assert dev_config.monitoring == MonitoringSettings(enabled=True)
 
 
 def test_monitoring_takes_existing_azure_resources_by_id() -> None:
     cfg = parse(with_changes(monitoring={"enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID, "grafanaId": GRAFANA_ID}))
-    assert cfg.monitoring == Monitoring(enabled=True, workspace_id=WORKSPACE_ID, grafana_id=GRAFANA_ID)
+    assert cfg.monitoring == MonitoringSettings(enabled=True, workspace_id=WORKSPACE_ID, grafana_id=GRAFANA_ID)
 
 
 def test_kubeconfig_mode_monitors_with_a_service_monitor() -> None:
     cfg = parse(with_changes(cluster={"kubeconfig": KUBECONFIG}, monitoring={"enabled": True, "serviceMonitor": True}),
                 location=None)
-    assert cfg.monitoring == Monitoring(enabled=True, service_monitor=True)
+    assert cfg.monitoring == MonitoringSettings(enabled=True, service_monitor=True)
 
 
 @pytest.mark.parametrize(("monitoring", "cluster", "expected"), [
@@ -598,14 +595,14 @@ def test_grafana_admins_default_to_the_cluster_admins() -> None:
     assert parse(with_changes(cluster=cluster, monitoring={"enabled": True})).monitoring.grafana_admin_group_ids == (group,)
     own = parse(with_changes(cluster=cluster, monitoring={"enabled": True, "grafanaAdminGroupObjectIds": [other]}))
     assert own.monitoring.grafana_admin_group_ids == (other,)
-    assert parse(with_changes(cluster=cluster)).monitoring == Monitoring()  # off: nothing carried over
+    assert parse(with_changes(cluster=cluster)).monitoring == MonitoringSettings()  # off: nothing carried over
 
 
 def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
     problems = problems_of(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}}, monitoring={"enabled": True}))
     assert problems == ["kueue-aks:monitoring.enabled: needs Kueue's LocalQueueMetrics feature gate: the dashboard's team "
                         "variable and LocalQueue panels read its series; enable the gate in kueue.featureGates"]
-    assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == Monitoring()
+    assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == MonitoringSettings()
 
 
 def test_team_members_parse_and_kueue_install_names_a_mistake() -> None:

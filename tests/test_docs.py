@@ -16,7 +16,9 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
-from components import config
+from components.config.checks import ConfigError
+from components.config.names import NAMESPACE
+from components.config.parse import parse_config, raw_from_stack_file
 from tests.e2e.cluster import pattern
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +117,7 @@ def keys_from_declarations() -> set[str]:
     default (e.g. kueue.version, governance.exemptNamespaces)."""
     keys = set()
     for key, decl in declared_keys().items():
-        keys.add(f"{config.NAMESPACE}:{key}")
+        keys.add(f"{NAMESPACE}:{key}")
         default = decl.get("default") if isinstance(decl, dict) else None
         if isinstance(default, dict):
             keys.update(f"{key}.{sub}" for sub in default)
@@ -140,28 +142,28 @@ def keys_the_program_accepts() -> set[str]:
         "operators": {probe: {}},
         "multiKueue": {**one, "role": "worker", "workers": [dict(one)]},
     }
-    with pytest.raises(config.ConfigError) as err:
-        config.parse_config(raw, stack="docs", location="eastus2")
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, stack="docs", location="eastus2")
     operators: list[str] = []
     keys = set()
     for problem in err.value.problems:
         m = _UNKNOWN.search(problem.message)
         if not m:
             continue
-        parent = re.sub(r"\[\d+\]", "[]", problem.path.removeprefix(f"{config.NAMESPACE}:"))
+        parent = re.sub(r"\[\d+\]", "[]", problem.path.removeprefix(f"{NAMESPACE}:"))
         parent = parent.removesuffix(probe).rstrip(".")
         allowed = [k.strip() for k in m.group(1).split(",")]
         for k in allowed:
-            keys.add(f"{config.NAMESPACE}:{k}" if not parent else f"{parent}.{k}")
+            keys.add(f"{NAMESPACE}:{k}" if not parent else f"{parent}.{k}")
         if parent == "operators":
             operators = allowed
     # Each operator's own keys: the documentation writes them once, as operators.<op>.<key>.
     raw = {"operators": {op: dict(one) for op in operators}}
-    with pytest.raises(config.ConfigError) as err:
-        config.parse_config(raw, stack="docs", location="eastus2")
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, stack="docs", location="eastus2")
     for problem in err.value.problems:
         m = _UNKNOWN.search(problem.message)
-        if m and problem.path.startswith(f"{config.NAMESPACE}:operators."):
+        if m and problem.path.startswith(f"{NAMESPACE}:operators."):
             keys.update(f"operators.<op>.{k.strip()}" for k in m.group(1).split(","))
     return keys
 
@@ -207,7 +209,7 @@ def test_relative_links_resolve(page: Path) -> None:
 
 def test_every_declared_key_is_in_the_reference() -> None:
     keys = keys_from_declarations()
-    assert f"{config.NAMESPACE}:nodePools" in keys and "kueue.version" in keys  # the parse found them
+    assert f"{NAMESPACE}:nodePools" in keys and "kueue.version" in keys  # the parse found them
     missing = undocumented(keys, CONFIG_PAGE.read_text())
     assert not missing, f"keys declared in Pulumi.yaml but not in docs/configuration.md: {missing}"
 
@@ -369,7 +371,7 @@ def test_the_readmes_own_stack_is_a_valid_config() -> None:
     """The minimal stack README shows a newcomer parses as it stands, with the program's model."""
     section = README.read_text().split("## Write your own stack", 1)[1]
     block = section.split("```yaml", 1)[1].split("```", 1)[0]
-    raw, location = config.raw_from_stack_file(yaml.safe_load(block))
-    parsed = config.parse_config(raw, stack="ml", location=location)
+    raw, location = raw_from_stack_file(yaml.safe_load(block))
+    parsed = parse_config(raw, stack="ml", location=location)
     assert [p.name for p in parsed.node_pools] == ["cpu", "a100"] and parsed.has_gpu
     assert [t.name for t in parsed.teams] == ["vision", "speech"]

@@ -32,9 +32,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.gpu.values import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
+from components.facts.device_plugin import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.harness import SHARED
+from tests.paths import SHARED
 from tools import chart_pins
 from tools import fetch_reference as fr
 

@@ -16,18 +16,19 @@ from tests.harness import ROOT
 COMPONENTS = ROOT / "components"
 
 # Concerns from the floor up: a module may import its own concern's modules and those of lower
-# ones. Concerns of one rank do not import each other. The facts the config reads (VM sizes,
-# regions, Kueue's releases, the operators' pins, the system pool's sizing rule) are a concern of
-# their own at the floor, beside the Kubernetes helpers.
+# ones. Concerns of one rank do not import each other. The shared Kubernetes helpers are the floor;
+# the facts the config reads (VM sizes, regions, Kueue's releases, the operators' pins, the system
+# pool's sizing rule) are a concern of their own above them.
 RANKS = {
-    "facts": 0, "k8s": 0,
-    "config": 1,
-    "cluster": 2,
-    "kueue": 3,
-    "gpu": 4, "governance": 4, "monitoring": 4, "operators": 4, "autoscaling": 4, "preflight": 4, "access": 4,
-    "recovery": 4,
-    "multikueue": 5, "manifests": 5,
-    "plan": 6,
+    "k8s": 0,
+    "facts": 1,
+    "config": 2,
+    "cluster": 3,
+    "kueue": 4,
+    "gpu": 5, "governance": 5, "monitoring": 5, "operators": 5, "autoscaling": 5, "preflight": 5, "access": 5,
+    "recovery": 5,
+    "multikueue": 6, "manifests": 6,
+    "plan": 7,
 }
 # Every Python package of the repository, for the import-cycle check.
 PACKAGES = ("components", "tests", "bench", "tools")
@@ -113,7 +114,7 @@ def test_components_is_a_package_per_concern() -> None:
     top = sorted(p.name for p in COMPONENTS.glob("*.py"))
     assert len(top) <= 6, top
     packages = sorted(p.name for p in COMPONENTS.iterdir() if (p / "__init__.py").is_file())
-    assert set(RANKS) - {"config", "plan"} <= set(packages), packages
+    assert set(RANKS) - {"plan"} <= set(packages), packages
     assert set(packages) <= set(RANKS), f"a package without a layer: {set(packages) - set(RANKS)}"
 
 
@@ -146,7 +147,9 @@ def test_the_imports_this_layout_removed_are_caught() -> None:
         "components.governance.policies"]
     assert upward(added("components.kueue.queues", "components.multikueue.manager"), "components.kueue.queues") == [
         "components.multikueue.manager"]
-    assert upward(added("components.config", "components.gpu.values"), "components.config") == ["components.gpu.values"]
-    assert upward(added("components.k8s.charts", "components.config"), "components.k8s.charts") == ["components.config"]
-    assert upward(added("components.facts.operator_sizing", "components.config"), "components.facts.operator_sizing") == [
-        "components.config"]
+    assert upward(added("components.config.parse", "components.gpu.values"), "components.config.parse") == [
+        "components.gpu.values"]
+    assert upward(added("components.k8s.charts", "components.config.names"), "components.k8s.charts") == [
+        "components.config.names"]
+    assert upward(added("components.facts.operator_sizing", "components.config.names"),
+                  "components.facts.operator_sizing") == ["components.config.names"]

@@ -39,8 +39,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.facts.capacity import RESOURCE_CPU, RESOURCE_MEMORY
-from components.config import StackConfig, parse_config, raw_from_stack_file
+from components.k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
 from components.operators.installs import installs, trainer_runtimes
 from components.k8s.names import is_dns1123_label
 from components.kueue.objects import build_objects

@@ -711,8 +711,8 @@ def test_e2e_binaries_are_cached_where_and_as_the_tier_keys_them(monkeypatch: py
     # Every file a binary's folder key reads, and the modules that hold the pins they hash.
     tools = binaries.TOOLS_DIR
     read_by_keys = {p.resolve() for n in ("go.mod", "go.sum", "main.go") for p in tools.glob(f"*/{n}")}
-    pins = {Path(binaries.__file__).resolve(), ROOT / "components" / "operators" / "catalog.py",
-            ROOT / "components" / "kueue" / "versions.py"}
+    pins = {Path(binaries.__file__).resolve(), ROOT / "components" / "facts" / "operators.py",
+            ROOT / "components" / "facts" / "kueue_versions.py"}
     assert read_by_keys | pins <= hashed
     assert cache["with"]["restore-keys"].strip() == key.split("${{ hashFiles")[0]
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import POOL_LABEL, GPU_RESOURCE, StackConfig
+from components.config.names import POOL_LABEL
+from components.k8s.resources import RESOURCE_GPU as GPU_RESOURCE
+from components.config.stack import StackConfig
 from components.k8s.quantity import parse_quantity
 from tests.e2e.binaries import Binaries
 from tests.e2e.cluster import Api, E2EError, is_true, wait_for

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.config import StackConfig, parse_config, raw_from_stack_file
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
 
 from .trace import Pod, TeamLoad, TraceSpec
 

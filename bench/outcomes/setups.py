@@ -24,7 +24,9 @@ from typing import Any
 
 import yaml
 
-from components.config import GPU_RESOURCE, NodePool, StackConfig
+from components.k8s.resources import RESOURCE_GPU as GPU_RESOURCE
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
 from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
 from components.kueue.values import kueue_helm_values
 from tests.e2e.nodes import ACCELERATOR_LABEL

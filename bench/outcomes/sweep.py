@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from components.config import StackConfig
+from components.config.stack import StackConfig
 from tests.e2e.binaries import Binaries
 from tests.e2e.cluster import Api
 from tests.e2e.forward import Forwarder

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from bench.stacks import generated_config
-from components.config import parse_config, raw_from_stack_file
+from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
 from components.kueue.values import kueue_helm_values
 from tests.e2e.binaries import Binaries

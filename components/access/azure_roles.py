@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import StackConfig
+from ..config.stack import StackConfig
 from .members import member_groups
 
 ASSIGNING_ROLES = ("Owner", "User Access Administrator", "Role Based Access Control Administrator")
@@ -33,14 +33,19 @@ def role_grants(config: StackConfig) -> list[RoleGrant]:
         grants.append(RoleGrant("Azure Kubernetes Service RBAC Cluster Admin", "the deploying identity", "the cluster"))
     monitoring = config.monitoring
     if monitoring.enabled and not monitoring.grafana_id:
-        grants.append(RoleGrant("Monitoring Data Reader", "the new Grafana's managed identity",
-                                "the Azure Monitor workspace"))
-        grants += [RoleGrant("Grafana Admin", f"group {group}", "the new Grafana")
-                   for group in monitoring.grafana_admin_group_ids]
+        grants.append(
+            RoleGrant("Monitoring Data Reader", "the new Grafana's managed identity", "the Azure Monitor workspace")
+        )
+        grants += [
+            RoleGrant("Grafana Admin", f"group {group}", "the new Grafana")
+            for group in monitoring.grafana_admin_group_ids
+        ]
         if not monitoring.grafana_admin_group_ids and config.cluster.mode == "create" and config.cluster.deployer_admin:
             grants.append(RoleGrant("Grafana Admin", "the deploying identity", "the new Grafana"))
-    grants += [RoleGrant("Azure Kubernetes Service Cluster User Role", f"group {group}", "the cluster")
-               for group in member_groups(config)]
+    grants += [
+        RoleGrant("Azure Kubernetes Service Cluster User Role", f"group {group}", "the cluster")
+        for group in member_groups(config)
+    ]
     return grants
 
 
@@ -49,9 +54,14 @@ def roles_needed(config: StackConfig) -> str | None:
     grants = role_grants(config)
     if not grants:
         return None
-    where = ("the subscription (the stack creates its resource group)" if config.cluster.mode == "create"
-             else "the cluster's and the monitoring resources' resource groups")
+    where = (
+        "the subscription (the stack creates its resource group)"
+        if config.cluster.mode == "create"
+        else "the cluster's and the monitoring resources' resource groups"
+    )
     listed = "; ".join(f"{g.role} for {g.principal} on {g.scope}" for g in grants)
-    return (f"This stack creates {len(grants)} Azure role assignment{'s' if len(grants) > 1 else ''} ({listed}). "
-            f"Whoever runs `pulumi up` needs {', '.join(ASSIGNING_ROLES[:-1])} or {ASSIGNING_ROLES[-1]} on {where}: "
-            "Contributor alone cannot write role assignments and stops partway through.")
+    return (
+        f"This stack creates {len(grants)} Azure role assignment{'s' if len(grants) > 1 else ''} ({listed}). "
+        f"Whoever runs `pulumi up` needs {', '.join(ASSIGNING_ROLES[:-1])} or {ASSIGNING_ROLES[-1]} on {where}: "
+        "Contributor alone cannot write role assignments and stops partway through."
+    )

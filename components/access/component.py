@@ -18,11 +18,12 @@ conditions, and grant Secrets and Deployments, which members must not have.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import pulumi
 from pulumi_azure_native import authorization
 
 from ..cluster.component import role_definition
-from ..config import StackConfig
+from ..config.stack import StackConfig
 from ..k8s.manifest import ObjectResource
 from ..kueue.objects import QueueSet
 from .members import access_objects, member_groups, team_access
@@ -38,22 +39,41 @@ class TeamAccess(pulumi.ComponentResource):
     whose batch-user ClusterRole the RoleBindings name.
     """
 
-    def __init__(self, name: str, config: StackConfig, queues: QueueSet, *, cluster_id: pulumi.Input[str] | None,
-                 after: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        queues: QueueSet,
+        *,
+        cluster_id: pulumi.Input[str] | None,
+        after: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kueue-aks:access:TeamAccess", name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
-        self.resources = [ObjectResource(f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-"
-                                       f"{obj['metadata']['name']}", obj, in_cluster)
-                          for obj in access_objects(config, queues.local_queues)]
+        self.resources: list[pulumi.Resource] = [
+            ObjectResource(
+                f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-{obj['metadata']['name']}",
+                obj,
+                in_cluster,
+            )
+            for obj in access_objects(config, queues.local_queues)
+        ]
         groups = member_groups(config)
         if cluster_id is not None and groups:
             subscription = authorization.get_client_config_output().subscription_id
             for group in groups:
                 # The group's ID in the resource name: adding or removing a group touches no other.
-                self.resources.append(authorization.RoleAssignment(
-                    f"{name}-cluster-user-{group}", scope=cluster_id, principal_id=group, principal_type="Group",
-                    role_definition_id=role_definition(subscription, CLUSTER_USER_ROLE),
-                    description="kueue-aks: team members fetch the cluster's credentials (az aks get-credentials)",
-                    opts=pulumi.ResourceOptions(parent=self)))
+                self.resources.append(
+                    authorization.RoleAssignment(
+                        f"{name}-cluster-user-{group}",
+                        scope=cluster_id,
+                        principal_id=group,
+                        principal_type="Group",
+                        role_definition_id=role_definition(subscription, CLUSTER_USER_ROLE),
+                        description="kueue-aks: team members fetch the cluster's credentials (az aks get-credentials)",
+                        opts=pulumi.ResourceOptions(parent=self),
+                    )
+                )
         self.teams = {t.team: t.as_output() for t in team_access(config, queues)}
         self.register_outputs({"teams": self.teams})

@@ -24,8 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import StackConfig
-from ..kueue.objects import QueueSet, human_amount, object_meta
+from ..config.stack import StackConfig
+from ..k8s.meta import object_meta
+from ..k8s.resources import human_amount
+from ..kueue.objects import QueueSet
 from ..kueue.policies import BATCH_USER_ROLE
 
 MEMBER_ROLE = "kueue-aks-team-member"
@@ -49,54 +51,94 @@ def _subjects(groups: list[str] | tuple[str, ...]) -> list[dict[str, str]]:
 
 
 def member_role() -> dict[str, Any]:
-    return {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": object_meta(MEMBER_ROLE), "rules": [
-        {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": READ},
-        {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": READ},
-    ]}
+    return {
+        "apiVersion": RBAC_API,
+        "kind": "ClusterRole",
+        "metadata": object_meta(MEMBER_ROLE),
+        "rules": [
+            {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": READ},
+            {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": READ},
+        ],
+    }
 
 
 def capacity_viewer_role() -> dict[str, Any]:
-    return {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": object_meta(CAPACITY_VIEWER_ROLE), "rules": [
-        {"apiGroups": ["kueue.x-k8s.io"],
-         "resources": ["clusterqueues", "resourceflavors", "cohorts", "topologies", "workloadpriorityclasses"],
-         "verbs": READ},
-    ]}
+    return {
+        "apiVersion": RBAC_API,
+        "kind": "ClusterRole",
+        "metadata": object_meta(CAPACITY_VIEWER_ROLE),
+        "rules": [
+            {
+                "apiGroups": ["kueue.x-k8s.io"],
+                "resources": ["clusterqueues", "resourceflavors", "cohorts", "topologies", "workloadpriorityclasses"],
+                "verbs": READ,
+            },
+        ],
+    }
 
 
-def _binding(kind: str, name: str, namespace: str | None, role: str, groups: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    return {"apiVersion": RBAC_API, "kind": kind, "metadata": object_meta(name, namespace),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": _subjects(groups)}
+def _binding(
+    kind: str, name: str, namespace: str | None, role: str, groups: list[str] | tuple[str, ...]
+) -> dict[str, Any]:
+    return {
+        "apiVersion": RBAC_API,
+        "kind": kind,
+        "metadata": object_meta(name, namespace),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": _subjects(groups),
+    }
 
 
 def pending_workloads_role(team: str, cluster_queues: list[str]) -> dict[str, Any]:
     """Read the pending workloads of the team's ClusterQueues, and of no other."""
-    return {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": object_meta(PENDING_WORKLOADS_PREFIX + team),
-            "rules": [{"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["clusterqueues/pendingworkloads"],
-                       "resourceNames": cluster_queues, "verbs": ["get"]}]}
+    return {
+        "apiVersion": RBAC_API,
+        "kind": "ClusterRole",
+        "metadata": object_meta(PENDING_WORKLOADS_PREFIX + team),
+        "rules": [
+            {
+                "apiGroups": ["visibility.kueue.x-k8s.io"],
+                "resources": ["clusterqueues/pendingworkloads"],
+                "resourceNames": cluster_queues,
+                "verbs": ["get"],
+            }
+        ],
+    }
 
 
-def access_objects(config: StackConfig, local_queues: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+def access_objects(
+    config: StackConfig, local_queues: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> list[dict[str, Any]]:
     """The RBAC objects, in apply order (each role before its bindings); none when no team has
     members. `local_queues`: the QueueSet's team -> LocalQueue -> {"clusterQueue": ...}."""
     groups = member_groups(config)
     if not groups:
         return []
-    objects = [member_role(), capacity_viewer_role(),
-               _binding("ClusterRoleBinding", CAPACITY_VIEWER_BINDING, None, CAPACITY_VIEWER_ROLE, groups)]
+    objects = [
+        member_role(),
+        capacity_viewer_role(),
+        _binding("ClusterRoleBinding", CAPACITY_VIEWER_BINDING, None, CAPACITY_VIEWER_ROLE, groups),
+    ]
     for team in config.teams:
         if team.members:
             objects.append(_binding("RoleBinding", BATCH_USER_BINDING, team.name, BATCH_USER_ROLE, team.members))
             objects.append(_binding("RoleBinding", MEMBER_BINDING, team.name, MEMBER_ROLE, team.members))
             queues = sorted({q["clusterQueue"] for q in local_queues.get(team.name, {}).values()})
             objects.append(pending_workloads_role(team.name, queues))
-            objects.append(_binding("ClusterRoleBinding", PENDING_WORKLOADS_PREFIX + team.name, None,
-                                    PENDING_WORKLOADS_PREFIX + team.name, team.members))
+            objects.append(
+                _binding(
+                    "ClusterRoleBinding",
+                    PENDING_WORKLOADS_PREFIX + team.name,
+                    None,
+                    PENDING_WORKLOADS_PREFIX + team.name,
+                    team.members,
+                )
+            )
     return objects
 
 
 @dataclass(frozen=True)
-class TeamAccess:
+class TeamSummary:
     """Who can submit where: a team's namespace, its LocalQueues, its quota and its member groups."""
 
     team: str
@@ -105,11 +147,15 @@ class TeamAccess:
     members: tuple[str, ...]
 
     def as_output(self) -> dict[str, Any]:
-        return {"namespace": self.team, "localQueues": list(self.local_queues), "quota": self.quota,
-                "members": list(self.members)}
+        return {
+            "namespace": self.team,
+            "localQueues": list(self.local_queues),
+            "quota": self.quota,
+            "members": list(self.members),
+        }
 
 
-def team_access(config: StackConfig, queues: QueueSet) -> list[TeamAccess]:
+def team_access(config: StackConfig, queues: QueueSet) -> list[TeamSummary]:
     """Per team, from the QueueSet the stack applies (a MultiKueue manager's is built from its workers)."""
     out = []
     for team in config.teams:
@@ -117,5 +163,5 @@ def team_access(config: StackConfig, queues: QueueSet) -> list[TeamAccess]:
         for row in queues.rows:
             if team.name in row.teams and row.capacity:  # not "0 GPU" for every CPU pool
                 quota.setdefault(row.flavor, {})[row.resource] = human_amount(row.resource, row.teams[team.name])
-        out.append(TeamAccess(team.name, tuple(queues.local_queues.get(team.name, {})), quota, team.members))
+        out.append(TeamSummary(team.name, tuple(queues.local_queues.get(team.name, {})), quota, team.members))
     return out

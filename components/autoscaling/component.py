@@ -21,7 +21,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config import StackConfig
+from ..config.stack import StackConfig
 
 PROVISIONING_REQUEST_CRD = "provisioningrequests.autoscaling.x-k8s.io"
 
@@ -36,12 +36,20 @@ class ProvisioningRequestApi(pulumi.ComponentResource):
     crd: k8s.apiextensions.v1.CustomResourceDefinition
     ready: list[pulumi.Resource]
 
-    def __init__(self, name: str, config: StackConfig, *, pools: Mapping[str, pulumi.Resource],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        *,
+        pools: Mapping[str, pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kueue-aks:autoscaling:ProvisioningRequestApi", name, None, opts)
         after = [pools[p.name] for p in config.node_pools if p.provisioning_request and p.name in pools]
         self.crd = k8s.apiextensions.v1.CustomResourceDefinition.get(
-            f"{name}-provisioningrequest-crd", PROVISIONING_REQUEST_CRD,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=after))
+            f"{name}-provisioningrequest-crd",
+            PROVISIONING_REQUEST_CRD,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
         self.ready = [self.crd]
         self.register_outputs({"crd": PROVISIONING_REQUEST_CRD})

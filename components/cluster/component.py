@@ -6,15 +6,16 @@
   each configured pool is checked against Azure at preview, since the quotas assume it;
 - KubeconfigCluster (kubeconfig): any cluster, from a secret kubeconfig; no Azure at all.
 
-Each has `provider`, `node_pool_names` and `node_pools` (the AgentPools it created, by pool name); attributes that exist only in some modes (the
-cluster's name, ID and resource group...) are None in the others, and __main__.py
-exports only what is set.
+Each has `provider`, `node_pool_names` and `node_pools` (the AgentPools it created, by pool name);
+attributes that exist only in some modes (the cluster's name, ID and resource group...) are None in
+the others, and __main__.py exports only what is set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
@@ -23,11 +24,14 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice, resources
 
+from ..config.cluster import ClusterSettings, ExistingCluster
+from ..config.names import QUEUED_TAINT, SYSTEM_POOL_NAME
+from ..config.pools import NodePool
+from ..config.stack import StackConfig
 from ..facts.azure_names import dns_prefix
-from .tags import STACK_TAG, stack_tag
 from ..facts.capacity import MAX_PODS
 from .deployer import ACCESS_DEADLINE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
-from ..config import QUEUED_TAINT, SYSTEM_POOL_NAME, ClusterSettings, ExistingCluster, NodePool, StackConfig
+from .tags import STACK_TAG, stack_tag
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
 # (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).
@@ -87,7 +91,9 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
 
 def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
     """A built-in Azure role's definition ID in the deploying subscription."""
-    return pulumi.Output.concat("/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role)
+    return pulumi.Output.concat(
+        "/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role
+    )
 
 
 def deployer_principal_type(token: str) -> str:
@@ -106,14 +112,21 @@ class DeployingIdentity:
         self.object_id = client.object_id
         # The type is no secret; the token it is read from is.
         self.principal_type = pulumi.Output.unsecret(
-            authorization.get_client_token_output().token.apply(deployer_principal_type))
+            authorization.get_client_token_output().token.apply(deployer_principal_type)
+        )
 
-    def assign(self, name: str, parent: pulumi.Resource, scope: pulumi.Input[str], role: str,
-               description: str) -> authorization.RoleAssignment:
+    def assign(
+        self, name: str, parent: pulumi.Resource, scope: pulumi.Input[str], role: str, description: str
+    ) -> authorization.RoleAssignment:
         return authorization.RoleAssignment(
-            name, scope=scope, principal_id=self.object_id, principal_type=self.principal_type,
-            role_definition_id=role_definition(self.subscription_id, role), description=description,
-            opts=pulumi.ResourceOptions(parent=parent))
+            name,
+            scope=scope,
+            principal_id=self.object_id,
+            principal_type=self.principal_type,
+            role_definition_id=role_definition(self.subscription_id, role),
+            description=description,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
 
 
 def access_checked(kubeconfig: str, settings: ClusterSettings) -> str | Awaitable[str]:
@@ -125,13 +138,17 @@ def access_checked(kubeconfig: str, settings: ClusterSettings) -> str | Awaitabl
         what_to_check = (
             "Check the stack's role assignment for the deploying identity: az role assignment list --scope "
             "<the cluster's resource ID> --role 'Azure Kubernetes Service RBAC Cluster Admin'; that kubelogin is on "
-            "PATH; and that `az account show` is the identity that ran pulumi up")
+            "PATH; and that `az account show` is the identity that ran pulumi up"
+        )
     else:
         what_to_check = (
             "cluster.deployerAdmin is false, so the deploying identity comes in only through a group in "
-            "cluster.adminGroupObjectIds: add it to one (az ad group member add), or set cluster.deployerAdmin: true")
-    pulumi.log.info(f"kueue-aks: waiting up to {ACCESS_DEADLINE / 60:g} minutes for the API server to let the deploying "
-                    "identity in (Azure role assignments take up to five minutes to reach it)")
+            "cluster.adminGroupObjectIds: add it to one (az ad group member add), or set cluster.deployerAdmin: true"
+        )
+    pulumi.log.info(
+        f"kueue-aks: waiting up to {ACCESS_DEADLINE / 60:g} minutes for the API server to let the deploying "
+        "identity in (Azure role assignments take up to five minutes to reach it)"
+    )
 
     async def wait() -> str:
         try:
@@ -139,6 +156,7 @@ def access_checked(kubeconfig: str, settings: ClusterSettings) -> str | Awaitabl
             return await asyncio.to_thread(wait_for_access, kubeconfig, what_to_check=what_to_check)
         except DeployerError as err:
             raise pulumi.RunError(f"kueue-aks:cluster.disableLocalAccounts: {err}") from None
+
     return wait()
 
 
@@ -161,22 +179,27 @@ def _decode_kubeconfig(result: Any, *, exec_login: bool) -> str:
     return kubelogin_kubeconfig(text) if exec_login else text
 
 
-def aks_kubeconfig(resource_group: pulumi.Input[str], cluster: pulumi.Input[str], *, exec_login: bool) -> pulumi.Output[str]:
+def aks_kubeconfig(
+    resource_group: pulumi.Input[str], cluster: pulumi.Input[str], *, exec_login: bool
+) -> pulumi.Output[str]:
     """The cluster's kubeconfig as a secret: admin credentials, or with local accounts off the
     user credentials made non-interactive for kubelogin."""
     credentials = (
         containerservice.list_managed_cluster_user_credentials_output(
-            resource_group_name=resource_group, resource_name=cluster, format="exec")
+            resource_group_name=resource_group, resource_name=cluster, format="exec"
+        )
         if exec_login
         # Admin credentials work without kubelogin; AKS refuses them once local accounts are off.
         else containerservice.list_managed_cluster_admin_credentials_output(
-            resource_group_name=resource_group, resource_name=cluster)
+            resource_group_name=resource_group, resource_name=cluster
+        )
     )
     return pulumi.Output.secret(credentials.apply(lambda r: _decode_kubeconfig(r, exec_login=exec_login)))
 
 
-def kubernetes_provider(name: str, parent: pulumi.Resource, kubeconfig: pulumi.Input[str],
-                        cluster_identifier: pulumi.Input[str] | None) -> k8s.Provider:
+def kubernetes_provider(
+    name: str, parent: pulumi.Resource, kubeconfig: pulumi.Input[str], cluster_identifier: pulumi.Input[str] | None
+) -> k8s.Provider:
     return k8s.Provider(
         name,
         kubeconfig=kubeconfig,
@@ -192,7 +215,9 @@ def kubernetes_provider(name: str, parent: pulumi.Resource, kubeconfig: pulumi.I
 def kubeconfig_server(kubeconfig: str) -> str:
     """The API server URL of the kubeconfig's current context (its first cluster without one)."""
     doc = yaml.safe_load(kubeconfig) or {}
-    context = next((c.get("context", {}) for c in doc.get("contexts", []) if c.get("name") == doc.get("current-context")), {})
+    context: dict[str, Any] = next(
+        (c.get("context", {}) for c in doc.get("contexts", []) if c.get("name") == doc.get("current-context")), {}
+    )
     clusters = doc.get("clusters") or [{}]
     cluster = next((c for c in clusters if c.get("name") == context.get("cluster")), clusters[0])
     return str((cluster.get("cluster") or {}).get("server", ""))
@@ -206,33 +231,47 @@ def pool_mismatches(pool: NodePool, actual: Mapping[str, Any]) -> list[str]:
     """
     # Azure compares VM size names without case, so a different case is not a mismatch.
     vm_size = str(actual.get("vm_size") or "")
-    expected: dict[str, Any] = {"vmSize": vm_size if vm_size.lower() == pool.vm_size.lower() else pool.vm_size,
-                                "spot": pool.spot, "taints": sorted(str(t) for t in pool.node_taints)}
-    got: dict[str, Any] = {"vmSize": vm_size,
-                           "spot": actual.get("scale_set_priority") == "Spot",
-                           "taints": sorted(actual.get("node_taints") or [])}
+    expected: dict[str, Any] = {
+        "vmSize": vm_size if vm_size.lower() == pool.vm_size.lower() else pool.vm_size,
+        "spot": pool.spot,
+        "taints": sorted(str(t) for t in pool.node_taints),
+    }
+    got: dict[str, Any] = {
+        "vmSize": vm_size,
+        "spot": actual.get("scale_set_priority") == "Spot",
+        "taints": sorted(actual.get("node_taints") or []),
+    }
     if pool.topology and not pool.autoscaled:
         expected |= {"autoscaling": False, "count": pool.max_count}
         got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "count": actual.get("count")}
     else:
         expected |= {"autoscaling": True, "minCount": pool.min_count, "maxCount": pool.max_count}
-        got |= {"autoscaling": bool(actual.get("enable_auto_scaling")), "minCount": actual.get("min_count"),
-                "maxCount": actual.get("max_count")}
+        got |= {
+            "autoscaling": bool(actual.get("enable_auto_scaling")),
+            "minCount": actual.get("min_count"),
+            "maxCount": actual.get("max_count"),
+        }
     labels = actual.get("node_labels") or {}
     expected["labels"] = dict(pool.labels)
     got["labels"] = {k: labels.get(k) for k in pool.labels}
-    return [f"{key} is {got[key]!r} in Azure but {expected[key]!r} in the config"
-            for key in expected if got[key] != expected[key]]
+    return [
+        f"{key} is {got[key]!r} in Azure but {expected[key]!r} in the config"
+        for key in expected
+        if got[key] != expected[key]
+    ]
 
 
-
-def azure_monitor_profile(config: StackConfig) -> dict[str, Any] | None:
+def azure_monitor_profile(config: StackConfig) -> containerservice.ManagedClusterAzureMonitorProfileArgsDict | None:
     """The cluster's managed Prometheus add-on (ManagedCluster azure_monitor_profile), or None.
     The allow lists are empty, the templates' default: kube-state-metrics keeps its own labels."""
     if not config.monitoring.enabled:
         return None
-    return {"metrics": {"enabled": True, "kube_state_metrics": {"metric_labels_allowlist": "",
-                                                                 "metric_annotations_allow_list": ""}}}
+    return {
+        "metrics": {
+            "enabled": True,
+            "kube_state_metrics": {"metric_labels_allowlist": "", "metric_annotations_allow_list": ""},
+        }
+    }
 
 
 class ExistingClusterMismatch(pulumi.RunError):
@@ -247,7 +286,8 @@ def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
             f"kueue-aks:monitoring.enabled needs the managed Prometheus add-on on the existing AKS cluster "
             f"{existing.name}, and it is off. Its owner turns it on with: az aks update --resource-group "
             f"{existing.resource_group} --name {existing.name} --enable-azure-monitor-metrics "
-            "--azure-monitor-workspace-resource-id <kueue-aks:monitoring.azureMonitorWorkspaceId>")
+            "--azure-monitor-workspace-resource-id <kueue-aks:monitoring.azureMonitorWorkspaceId>"
+        )
     return True
 
 
@@ -260,7 +300,8 @@ def check_entra_integration(existing: ExistingCluster, aad_profile: Any) -> bool
             f"kueue-aks:teams[].members needs the AKS-managed Entra ID integration on the existing AKS cluster "
             f"{existing.name}, and it is off: without it the cluster user credentials carry the admin's rights. "
             f"Its owner turns it on with: az aks update --resource-group {existing.resource_group} --name "
-            f"{existing.name} --enable-aad --aad-admin-group-object-ids <admin group>; or remove the members")
+            f"{existing.name} --enable-aad --aad-admin-group-object-ids <admin group>; or remove the members"
+        )
     return True
 
 
@@ -278,11 +319,13 @@ def taint_advice(pool: NodePool, actual_taints: Sequence[str] | None, existing: 
     if QUEUED_TAINT in expected and QUEUED_TAINT not in (actual_taints or []):
         lines.append(
             f"{QUEUED_TAINT} is the taint kueue-aks:governance.enforce puts on every user pool, so that only "
-            "pods Kueue admitted run there; the stack file does not list it because governance adds it.")
+            "pods Kueue admitted run there; the stack file does not list it because governance adds it."
+        )
     lines.append(
         "Give the pool its taints (the pool's owner runs it; NoSchedule leaves running pods where they are):\n"
         f"    az aks nodepool update --resource-group {existing.resource_group} --cluster-name {existing.name} "
-        f"--name {pool.name} --node-taints {','.join(expected)}")
+        f"--name {pool.name} --node-taints {','.join(expected)}"
+    )
     if pool.governed:
         lines.append("or, to keep the pool as it is, set kueue-aks:governance.enforce to false.")
     return "\n".join(lines)
@@ -290,9 +333,19 @@ def taint_advice(pool: NodePool, actual_taints: Sequence[str] | None, existing: 
 
 def check_pool(index: int, pool: NodePool, result: Any, existing: ExistingCluster) -> str:
     """Raise when the existing pool differs; its name otherwise (an input for the provider)."""
-    actual = {key: getattr(result, key, None) for key in (
-        "vm_size", "enable_auto_scaling", "count", "min_count", "max_count", "scale_set_priority", "node_taints",
-        "node_labels")}
+    actual = {
+        key: getattr(result, key, None)
+        for key in (
+            "vm_size",
+            "enable_auto_scaling",
+            "count",
+            "min_count",
+            "max_count",
+            "scale_set_priority",
+            "node_taints",
+            "node_labels",
+        )
+    }
     problems = pool_mismatches(pool, actual)
     if problems:
         advice = taint_advice(pool, actual["node_taints"], existing)
@@ -302,7 +355,8 @@ def check_pool(index: int, pool: NodePool, result: Any, existing: ExistingCluste
             what_to_do.append("Change the stack file or the pool" + (" for the other differences." if advice else "."))
         raise ExistingClusterMismatch(
             f"kueue-aks:nodePools[{index}] ({pool.name}) does not match the existing AKS pool; the quotas would be "
-            "wrong:\n" + "\n".join([*(f"  - {p}" for p in problems), *what_to_do]))
+            "wrong:\n" + "\n".join([*(f"  - {p}" for p in problems), *what_to_do])
+        )
     return pool.name
 
 
@@ -329,7 +383,9 @@ class AksCluster(pulumi.ComponentResource):
             # Premium and long-term support go together, both on or both off (learn.microsoft.com/azure/aks/
             # long-term-support); sent for every tier, so a move off Premium turns the plan off too.
             support_plan="AKSLongTermSupport" if settings.tier == "Premium" else "KubernetesOfficial",
-            identity=containerservice.ManagedClusterIdentityArgsDict(type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED),
+            identity=containerservice.ManagedClusterIdentityArgsDict(
+                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
+            ),
             agent_pool_profiles=[system_pool_profile(settings)],
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgsDict(
@@ -365,25 +421,36 @@ class AksCluster(pulumi.ComponentResource):
                 resource_name_=self.cluster.name,
                 resource_group_name=self.resource_group.name,
                 **agent_pool_args(pool, settings),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pool.topology and not pool.autoscaled else ["count"]),
+                opts=pulumi.ResourceOptions(
+                    parent=self, ignore_changes=[] if pool.topology and not pool.autoscaled else ["count"]
+                ),
             )
             for pool in config.node_pools
         }
 
         # The principal follows the deploying identity: an `up` by another identity moves the role to it.
         self.deployer: DeployingIdentity | None = DeployingIdentity() if settings.deployer_admin else None
-        self.deployer_admin = self.deployer.assign(
-            f"{name}-deployer-admin", self, self.cluster.id, CLUSTER_ADMIN_ROLE,
-            "kueue-aks: the identity that ran pulumi up administers the cluster it made (cluster.deployerAdmin)",
-        ) if self.deployer else None
+        self.deployer_admin = (
+            self.deployer.assign(
+                f"{name}-deployer-admin",
+                self,
+                self.cluster.id,
+                CLUSTER_ADMIN_ROLE,
+                "kueue-aks: the identity that ran pulumi up administers the cluster it made (cluster.deployerAdmin)",
+            )
+            if self.deployer
+            else None
+        )
         self.kubeconfig: pulumi.Output[str] = aks_kubeconfig(
-            self.resource_group.name, self.cluster.name, exec_login=settings.disable_local_accounts)
+            self.resource_group.name, self.cluster.name, exec_login=settings.disable_local_accounts
+        )
         provider_kubeconfig = self.kubeconfig
         if settings.disable_local_accounts:
             # The program comes in as the deploying identity: no Kubernetes object before its role holds.
             after = [self.deployer_admin.id] if self.deployer_admin else []
             provider_kubeconfig = pulumi.Output.all(self.kubeconfig, *after).apply(
-                lambda parts: access_checked(parts[0], settings))
+                lambda parts: access_checked(parts[0], settings)
+            )
         self.provider = kubernetes_provider(f"{name}-k8s", self, provider_kubeconfig, self.cluster.id)
 
         self.cluster_name = self.cluster.name
@@ -415,33 +482,44 @@ class ExistingAksCluster(pulumi.ComponentResource):
         # Every pool is read and compared at preview; the provider waits for the checks, so a
         # mismatch stops the run before any Kubernetes object is touched.
         checked = [
-            containerservice.get_agent_pool_output(agent_pool_name=pool.name, resource_group_name=group,
-                                                   resource_name=cluster_name).apply(
-                lambda result, i=i, pool=pool: check_pool(i, pool, result, existing))
+            containerservice.get_agent_pool_output(
+                agent_pool_name=pool.name, resource_group_name=group, resource_name=cluster_name
+            ).apply(functools.partial(check_pool, i, pool, existing=existing))
             for i, pool in enumerate(config.node_pools)
         ]
-        checks = list(checked)
+        checks: list[pulumi.Output[Any]] = list(checked)
         if config.monitoring.enabled:
-            checks.append(cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile)))
+            checks.append(
+                cluster.azure_monitor_profile.apply(lambda profile: check_prometheus_addon(existing, profile))
+            )
         if any(t.members for t in config.teams):
             checks.append(cluster.aad_profile.apply(lambda profile: check_entra_integration(existing, profile)))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
-            cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off))))
+            cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off)))
+        )
         # True once every check passed; monitoring's Azure resources wait for it too.
         self.verified: pulumi.Output[bool] | None = pulumi.Output.all(*checks).apply(lambda _: True)
         self.provider = kubernetes_provider(
-            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id)
+            f"{name}-k8s", self, pulumi.Output.all(self.kubeconfig, *checks).apply(lambda parts: parts[0]), cluster.id
+        )
         self.cluster_name: pulumi.Output[str] | None = cluster.name
         self.cluster_id: pulumi.Output[str] | None = cluster.id
         self.resource_group_name: pulumi.Output[str] | None = pulumi.Output.from_input(group)
         self.oidc_issuer_url: pulumi.Output[Any] | None = cluster.oidc_issuer_profile.apply(
-            lambda p: p.issuer_url if p else None)
+            lambda p: p.issuer_url if p else None
+        )
         self.node_pool_names = pulumi.Output.all(*checked)
         self.node_pools: dict[str, pulumi.Resource] = {}  # made elsewhere
         self.deployer = None  # its owners grant access to it
-        self.register_outputs({"clusterName": self.cluster_name, "resourceGroupName": self.resource_group_name,
-                               "oidcIssuerUrl": self.oidc_issuer_url, "nodePoolNames": self.node_pool_names,
-                               "kubeconfig": self.kubeconfig})
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "resourceGroupName": self.resource_group_name,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "nodePoolNames": self.node_pool_names,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
 
 
 class KubeconfigCluster(pulumi.ComponentResource):
@@ -454,7 +532,9 @@ class KubeconfigCluster(pulumi.ComponentResource):
         kubeconfig = pulumi.Output.secret(config.cluster.kubeconfig)
         # The API server's address identifies the cluster: rotated credentials keep every object,
         # another cluster replaces them (the address is not a credential).
-        self.provider = kubernetes_provider(f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig))
+        self.provider = kubernetes_provider(
+            f"{name}-k8s", self, kubeconfig, kubeconfig_server(config.cluster.kubeconfig)
+        )
         self.cluster_name = self.cluster_id = self.resource_group_name = self.oidc_issuer_url = None
         self.verified = None
         self.kubeconfig = None  # the stack's own secret config; not exported again

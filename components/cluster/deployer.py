@@ -63,7 +63,8 @@ def principal_type(token: str) -> str:
             "kueue-aks:cluster.deployerAdmin: the provider's Azure access token is not a JWT, so the program cannot "
             "tell whether the deploying identity is a user or a service principal; set cluster.deployerAdmin: false "
             "and grant yourself 'Azure Kubernetes Service RBAC Cluster Admin' on the cluster, or list your group in "
-            "cluster.adminGroupObjectIds")
+            "cluster.adminGroupObjectIds"
+        )
     kind = claims.get("idtyp")
     if kind in ("user", "app"):
         return "User" if kind == "user" else "ServicePrincipal"
@@ -75,10 +76,16 @@ class _Reader(Protocol):
     def close(self) -> None: ...
 
 
-def wait_for_access(kubeconfig: str, *, what_to_check: str, deadline: float = ACCESS_DEADLINE,
-                    poll: float = ACCESS_POLL, clock: Callable[[], float] = time.monotonic,
-                    sleep: Callable[[float], None] = time.sleep,
-                    connect: Callable[[str], _Reader] | None = None) -> str:
+def wait_for_access(
+    kubeconfig: str,
+    *,
+    what_to_check: str,
+    deadline: float = ACCESS_DEADLINE,
+    poll: float = ACCESS_POLL,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    connect: Callable[[str], _Reader] | None = None,
+) -> str:
     """Return `kubeconfig` once its user may read the cluster; raise DeployerError at the deadline.
 
     A 401 or 403 means the role has not reached the API server yet: wait. Anything else is tried
@@ -99,12 +106,15 @@ def wait_for_access(kubeconfig: str, *, what_to_check: str, deadline: float = AC
                 else:
                     other_failures += 1
                     if other_failures >= _OTHER_FAILURES:
-                        raise DeployerError(f"the program cannot reach the cluster as the deploying identity: {last}. "
-                                            f"{what_to_check}") from None
+                        raise DeployerError(
+                            f"the program cannot reach the cluster as the deploying identity: {last}. {what_to_check}"
+                        ) from None
             waited = clock() - start
             if waited >= deadline:
-                raise DeployerError(f"the deploying identity still may not read the cluster after {waited / 60:.0f} "
-                                    f"minutes (last answer: {last}). {what_to_check}")
+                raise DeployerError(
+                    f"the deploying identity still may not read the cluster after {waited / 60:.0f} "
+                    f"minutes (last answer: {last}). {what_to_check}"
+                )
             sleep(min(poll, max(deadline - waited, 0.0)))
     finally:
         reader.close()

@@ -14,9 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-RESOURCE_CPU = "cpu"
-RESOURCE_MEMORY = "memory"
-RESOURCE_GPU = "nvidia.com/gpu"
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 
 # The program sets maxPods=110 on every user pool, so kube-reserved memory below is computed
 # from the same number AKS uses when it provisions the node.
@@ -165,12 +163,14 @@ _BY_LOWER_NAME: Mapping[str, VmSize] = MappingProxyType({vm.name.lower(): vm for
 
 # Names people write that are not the size they mean; the config error and docs/vm-sizes.md say
 # which size is which instead of suggesting the nearest name, which here is the wrong GPU.
-NAME_NOTES: Mapping[str, str] = MappingProxyType({
-    "Standard_ND96asr_A100_v4": (
-        "reads like the 80 GB A100 size but is the NDasrA100_v4 series' label, not a size name: "
-        "8 × A100 40 GB is Standard_ND96asr_v4; 8 × A100 80 GB is Standard_ND96amsr_A100_v4 (NDm_A100_v4)"
-    ),
-})
+NAME_NOTES: Mapping[str, str] = MappingProxyType(
+    {
+        "Standard_ND96asr_A100_v4": (
+            "reads like the 80 GB A100 size but is the NDasrA100_v4 series' label, not a size name: "
+            "8 × A100 40 GB is Standard_ND96asr_v4; 8 × A100 80 GB is Standard_ND96amsr_A100_v4 (NDm_A100_v4)"
+        ),
+    }
+)
 
 
 def lookup_vm_size(name: str) -> VmSize | None:
@@ -258,9 +258,7 @@ class NodeResources:
         """These resources on `count` identical nodes."""
         if count < 0:
             raise ValueError(f"node count must not be negative, got {count}")
-        return NodeResources(
-            self.cpu_millicores * count, self.memory_mib * count, self.gpus * count
-        )
+        return NodeResources(self.cpu_millicores * count, self.memory_mib * count, self.gpus * count)
 
     def as_dict(self) -> dict[str, int]:
         """All three resources keyed by Kubernetes resource name (zeros included)."""
@@ -312,15 +310,32 @@ many GPUs a node has: `nvidia.com/gpu: <count>`.
 def _size_row(vm: VmSize) -> list[str]:
     node = node_allocatable(vm)
     kept = kube_reserved_memory_mib(vm.memory_mib) + EVICTION_THRESHOLD_MIB
-    return [f"`{vm.name}`", f"{vm.vcpus}", f"{vm.memory_gib:,g}", f"{kube_reserved_cpu_millicores(vm.vcpus)}m",
-            f"{kept:,} MiB", f"{node.cpu_millicores / 1000:,.2f}", f"{node.memory_mib / 1024:,.2f}"]
+    return [
+        f"`{vm.name}`",
+        f"{vm.vcpus}",
+        f"{vm.memory_gib:,g}",
+        f"{kube_reserved_cpu_millicores(vm.vcpus)}m",
+        f"{kept:,} MiB",
+        f"{node.cpu_millicores / 1000:,.2f}",
+        f"{node.memory_mib / 1024:,.2f}",
+    ]
 
 
 def _table(first: list[str], rows: list[list[str]]) -> list[str]:
-    header = [*first, "vCPUs", "memory (GiB)", "kube-reserved CPU", "kube-reserved memory + eviction",
-              "allocatable CPU (vCPU)", "allocatable memory (GiB)"]
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(first) + "---:|" * 6,
-            *("| " + " | ".join(row) + " |" for row in rows)]
+    header = [
+        *first,
+        "vCPUs",
+        "memory (GiB)",
+        "kube-reserved CPU",
+        "kube-reserved memory + eviction",
+        "allocatable CPU (vCPU)",
+        "allocatable memory (GiB)",
+    ]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(first) + "---:|" * 6,
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
 
 
 def sizes_markdown() -> str:
@@ -329,22 +344,28 @@ def sizes_markdown() -> str:
     cpu = [vm for vm in _SIZES if not vm.is_gpu]
     sliced = [vm.name for vm in cpu if is_gpu_family(vm.name)]
     lines = [_PAGE_HEADER.format(eviction=EVICTION_THRESHOLD_MIB, max_pods=MAX_PODS), "## GPU sizes", ""]
-    lines += _table(["size", "GPUs per node"],
-                    [[row[0], f"{vm.gpus} × {vm.gpu_model}", *row[1:]] for vm in gpu for row in [_size_row(vm)]])
+    lines += _table(
+        ["size", "GPUs per node"],
+        [[row[0], f"{vm.gpus} × {vm.gpu_model}", *row[1:]] for vm in gpu for row in [_size_row(vm)]],
+    )
     lines += ["", "## CPU sizes", ""]
     lines += _table(["size"], [_size_row(vm) for vm in cpu])
     if sliced:
-        lines += ["", "N-family sizes among them (" + ", ".join(f"`{n}`" for n in sliced) + ") carry a slice of "
-                  "a GPU, not a whole `nvidia.com/gpu` the NVIDIA device plugin can give a pod, so they count "
-                  "as CPU nodes."]
+        lines += [
+            "",
+            "N-family sizes among them (" + ", ".join(f"`{n}`" for n in sliced) + ") carry a slice of "
+            "a GPU, not a whole `nvidia.com/gpu` the NVIDIA device plugin can give a pod, so they count "
+            "as CPU nodes.",
+        ]
     lines += ["", "## Names that mislead", ""]
     lines += [f"- `{name}` {note}." for name, note in NAME_NOTES.items()]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.facts.capacity",
-                                     description="The VM size catalog and the AKS allocatable model.")
+    parser = argparse.ArgumentParser(
+        prog="python -m components.facts.capacity", description="The VM size catalog and the AKS allocatable model."
+    )
     parser.add_argument("--markdown", action="store_true", help="print docs/vm-sizes.md")
     args = parser.parse_args(argv)
     if not args.markdown:

@@ -37,9 +37,7 @@ class KueueRelease:
 
 # Frameworks that run plain pods under Kueue: enabling any of them makes Kueue's pod webhook
 # act on every namespace its managedJobsNamespaceSelector matches.
-POD_BASED_FRAMEWORKS = frozenset(
-    {"pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"}
-)
+POD_BASED_FRAMEWORKS = frozenset({"pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset"})
 
 _V0_19_2 = KueueRelease(
     version="0.19.2",
@@ -136,31 +134,56 @@ _V0_19_2 = KueueRelease(
     },
     removed_gates=frozenset(
         {
-            "AdmissionCheckValidationRules", "ConfigurableResourceTransformations",
-            "DRAExtendedResources", "ExposeFlavorsInLocalQueue",
-            "FlavorFungibilityImplicitPreferenceDefault", "KeepQuotaForProvReqRetry",
-            "LendingLimit", "LocalQueueDefaulting", "ManagedJobsNamespaceSelector",
-            "MultiKueueBatchJobWithManagedBy", "MultiplePreemptions", "ProvisioningACC",
-            "QueueVisibility", "SanitizePodSets", "TASProfileLeastFreeCapacity",
+            "AdmissionCheckValidationRules",
+            "ConfigurableResourceTransformations",
+            "DRAExtendedResources",
+            "ExposeFlavorsInLocalQueue",
+            "FlavorFungibilityImplicitPreferenceDefault",
+            "KeepQuotaForProvReqRetry",
+            "LendingLimit",
+            "LocalQueueDefaulting",
+            "ManagedJobsNamespaceSelector",
+            "MultiKueueBatchJobWithManagedBy",
+            "MultiplePreemptions",
+            "ProvisioningACC",
+            "QueueVisibility",
+            "SanitizePodSets",
+            "TASProfileLeastFreeCapacity",
             "WorkloadResourceRequestsSummary",
         }
     ),
     frameworks=frozenset(
         {
-            "batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
-            "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
-            "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
-            "ray.io/rayservice", "ray.io/raycluster", "jobset.x-k8s.io/jobset",
-            "leaderworkerset.x-k8s.io/leaderworkerset", "workload.codeflare.dev/appwrapper",
-            "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+            "batch/job",
+            "kubeflow.org/mpijob",
+            "kubeflow.org/paddlejob",
+            "kubeflow.org/pytorchjob",
+            "kubeflow.org/tfjob",
+            "kubeflow.org/xgboostjob",
+            "kubeflow.org/jaxjob",
+            "trainer.kubeflow.org/trainjob",
+            "ray.io/rayjob",
+            "ray.io/rayservice",
+            "ray.io/raycluster",
+            "jobset.x-k8s.io/jobset",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+            "workload.codeflare.dev/appwrapper",
+            "sparkoperator.k8s.io/sparkapplication",
+            "pod",
+            "deployment",
+            "statefulset",
         }
     ),
     # Kueue reference notes, §5 (kueue v0.19.2 source: pkg/config/validation.go).
     tas_subgates=frozenset(
         {
-            "TASProfileMixed", "TASHandleOverlappingFlavors", "TASFailedNodeReplacement",
-            "TASFailedNodeReplacementFailFast", "TASReplaceNodeOnPodTermination",
-            "TASReplaceNodeOnNodeTaints", "TASMultiLayerTopology",
+            "TASProfileMixed",
+            "TASHandleOverlappingFlavors",
+            "TASFailedNodeReplacement",
+            "TASFailedNodeReplacementFailFast",
+            "TASReplaceNodeOnPodTermination",
+            "TASReplaceNodeOnNodeTaints",
+            "TASMultiLayerTopology",
             "TASRecomputeAssignmentWithinSchedulingCycle",
         }
     ),
@@ -247,22 +270,41 @@ _V0_18_4 = KueueRelease(
     },
     removed_gates=frozenset(
         {
-            "AdmissionCheckValidationRules", "ConfigurableResourceTransformations", "ExposeFlavorsInLocalQueue",
-            "FlavorFungibilityImplicitPreferenceDefault", "KeepQuotaForProvReqRetry",
-            "ManagedJobsNamespaceSelector", "MultiplePreemptions", "ProvisioningACC", "QueueVisibility",
-            "TASProfileLeastFreeCapacity", "WorkloadResourceRequestsSummary",
+            "AdmissionCheckValidationRules",
+            "ConfigurableResourceTransformations",
+            "ExposeFlavorsInLocalQueue",
+            "FlavorFungibilityImplicitPreferenceDefault",
+            "KeepQuotaForProvReqRetry",
+            "ManagedJobsNamespaceSelector",
+            "MultiplePreemptions",
+            "ProvisioningACC",
+            "QueueVisibility",
+            "TASProfileLeastFreeCapacity",
+            "WorkloadResourceRequestsSummary",
         }
     ),
     # kueue v0.18.4 source: pkg/config/validation.go validateIntegrations accepts the integrations
     # registered under pkg/controller/jobs (their FrameworkName): the same 18 as at v0.19.2.
     frameworks=frozenset(
         {
-            "batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob",
-            "kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
-            "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob", "ray.io/rayjob",
-            "ray.io/rayservice", "ray.io/raycluster", "jobset.x-k8s.io/jobset",
-            "leaderworkerset.x-k8s.io/leaderworkerset", "workload.codeflare.dev/appwrapper",
-            "sparkoperator.k8s.io/sparkapplication", "pod", "deployment", "statefulset",
+            "batch/job",
+            "kubeflow.org/mpijob",
+            "kubeflow.org/paddlejob",
+            "kubeflow.org/pytorchjob",
+            "kubeflow.org/tfjob",
+            "kubeflow.org/xgboostjob",
+            "kubeflow.org/jaxjob",
+            "trainer.kubeflow.org/trainjob",
+            "ray.io/rayjob",
+            "ray.io/rayservice",
+            "ray.io/raycluster",
+            "jobset.x-k8s.io/jobset",
+            "leaderworkerset.x-k8s.io/leaderworkerset",
+            "workload.codeflare.dev/appwrapper",
+            "sparkoperator.k8s.io/sparkapplication",
+            "pod",
+            "deployment",
+            "statefulset",
         }
     ),
     # kueue v0.18.4 source: pkg/config/validation.go validateFeatureGates: the gates it rejects with
@@ -272,9 +314,13 @@ _V0_18_4 = KueueRelease(
     # v0.18.4 build: with TAS off it starts only once all seven are off.
     tas_subgates=frozenset(
         {
-            "TASProfileMixed", "TASHandleOverlappingFlavors", "TASFailedNodeReplacement",
-            "TASFailedNodeReplacementFailFast", "TASReplaceNodeOnPodTermination",
-            "TASReplaceNodeDueToNotReadyOverFixedTime", "TASReplaceNodeOnNodeTaints",
+            "TASProfileMixed",
+            "TASHandleOverlappingFlavors",
+            "TASFailedNodeReplacement",
+            "TASFailedNodeReplacementFailFast",
+            "TASReplaceNodeOnPodTermination",
+            "TASReplaceNodeDueToNotReadyOverFixedTime",
+            "TASReplaceNodeOnNodeTaints",
         }
     ),
 )
@@ -313,7 +359,11 @@ class AksKueueExtension:
 
 # The WorkloadPriorityClasses every version of the extension creates, with their values
 # (learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; managed-kueue.md §1.7).
-AKS_PRIORITY_CLASSES: Mapping[str, int] = {"aks-low-priority": 100, "aks-medium-priority": 500, "aks-high-priority": 1000}
+AKS_PRIORITY_CLASSES: Mapping[str, int] = {
+    "aks-low-priority": 100,
+    "aks-medium-priority": 500,
+    "aks-high-priority": 1000,
+}
 
 AKS_EXTENSIONS: Mapping[str, AksKueueExtension] = {
     e.version: e

@@ -24,23 +24,25 @@ AKS_PER_CLUSTER = (600, 900)
 
 
 @dataclass(frozen=True)
-class Demand:
+class ControllerDemand:
     what: str
     cpu_millicores: int
     memory_mib: int
     replicas: int = 1
 
 
-def system_pool_demand(kueue_replicas: int, kueue_memory_mib: int, managed_operators: Sequence[str]) -> list[Demand]:
+def system_pool_demand(
+    kueue_replicas: int, kueue_memory_mib: int, managed_operators: Sequence[str]
+) -> list[ControllerDemand]:
     """Kueue's replicas and each managed operator's controller (by catalog key), as requested."""
-    demand = [Demand("Kueue", KUEUE_CPU_REQUEST_MILLICORES, kueue_memory_mib, kueue_replicas)]
+    demand = [ControllerDemand("Kueue", KUEUE_CPU_REQUEST_MILLICORES, kueue_memory_mib, kueue_replicas)]
     for key in managed_operators:
         r = OPERATORS[key].resources
-        demand.append(Demand(OPERATORS[key].title, r.cpu_millicores, r.memory_mib))
+        demand.append(ControllerDemand(OPERATORS[key].title, r.cpu_millicores, r.memory_mib))
     return demand
 
 
-def system_pool_shortfall(vm_size: str, count: int, demand: Sequence[Demand]) -> str | None:
+def system_pool_shortfall(vm_size: str, count: int, demand: Sequence[ControllerDemand]) -> str | None:
     """What to change when `count` nodes of `vm_size` cannot hold `demand` beside AKS's own pods;
     None when they can, or when the size is unknown (the config reports that itself)."""
     vm = capacity.lookup_vm_size(vm_size)
@@ -53,7 +55,9 @@ def system_pool_shortfall(vm_size: str, count: int, demand: Sequence[Demand]) ->
     if cpu <= have_cpu and memory <= have_memory:
         return None
     listed = ", ".join(f"{d.what} {d.replicas} × ({d.cpu_millicores}m, {d.memory_mib}Mi)" for d in demand)
-    return (f"{count} × {vm_size} has {have_cpu}m CPU and {have_memory}Mi allocatable, but the controllers "
-            f"that run there request {cpu}m and {memory}Mi ({listed}, and about {AKS_PER_CLUSTER[0]}m + "
-            f"{AKS_PER_NODE[0]}m per node for AKS's own system pods); raise cluster.systemPool.count, choose a larger "
-            "cluster.systemPool.vmSize, lower kueue-aks:kueue.replicas, or drop frameworks whose operators you do not need")
+    return (
+        f"{count} × {vm_size} has {have_cpu}m CPU and {have_memory}Mi allocatable, but the controllers "
+        f"that run there request {cpu}m and {memory}Mi ({listed}, and about {AKS_PER_CLUSTER[0]}m + "
+        f"{AKS_PER_NODE[0]}m per node for AKS's own system pods); raise cluster.systemPool.count, choose a larger "
+        "cluster.systemPool.vmSize, lower kueue-aks:kueue.replicas, or drop frameworks whose operators you do not need"
+    )

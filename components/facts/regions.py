@@ -13,21 +13,81 @@ from __future__ import annotations
 
 import difflib
 
-PUBLIC_REGIONS = frozenset({
-    "australiacentral", "australiacentral2", "australiaeast", "australiasoutheast", "austriaeast", "belgiumcentral",
-    "brazilsouth", "brazilsoutheast", "canadacentral", "canadaeast", "centralindia", "centralus", "chilecentral",
-    "denmarkeast", "eastasia", "eastus", "eastus2", "francecentral", "francesouth", "germanynorth",
-    "germanywestcentral", "indonesiacentral", "israelcentral", "italynorth", "japaneast", "japanwest", "koreacentral",
-    "koreasouth", "malaysiawest", "mexicocentral", "newzealandnorth", "northcentralus", "northeurope", "norwayeast",
-    "norwaywest", "polandcentral", "qatarcentral", "southafricanorth", "southafricawest", "southcentralus",
-    "southindia", "southeastasia", "spaincentral", "swedencentral", "switzerlandnorth", "switzerlandwest",
-    "uaecentral", "uaenorth", "uksouth", "ukwest", "westcentralus", "westeurope", "westindia", "westus", "westus2",
-    "westus3",
-})
-SOVEREIGN_REGIONS = frozenset({
-    "usgovvirginia", "usgovtexas", "usgovarizona", "usdodeast", "usdodcentral",
-    "chinaeast", "chinaeast2", "chinaeast3", "chinanorth", "chinanorth2", "chinanorth3",
-})
+PUBLIC_REGIONS = frozenset(
+    {
+        "australiacentral",
+        "australiacentral2",
+        "australiaeast",
+        "australiasoutheast",
+        "austriaeast",
+        "belgiumcentral",
+        "brazilsouth",
+        "brazilsoutheast",
+        "canadacentral",
+        "canadaeast",
+        "centralindia",
+        "centralus",
+        "chilecentral",
+        "denmarkeast",
+        "eastasia",
+        "eastus",
+        "eastus2",
+        "francecentral",
+        "francesouth",
+        "germanynorth",
+        "germanywestcentral",
+        "indonesiacentral",
+        "israelcentral",
+        "italynorth",
+        "japaneast",
+        "japanwest",
+        "koreacentral",
+        "koreasouth",
+        "malaysiawest",
+        "mexicocentral",
+        "newzealandnorth",
+        "northcentralus",
+        "northeurope",
+        "norwayeast",
+        "norwaywest",
+        "polandcentral",
+        "qatarcentral",
+        "southafricanorth",
+        "southafricawest",
+        "southcentralus",
+        "southindia",
+        "southeastasia",
+        "spaincentral",
+        "swedencentral",
+        "switzerlandnorth",
+        "switzerlandwest",
+        "uaecentral",
+        "uaenorth",
+        "uksouth",
+        "ukwest",
+        "westcentralus",
+        "westeurope",
+        "westindia",
+        "westus",
+        "westus2",
+        "westus3",
+    }
+)
+SOVEREIGN_REGIONS = frozenset(
+    {
+        "usgovvirginia",
+        "usgovtexas",
+        "usgovarizona",
+        "usdodeast",
+        "usdodcentral",
+        "chinaeast",
+        "chinaeast2",
+        "chinaeast3",
+        "chinanorth",
+        "chinanorth2",
+        "chinanorth3",
+    }
+)
 EARLY_ACCESS_REGIONS = frozenset({"eastus2euap", "centraluseuap"})
 REGIONS = PUBLIC_REGIONS | SOVEREIGN_REGIONS | EARLY_ACCESS_REGIONS
 
@@ -38,10 +98,14 @@ def region_problem(location: str) -> str | None:
         return None
     short = location.replace(" ", "").lower()
     if short in REGIONS:
-        return (f"{location!r} is a display name; write the region's programmatic name, {short!r} (the names "
-                "`az account list-locations -o table` lists in its Name column)")
+        return (
+            f"{location!r} is a display name; write the region's programmatic name, {short!r} (the names "
+            "`az account list-locations -o table` lists in its Name column)"
+        )
     close = difflib.get_close_matches(short, sorted(REGIONS), n=3, cutoff=0.8)
     if close:
-        return (f"{location!r} is not an Azure region; did you mean {' or '.join(repr(c) for c in close)}? "
-                "(`az account list-locations -o table` lists them)")
+        return (
+            f"{location!r} is not an Azure region; did you mean {' or '.join(repr(c) for c in close)}? "
+            "(`az account list-locations -o table` lists them)"
+        )
     return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pulumi
 
-from ..config import StackConfig
+from ..config.stack import StackConfig
 from ..k8s.manifest import admission_policy
 from .policies import pool_guard
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import MANAGED_LABEL, POOL_LABEL, QUEUED_TAINT, StackConfig
+from ..config.names import MANAGED_LABEL, POOL_LABEL, QUEUED_TAINT
+from ..config.stack import StackConfig
 from ..k8s.admission import cel_list, guard
-from ..kueue.objects import COMMON_LABELS
+from ..k8s.meta import COMMON_LABELS
 from ..kueue.values import kueue_frameworks
 
 POOL_GUARD = "kueue-aks-pool-guard"
@@ -52,52 +53,106 @@ def pool_guard(config: StackConfig) -> list[dict[str, Any]]:
     owners = sorted({kind for f in kueue_frameworks(config) for kind in FRAMEWORK_POD_OWNERS.get(f, ())})
     label_key, label_value = KUEUE_MANAGED_POD_LABEL
     variables = [
-        {"name": "tolerates", "expression": (
-            "has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
-            f"(has(t.key) && t.key == '{taint_key}') || ((!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists'))")},
-        {"name": "selects", "expression": (
-            f"(has(object.spec.nodeSelector) && '{POOL_LABEL}' in object.spec.nodeSelector && "
-            f"object.spec.nodeSelector['{POOL_LABEL}'] in {cel_list(pools)}) || "
-            "(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "
-            "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
-            "object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(term, "
-            f"has(term.matchExpressions) && term.matchExpressions.exists(e, e.key == '{POOL_LABEL}' && e.operator == 'In' && "
-            f"has(e.values) && e.values.exists(v, v in {cel_list(pools)}))))")},
-        {"name": "pinned", "expression": (
-            f"has(object.spec.nodeName) && {cel_list(prefixes)}.exists(p, object.spec.nodeName.startsWith(p))")},
-        {"name": "teamNamespace", "expression": (
-            f"has(namespaceObject.metadata.labels) && '{MANAGED_LABEL}' in namespaceObject.metadata.labels && "
-            f"namespaceObject.metadata.labels['{MANAGED_LABEL}'] == 'true'")},
-        {"name": "queued", "expression": (
-            f"(has(object.metadata.labels) && '{label_key}' in object.metadata.labels && "
-            f"object.metadata.labels['{label_key}'] == '{label_value}') || "
-            f"(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, o.kind in {cel_list(owners)}))")},
-    ]
-    return guard(POOL_GUARD, COMMON_LABELS, {
-        "matchConstraints": {
-            # UPDATE too: a pod held by a scheduling gate may still gain tolerations, a
-            # nodeSelector and affinity before it is scheduled.
-            "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                               "resources": ["pods"]}],
-            "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                        "values": list(config.governance.exempt)}]},
+        {
+            "name": "tolerates",
+            "expression": (
+                "has(object.spec.tolerations) && object.spec.tolerations.exists(t, "
+                f"(has(t.key) && t.key == '{taint_key}') || ((!has(t.key) || t.key == '') && has(t.operator) && "
+                "t.operator == 'Exists'))"
+            ),
         },
-        # An update matters only before the pod is bound: afterwards its placement is fixed,
-        # and its owner must stay free to update it (finalizers, labels).
-        "matchConditions": [{"name": "unbound", "expression": (
-            "request.operation == 'CREATE' || !has(oldObject.spec.nodeName) || oldObject.spec.nodeName == ''")}],
-        "variables": variables,
-        "validations": [{
-            "expression": ("!(variables.tolerates || variables.selects || variables.pinned) || "
-                           "(variables.teamNamespace && variables.queued)"),
-            "messageExpression": (
-                f"'{POOL_GUARD}: pod ' + request.namespace + '/' + "
-                "(has(object.metadata.name) ? object.metadata.name : object.metadata.generateName + '*') + "
-                "' was refused: it would run on a node pool that is reserved for work Kueue admits (' + "
-                "(variables.pinned ? 'it names a pool node' : variables.selects ? 'it selects a pool' : "
-                f"'it tolerates the {taint_key} taint') + '), outside any team quota. Submit it as a Job to your "
-                "team LocalQueue instead (label kueue.x-k8s.io/queue-name: default, in your team namespace); "
-                "platform admins can exempt a namespace in kueue-aks:governance.exemptNamespaces.'"),
-            "reason": "Forbidden",
-        }],
-    })
+        {
+            "name": "selects",
+            "expression": (
+                f"(has(object.spec.nodeSelector) && '{POOL_LABEL}' in object.spec.nodeSelector && "
+                f"object.spec.nodeSelector['{POOL_LABEL}'] in {cel_list(pools)}) || "
+                "(has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && "
+                "has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) && "
+                "object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                "nodeSelectorTerms.exists(term, "
+                f"has(term.matchExpressions) && term.matchExpressions.exists(e, e.key == '{POOL_LABEL}' && "
+                "e.operator == 'In' && "
+                f"has(e.values) && e.values.exists(v, v in {cel_list(pools)}))))"
+            ),
+        },
+        {
+            "name": "pinned",
+            "expression": (
+                f"has(object.spec.nodeName) && {cel_list(prefixes)}.exists(p, object.spec.nodeName.startsWith(p))"
+            ),
+        },
+        {
+            "name": "teamNamespace",
+            "expression": (
+                f"has(namespaceObject.metadata.labels) && '{MANAGED_LABEL}' in namespaceObject.metadata.labels && "
+                f"namespaceObject.metadata.labels['{MANAGED_LABEL}'] == 'true'"
+            ),
+        },
+        {
+            "name": "queued",
+            "expression": (
+                f"(has(object.metadata.labels) && '{label_key}' in object.metadata.labels && "
+                f"object.metadata.labels['{label_key}'] == '{label_value}') || "
+                "(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, o.kind in "
+                f"{cel_list(owners)}))"
+            ),
+        },
+    ]
+    return guard(
+        POOL_GUARD,
+        COMMON_LABELS,
+        {
+            "matchConstraints": {
+                # UPDATE too: a pod held by a scheduling gate may still gain tolerations, a
+                # nodeSelector and affinity before it is scheduled.
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["pods"],
+                    }
+                ],
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        {
+                            "key": "kubernetes.io/metadata.name",
+                            "operator": "NotIn",
+                            "values": list(config.governance.exempt),
+                        }
+                    ]
+                },
+            },
+            # An update matters only before the pod is bound: afterwards its placement is fixed,
+            # and its owner must stay free to update it (finalizers, labels).
+            "matchConditions": [
+                {
+                    "name": "unbound",
+                    "expression": (
+                        "request.operation == 'CREATE' || !has(oldObject.spec.nodeName) || oldObject.spec.nodeName == "
+                        "''"
+                    ),
+                }
+            ],
+            "variables": variables,
+            "validations": [
+                {
+                    "expression": (
+                        "!(variables.tolerates || variables.selects || variables.pinned) || "
+                        "(variables.teamNamespace && variables.queued)"
+                    ),
+                    "messageExpression": (
+                        f"'{POOL_GUARD}: pod ' + request.namespace + '/' + "
+                        "(has(object.metadata.name) ? object.metadata.name : object.metadata.generateName + '*') + "
+                        "' was refused: it would run on a node pool that is reserved for work Kueue admits (' + "
+                        "(variables.pinned ? 'it names a pool node' : variables.selects ? 'it selects a pool' : "
+                        f"'it tolerates the {taint_key} taint') + '), outside any team quota. Submit it as a Job to "
+                        "your "
+                        "team LocalQueue instead (label kueue.x-k8s.io/queue-name: default, in your team namespace); "
+                        "platform admins can exempt a namespace in kueue-aks:governance.exemptNamespaces.'"
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
+        },
+    )

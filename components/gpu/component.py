@@ -9,9 +9,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config import StackConfig
-from .values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart, device_plugin_values
+from ..config.stack import StackConfig
+from ..facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from ..k8s.helm import namespaced_release
+from .values import device_plugin_chart, device_plugin_values
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):

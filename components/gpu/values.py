@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config.names import POOL_LABEL
+from ..config.pools import NodePool
+from ..config.stack import StackConfig
+from ..facts.device_plugin import (
+    DEVICE_PLUGIN_CHART,
+    DEVICE_PLUGIN_VERSION,
+)
 from ..k8s.charts import ChartRef, chart_ref
-from ..config import POOL_LABEL, NodePool, StackConfig
-from ..facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_VERSION
-
 
 
 def device_plugin_chart(config: StackConfig) -> ChartRef:

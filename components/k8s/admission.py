@@ -15,10 +15,18 @@ def guard(name: str, labels: Mapping[str, str], spec: dict[str, Any]) -> list[di
     """A ValidatingAdmissionPolicy that fails closed, and the binding that makes it deny cluster-wide."""
     meta = {"name": name, "labels": dict(labels)}
     return [
-        {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": meta,
-         "spec": {"failurePolicy": "Fail", **spec}},
-        {"apiVersion": ADMISSION_API_VERSION, "kind": "ValidatingAdmissionPolicyBinding", "metadata": dict(meta),
-         "spec": {"policyName": name, "validationActions": ["Deny"]}},
+        {
+            "apiVersion": ADMISSION_API_VERSION,
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": meta,
+            "spec": {"failurePolicy": "Fail", **spec},
+        },
+        {
+            "apiVersion": ADMISSION_API_VERSION,
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": dict(meta),
+            "spec": {"policyName": name, "validationActions": ["Deny"]},
+        },
     ]
 
 

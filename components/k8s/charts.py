@@ -44,7 +44,9 @@ def chart_source_problem(source: object, version: str, root: Path) -> str | None
     if source.startswith("oci://"):
         last = source.rstrip("/").rsplit("/", 1)[-1]
         if ":" in last or "@" in last:
-            return f"{source!r} names a tag or digest; give the repository only (the version comes from the version key)"
+            return (
+                f"{source!r} names a tag or digest; give the repository only (the version comes from the version key)"
+            )
         return None
     if source.startswith("https://"):
         return None
@@ -79,6 +81,7 @@ def image_repository_problem(value: object) -> str | None:
             hint = " without a scheme"
         elif isinstance(value, str) and ("@" in value or ":" in value.rsplit("/", 1)[-1]):
             hint = " without a tag or digest (the tag follows the chart version)"
-        return (f"{value!r} is not an image repository; write registry/path{hint}, "
-                "e.g. myregistry.azurecr.io/kueue/kueue")
+        return (
+            f"{value!r} is not an image repository; write registry/path{hint}, e.g. myregistry.azurecr.io/kueue/kueue"
+        )
     return None

@@ -28,8 +28,16 @@ def namespaced_release(
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
     """The chart's Namespace (`chart_namespace`) and Release (`release`), both children of `parent`."""
     ns = chart_namespace(parent, name, namespace)
-    return ns, release(parent, name, namespace=ns, release_name=release_name, chart=chart, values=values,
-                       depends_on=depends_on, skip_crds=skip_crds)
+    return ns, release(
+        parent,
+        name,
+        namespace=ns,
+        release_name=release_name,
+        chart=chart,
+        values=values,
+        depends_on=depends_on,
+        skip_crds=skip_crds,
+    )
 
 
 def chart_namespace(parent: pulumi.Resource, name: str, namespace: str) -> k8s.core.v1.Namespace:

@@ -53,8 +53,11 @@ def release_state(secrets: Sequence[Mapping[str, Any]]) -> ReleaseState | None:
     if newest is None:
         return None
     deployed = [int(_labels(s).get("version", 0)) for s in secrets if _labels(s).get("status") in DEPLOYED]
-    return ReleaseState(status=str(_labels(newest).get("status", "")), revision=int(_labels(newest).get("version", 0)),
-                        deployed_revision=max(deployed) if deployed else None)
+    return ReleaseState(
+        status=str(_labels(newest).get("status", "")),
+        revision=int(_labels(newest).get("version", 0)),
+        deployed_revision=max(deployed) if deployed else None,
+    )
 
 
 def decode_release(secret: Mapping[str, Any]) -> dict[str, Any]:

@@ -66,10 +66,21 @@ class ClusterReader:
 
     server: str
 
-    def __init__(self, server: str, *, context: str = "", user: str = "", verify: bool | str = True,
-                 cert: tuple[str, str] | None = None, authorization: str | None = None,
-                 exec_plugin: _ExecPlugin | None = None, tls_server_name: str | None = None,
-                 proxy_url: str | None = None, timeout: float = 15.0, secrets: _SecretDir | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        *,
+        context: str = "",
+        user: str = "",
+        verify: bool | str = True,
+        cert: tuple[str, str] | None = None,
+        authorization: str | None = None,
+        exec_plugin: _ExecPlugin | None = None,
+        tls_server_name: str | None = None,
+        proxy_url: str | None = None,
+        timeout: float = 15.0,
+        secrets: _SecretDir | None = None,
+    ) -> None:
         self.server = server.rstrip("/")
         self.context = context
         self.user = user
@@ -107,7 +118,9 @@ class ClusterReader:
             raise ReadError(f"context {name!r} of the kubeconfig names no cluster")
         cluster = _entry(doc, "clusters", "cluster", cluster_name)
         if cluster is None:
-            raise ReadError(f"context {name!r} of the kubeconfig names cluster {cluster_name!r}, which it does not define")
+            raise ReadError(
+                f"context {name!r} of the kubeconfig names cluster {cluster_name!r}, which it does not define"
+            )
         user_name = context.get("user") or ""
         if not isinstance(user_name, str):
             raise ReadError(f"context {name!r} of the kubeconfig has a user that is not a name")
@@ -115,7 +128,9 @@ class ClusterReader:
         if user_name:
             found = _entry(doc, "users", "user", user_name)
             if found is None:
-                raise ReadError(f"context {name!r} of the kubeconfig names user {user_name!r}, which it does not define")
+                raise ReadError(
+                    f"context {name!r} of the kubeconfig names user {user_name!r}, which it does not define"
+                )
             user = found
 
         server = cluster.get("server")
@@ -134,8 +149,18 @@ class ClusterReader:
             raise
 
     @classmethod
-    def _build(cls, server: str, context: str, cluster_name: str, cluster: dict[str, Any], user_name: str,
-               user: dict[str, Any], secrets: _SecretDir, timeout: float, exec_timeout: float) -> ClusterReader:
+    def _build(
+        cls,
+        server: str,
+        context: str,
+        cluster_name: str,
+        cluster: dict[str, Any],
+        user_name: str,
+        user: dict[str, Any],
+        secrets: _SecretDir,
+        timeout: float,
+        exec_timeout: float,
+    ) -> ClusterReader:
         where = f"cluster {cluster_name!r} of the kubeconfig"
         insecure = _flag(cluster.get("insecure-skip-tls-verify"), f"{where}: insecure-skip-tls-verify")
         ca_pem: bytes | None = None
@@ -149,8 +174,10 @@ class ClusterReader:
             verify = _file(cluster["certificate-authority"], f"{where}: certificate-authority")
         if insecure:
             if verify is not True:
-                raise ReadError(f"{where} sets insecure-skip-tls-verify together with a certificate authority; "
-                                "kubectl refuses that too (keep one)")
+                raise ReadError(
+                    f"{where} sets insecure-skip-tls-verify together with a certificate authority; "
+                    "kubectl refuses that too (keep one)"
+                )
             verify = False
         tls_server_name = _optional_str(cluster.get("tls-server-name"), f"{where}: tls-server-name")
         proxy_url = _optional_str(cluster.get("proxy-url"), f"{where}: proxy-url")
@@ -160,13 +187,19 @@ class ClusterReader:
         if user.get("client-certificate-data") or user.get("client-key-data"):
             if not (user.get("client-certificate-data") and user.get("client-key-data")):
                 raise ReadError(f"{who} has only one of client-certificate-data and client-key-data; it needs both")
-            cert = (secrets.write("client.crt", _decoded(user["client-certificate-data"], f"{who}: client-certificate-data")),
-                    secrets.write("client.key", _decoded(user["client-key-data"], f"{who}: client-key-data")))
+            cert = (
+                secrets.write(
+                    "client.crt", _decoded(user["client-certificate-data"], f"{who}: client-certificate-data")
+                ),
+                secrets.write("client.key", _decoded(user["client-key-data"], f"{who}: client-key-data")),
+            )
         elif user.get("client-certificate") or user.get("client-key"):
             if not (user.get("client-certificate") and user.get("client-key")):
                 raise ReadError(f"{who} has only one of client-certificate and client-key; it needs both")
-            cert = (_file(user["client-certificate"], f"{who}: client-certificate"),
-                    _file(user["client-key"], f"{who}: client-key"))
+            cert = (
+                _file(user["client-certificate"], f"{who}: client-certificate"),
+                _file(user["client-key"], f"{who}: client-key"),
+            )
 
         authorization: str | None = None
         token = _optional_str(user.get("token"), f"{who}: token")
@@ -193,12 +226,24 @@ class ClusterReader:
             plugin = _ExecPlugin.parse(user["exec"], who, server, info, exec_timeout)
         elif user.get("auth-provider") and authorization is None and cert is None:
             provider = user["auth-provider"].get("name") if isinstance(user["auth-provider"], dict) else None
-            raise ReadError(f"{who} logs in through the {provider or 'unnamed'} auth-provider, which kubectl no "
-                            "longer supports either; convert the kubeconfig to an exec plugin "
-                            "(for AKS: kubelogin convert-kubeconfig)")
-        return cls(server, context=context, user=user_name, verify=verify, cert=cert, authorization=authorization,
-                   exec_plugin=plugin, tls_server_name=tls_server_name, proxy_url=proxy_url, timeout=timeout,
-                   secrets=secrets)
+            raise ReadError(
+                f"{who} logs in through the {provider or 'unnamed'} auth-provider, which kubectl no "
+                "longer supports either; convert the kubeconfig to an exec plugin "
+                "(for AKS: kubelogin convert-kubeconfig)"
+            )
+        return cls(
+            server,
+            context=context,
+            user=user_name,
+            verify=verify,
+            cert=cert,
+            authorization=authorization,
+            exec_plugin=plugin,
+            tls_server_name=tls_server_name,
+            proxy_url=proxy_url,
+            timeout=timeout,
+            secrets=secrets,
+        )
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -289,9 +334,15 @@ class ClusterReader:
                 with warnings.catch_warnings():
                     if self._verify is False:
                         warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                    response = self._session.get(url, params=params, auth=_Authorization(authorization),
-                                                 verify=self._verify, cert=cert, timeout=self.timeout,
-                                                 proxies=self._proxies)
+                    response = self._session.get(
+                        url,
+                        params=params,
+                        auth=_Authorization(authorization),
+                        verify=self._verify,
+                        cert=cert,
+                        timeout=self.timeout,
+                        proxies=self._proxies,
+                    )
             except requests.RequestException as err:
                 raise ReadError(f"{self.server} could not be reached: {_why(err, self.timeout)} (GET {path})") from None
             if response.status_code == 401 and self._exec is not None and attempt == 1:
@@ -308,8 +359,10 @@ class ClusterReader:
             self._exec_authorization = f"Bearer {status['token']}" if status.get("token") else None
             self._exec_cert = None
             if status.get("clientCertificateData"):
-                self._exec_cert = (self._secrets.write("exec-client.crt", status["clientCertificateData"].encode()),
-                                   self._secrets.write("exec-client.key", status["clientKeyData"].encode()))
+                self._exec_cert = (
+                    self._secrets.write("exec-client.crt", status["clientCertificateData"].encode()),
+                    self._secrets.write("exec-client.key", status["clientKeyData"].encode()),
+                )
             self._exec_expiry = status.get("expiry") or float("inf")
         return self._exec_authorization, self._exec_cert or self._cert
 
@@ -317,8 +370,10 @@ class ClusterReader:
         status = response.status_code
         if status in (401, 403):
             who = f"user {self.user!r}" if self.user else "user (anonymous)"
-            raise ReadError(f"the kubeconfig's {who} cannot read {path} on {self.server} "
-                            f"(HTTP {status}: {_detail(response)})", status)
+            raise ReadError(
+                f"the kubeconfig's {who} cannot read {path} on {self.server} (HTTP {status}: {_detail(response)})",
+                status,
+            )
         if status != 200:
             raise ReadError(f"{self.server}: GET {path} failed (HTTP {status}: {_detail(response)})", status)
         try:
@@ -408,8 +463,15 @@ def _file(value: object, where: str) -> str:
     return path
 
 
-def _cluster_info(server: str, cluster: dict[str, Any], ca_pem: bytes | None, verify: bool | str, insecure: bool,
-                  tls_server_name: str | None, proxy_url: str | None) -> dict[str, Any]:
+def _cluster_info(
+    server: str,
+    cluster: dict[str, Any],
+    ca_pem: bytes | None,
+    verify: bool | str,
+    insecure: bool,
+    tls_server_name: str | None,
+    proxy_url: str | None,
+) -> dict[str, Any]:
     """The cluster as an exec plugin sees it in KUBERNETES_EXEC_INFO's spec.cluster (client-go's
     clientauthentication Cluster; empty fields omitted)."""
     if ca_pem is None and isinstance(verify, str):
@@ -467,8 +529,18 @@ class _SecretDir:
 class _ExecPlugin:
     """A kubeconfig user's `exec` stanza: runs the command and reads its ExecCredential."""
 
-    def __init__(self, command: str, args: list[str], env: dict[str, str], api_version: str, install_hint: str,
-                 info: dict[str, Any], who: str, server: str, timeout: float) -> None:
+    def __init__(
+        self,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        api_version: str,
+        install_hint: str,
+        info: dict[str, Any],
+        who: str,
+        server: str,
+        timeout: float,
+    ) -> None:
         self.command, self.args, self.env, self.api_version = command, args, env, api_version
         self.install_hint, self.info, self.who, self.server, self.timeout = install_hint, info, who, server, timeout
 
@@ -492,31 +564,48 @@ class _ExecPlugin:
                 raise ReadError(f"{where}.env holds an entry without a name")
             env[variable["name"]] = "" if variable.get("value") is None else str(variable["value"])
         if spec.get("interactiveMode") == "Always":
-            raise ReadError(f"{where} runs {command} with interactiveMode: Always, and a preview has no terminal "
-                            "to give it; log in first (for kubelogin: --login azurecli, or convert-kubeconfig)")
+            raise ReadError(
+                f"{where} runs {command} with interactiveMode: Always, and a preview has no terminal "
+                "to give it; log in first (for kubelogin: --login azurecli, or convert-kubeconfig)"
+            )
         info: dict[str, Any] = {"interactive": False}
         if spec.get("provideClusterInfo"):
             info["cluster"] = cluster_info
-        return cls(command, [str(a) for a in args], env, api_version, str(spec.get("installHint") or ""),
-                   {"kind": "ExecCredential", "apiVersion": api_version, "spec": info}, who, server, timeout)
+        return cls(
+            command,
+            [str(a) for a in args],
+            env,
+            api_version,
+            str(spec.get("installHint") or ""),
+            {"kind": "ExecCredential", "apiVersion": api_version, "spec": info},
+            who,
+            server,
+            timeout,
+        )
 
     def run(self) -> dict[str, Any]:
         """The ExecCredential's status, with `expiry` (epoch seconds) when it has expirationTimestamp."""
         fail = f"cannot read {self.server}: {self.who} gets its credentials from {self.command}"
         environ = {**os.environ, **self.env, "KUBERNETES_EXEC_INFO": json.dumps(self.info)}
         try:
-            process = subprocess.Popen([self.command, *self.args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=environ, start_new_session=True)
+            process = subprocess.Popen(
+                [self.command, *self.args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=environ,
+                start_new_session=True,
+            )
         except OSError as err:
             hint = f"; {self.install_hint.strip()}" if self.install_hint.strip() else ""
             raise ReadError(f"{fail}, which could not be started ({_reason(err)}){hint}") from None
         try:
-            out, err = process.communicate(timeout=self.timeout)
+            out, stderr = process.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             _stop(process)
             raise ReadError(f"{fail}, which gave none within {self.timeout:g} s") from None
         if process.returncode != 0:
-            raise ReadError(f"{fail}, which failed (exit status {process.returncode}): {_last_line(err)}")
+            raise ReadError(f"{fail}, which failed (exit status {process.returncode}): {_last_line(stderr)}")
         try:
             credential = json.loads(out)
         except ValueError:
@@ -524,8 +613,10 @@ class _ExecPlugin:
         if not isinstance(credential, dict) or credential.get("kind") != "ExecCredential":
             raise ReadError(f"{fail}, which did not print an ExecCredential (JSON) on stdout")
         if credential.get("apiVersion") != self.api_version:
-            raise ReadError(f"{fail}, which answered with apiVersion {credential.get('apiVersion')!r} "
-                            f"where the kubeconfig asks for {self.api_version}")
+            raise ReadError(
+                f"{fail}, which answered with apiVersion {credential.get('apiVersion')!r} "
+                f"where the kubeconfig asks for {self.api_version}"
+            )
         status = credential.get("status")
         if not isinstance(status, dict):
             raise ReadError(f"{fail}, whose ExecCredential has no status")
@@ -543,7 +634,9 @@ class _ExecPlugin:
             try:
                 result["expiry"] = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
             except ValueError:
-                raise ReadError(f"{fail}, whose ExecCredential's expirationTimestamp {stamp!r} is not RFC 3339") from None
+                raise ReadError(
+                    f"{fail}, whose ExecCredential's expirationTimestamp {stamp!r} is not RFC 3339"
+                ) from None
         return result
 
 

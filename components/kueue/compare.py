@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from ..config import TEAM_LABEL, StackConfig
+from ..config.names import TEAM_LABEL
+from ..config.stack import StackConfig
 from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
-from .objects import UNITS, QueueSet, human, human_amount
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, UNITS, human, human_amount
+from .objects import QueueSet
 
 # GPUs first: the scarcest capacity, and the change a reviewer must not miss.
 RESOURCE_ORDER = (RESOURCE_GPU, RESOURCE_CPU, RESOURCE_MEMORY)
@@ -89,7 +90,9 @@ def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
                 for r in flavor["resources"]:
                     parse = _PARSE[r["name"]]
                     limits = [parse(r[k]) if k in r else None for k in ("borrowingLimit", "lendingLimit")]
-                    quotas[(team, flavor["name"], r["name"])] = Quota(parse(r["nominalQuota"]), *limits, weight)
+                    quotas[(team, flavor["name"], r["name"])] = Quota(
+                        parse(r["nominalQuota"]), limits[0], limits[1], weight
+                    )
     return StackQuotas(
         teams=tuple(queues.local_queues),
         pools={p.name: f"{p.vm_size}, {p.min_count}–{p.max_count} nodes" for p in config.node_pools},
@@ -107,9 +110,12 @@ def quota_changes(before: StackQuotas, after: StackQuotas) -> list[QuotaChange]:
     Rows of a resource the flavor has none of on either side (GPUs of a CPU pool: one resource group
     covers all three) guarantee nothing; they would differ only in the queue's weight, and are left out."""
     keys = [*after.quotas, *(k for k in before.quotas if k not in after.quotas)]
-    return [QuotaChange(*key, before.quotas.get(key), after.quotas.get(key)) for key in keys
-            if before.quotas.get(key) != after.quotas.get(key)
-            and (before.capacity.get(key[1:]) or after.capacity.get(key[1:]))]
+    return [
+        QuotaChange(*key, before.quotas.get(key), after.quotas.get(key))
+        for key in keys
+        if before.quotas.get(key) != after.quotas.get(key)
+        and (before.capacity.get(key[1:]) or after.capacity.get(key[1:]))
+    ]
 
 
 def callouts(changes: Sequence[QuotaChange], flavors: Sequence[str]) -> list[str]:
@@ -119,20 +125,31 @@ def callouts(changes: Sequence[QuotaChange], flavors: Sequence[str]) -> list[str
     for c in changes:
         was, now = (c.before.nominal if c.before else 0), (c.after.nominal if c.after else 0)
         if was != now:
-            moved.append((RESOURCE_ORDER.index(c.resource), flavors.index(c.flavor) if c.flavor in flavors else
-                          len(flavors), now > was, c, was, now))
+            moved.append(
+                (
+                    RESOURCE_ORDER.index(c.resource),
+                    flavors.index(c.flavor) if c.flavor in flavors else len(flavors),
+                    now > was,
+                    c,
+                    was,
+                    now,
+                )
+            )
     moved.sort(key=lambda m: m[:3])
     lines = []
     for *_, c, was, now in moved:
         verb = "gains" if now > was else "loses"
         before = human(c.resource, was) if c.before else "–"
         after = human(c.resource, now) if c.after else "–"
-        lines.append(f"**{c.team} {verb} {human_amount(c.resource, abs(now - was))} on {c.flavor}** ({before} → {after})")
+        lines.append(
+            f"**{c.team} {verb} {human_amount(c.resource, abs(now - was))} on {c.flavor}** ({before} → {after})"
+        )
     return lines
 
 
 def _difference(resource: str | None, was: int | Decimal | None, now: int | Decimal | None) -> str:
     """before → after (difference), or the one value when it did not change; – where there is none."""
+
     def show(v: int | Decimal | None) -> str:
         if v is None:
             return "–"
@@ -142,13 +159,16 @@ def _difference(resource: str | None, was: int | Decimal | None, now: int | Deci
         return show(now)
     if was is None or now is None:
         return f"{show(was)} → {show(now)}"
-    delta = now - was
+    delta = Decimal(now) - Decimal(was)
     return f"{show(was)} → {show(now)} ({'+' if delta > 0 else '-'}{show(abs(delta))})"
 
 
 def _limit(resource: str, was: Quota | None, now: Quota | None, attr: str) -> str:
     values = [getattr(q, attr) if q else None for q in (was, now)]
-    words = ["–" if q is None else "no limit" if v is None else human(resource, v) for q, v in zip((was, now), values)]
+    words = [
+        "–" if q is None else "no limit" if v is None else human(resource, v)
+        for q, v in zip((was, now), values, strict=True)
+    ]
     if words[0] == words[1]:
         return words[1]
     if None in values:
@@ -156,8 +176,9 @@ def _limit(resource: str, was: Quota | None, now: Quota | None, attr: str) -> st
     return _difference(resource, *values)
 
 
-def _added_removed(what: str, before: Sequence[str], after: Sequence[str],
-                   describe: Callable[[str], str] = lambda name: "") -> list[str]:
+def _added_removed(
+    what: str, before: Sequence[str], after: Sequence[str], describe: Callable[[str], str] = lambda name: ""
+) -> list[str]:
     lines = [f"{what} `{name}` added{describe(name)}" for name in after if name not in before]
     return lines + [f"{what} `{name}` removed{describe(name)}" for name in before if name not in after]
 
@@ -168,12 +189,15 @@ def membership(before: StackQuotas, after: StackQuotas) -> list[str]:
     lines = _added_removed("team", before.teams, after.teams)
     lines += _added_removed("pool", list(before.pools), list(after.pools), lambda name: f" ({pools[name]})")
     # A pool's flavor has its name: say so once, as the pool; a MultiKueue manager has flavors alone.
-    lines += _added_removed("flavor", [f for f in before.flavors if f not in pools],
-                            [f for f in after.flavors if f not in pools])
+    lines += _added_removed(
+        "flavor", [f for f in before.flavors if f not in pools], [f for f in after.flavors if f not in pools]
+    )
     for (flavor, resource), capacity in after.capacity.items():
         was = before.capacity.get((flavor, resource))
         if was is not None and was != capacity:
-            lines.append(f"`{flavor}` {resource} capacity ({UNITS[resource][0]}): {_difference(resource, was, capacity)}")
+            lines.append(
+                f"`{flavor}` {resource} capacity ({UNITS[resource][0]}): {_difference(resource, was, capacity)}"
+            )
     return lines
 
 
@@ -214,21 +238,28 @@ def _gpu_capacity(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
     name = f"pool `{flavor}`" if flavor in {**before.pools, **after.pools} else f"flavor `{flavor}`"
     if now > was:
         if flavor not in before.flavors:
-            return (f"The {name} is added with {_gpus(now)}: {now - spare_now} guaranteed to teams, {spare_now} spare, "
-                    "which no team is guaranteed and any team may borrow.")
+            return (
+                f"The {name} is added with {_gpus(now)}: {now - spare_now} guaranteed to teams, {spare_now} spare, "
+                "which no team is guaranteed and any team may borrow."
+            )
         return f"`{flavor}` gains {_gpus(now - was)} ({was} → {now}): {account}."
     lost = was - now
     from_spare = min(lost, spare_was)
     from_teams = lost - from_spare
     if from_teams == 0:
-        verdict = ("it was the spare GPU, which no team was guaranteed and any team could borrow" if lost == 1 else
-                   "they were spare GPUs, which no team was guaranteed and any team could borrow")
+        verdict = (
+            "it was the spare GPU, which no team was guaranteed and any team could borrow"
+            if lost == 1
+            else "they were spare GPUs, which no team was guaranteed and any team could borrow"
+        )
     elif from_spare == 0:
         verdict = f"no GPU was spare, so the teams' guarantees give {'it' if lost == 1 else 'them'} up"
     else:
-        verdict = (f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could "
-                   f"borrow {'it' if from_spare == 1 else 'them'}), {from_teams} "
-                   f"{'comes' if from_teams == 1 else 'come'} out of the teams' guarantees")
+        verdict = (
+            f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could "
+            f"borrow {'it' if from_spare == 1 else 'them'}), {from_teams} "
+            f"{'comes' if from_teams == 1 else 'come'} out of the teams' guarantees"
+        )
     if flavor not in after.flavors:
         return f"The {name} is removed with its {_gpus(was)}: {verdict} ({account})."
     return f"`{flavor}` loses {lost} of its {_gpus(was)} ({was} → {now}): {verdict} ({account})."
@@ -246,7 +277,7 @@ def _share_changes(before: StackQuotas, after: StackQuotas) -> list[str]:
             parts.append(f"{team} {_percent(now)} (new)")
         elif now is None and was is not None:
             parts.append(f"{team} {_percent(was)} → – (removed)")
-        elif was != now:
+        elif was is not None and now is not None and was != now:
             parts.append(f"{team} {_percent(was)} → {_percent(now)}")
     return [f"Shares: {', '.join(parts)}."] if parts else []
 
@@ -303,19 +334,26 @@ def comparison_markdown(stack: str, base: str, before: StackQuotas | None, after
     for c in changes:
         nominal = _difference(c.resource, c.before.nominal if c.before else None, c.after.nominal if c.after else None)
         weight = _difference(None, c.before.weight if c.before else None, c.after.weight if c.after else None)
-        lines.append(f"| {c.team} | {c.flavor} | {c.resource} ({UNITS[c.resource][0]}) | {nominal} | "
-                     f"{_limit(c.resource, c.before, c.after, 'borrowing_limit')} | "
-                     f"{_limit(c.resource, c.before, c.after, 'lending_limit')} | {weight} |")
+        lines.append(
+            f"| {c.team} | {c.flavor} | {c.resource} ({UNITS[c.resource][0]}) | {nominal} | "
+            f"{_limit(c.resource, c.before, c.after, 'borrowing_limit')} | "
+            f"{_limit(c.resource, c.before, c.after, 'lending_limit')} | {weight} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def unreadable_base_markdown(stack: str, base: str, reason: str, problems: Sequence[str]) -> str:
     """What the comparison says when the base's version of the stack no longer builds."""
-    return "\n".join([
-        f"### Quota changes: stack `{stack}`, {base} → this change",
-        "",
-        f"Not compared: {base}'s `Pulumi.{stack}.yaml` {reason}, so there is nothing to compare against. The "
-        "plan of this change shows its quotas. What this change's code says of the base:",
-        "",
-        *(f"- {p}" for p in problems),
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"### Quota changes: stack `{stack}`, {base} → this change",
+                "",
+                f"Not compared: {base}'s `Pulumi.{stack}.yaml` {reason}, so there is nothing to compare against. The "
+                "plan of this change shows its quotas. What this change's code says of the base:",
+                "",
+                *(f"- {p}" for p in problems),
+            ]
+        )
+        + "\n"
+    )

@@ -51,8 +51,10 @@ from urllib.parse import urljoin
 import requests
 import yaml
 
-from ..config import DEFAULT_KUEUE_CHART, PROJECT_ROOT
-from .validate import CRDS_ENV, CrdError, CrdSchemas, crds_from_documents, load_crds
+from ..config.checks import PROJECT_ROOT
+from ..config.kueue import DEFAULT_KUEUE_CHART
+from ..k8s.crd_schema import CrdError, CrdSchemas
+from .validate import CRDS_ENV, crds_from_documents, load_crds
 
 CHART_NAME = "kueue"
 
@@ -144,9 +146,9 @@ def read_chart(data: bytes, *, label: str) -> ChartCrds:
             meta = yaml.safe_load(_member(tar, files[chart_yaml[0]]))
             prefix = f"{top}/templates/crd/"
             templates = {
-                name[len(prefix):]: _member(tar, member)
+                name[len(prefix) :]: _member(tar, member)
                 for name, member in files.items()
-                if name.startswith(prefix) and "/" not in name[len(prefix):] and name.endswith(".yaml")
+                if name.startswith(prefix) and "/" not in name[len(prefix) :] and name.endswith(".yaml")
             }
     except (tarfile.TarError, EOFError, zlib.error, OSError, yaml.YAMLError) as err:
         raise ChartError(f"{label} is not a readable chart archive (truncated or corrupt: {err})") from None
@@ -181,7 +183,9 @@ def crd_documents(templates: Mapping[str, bytes], *, label: str) -> list[dict[st
         try:
             loaded = [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
         except yaml.YAMLError as err:
-            raise ChartError(f"{label}: templates/crd/{name} does not parse once its Helm directives are removed: {err}") from None
+            raise ChartError(
+                f"{label}: templates/crd/{name} does not parse once its Helm directives are removed: {err}"
+            ) from None
         docs.extend(d for d in loaded if isinstance(d, dict))
     return docs
 
@@ -278,8 +282,10 @@ def fetch_chart(source: str, version: str, transport: Transport = Transport()) -
         if source.startswith("https://"):
             return _fetch_repository(source, version, transport)
     except requests.exceptions.SSLError as err:
-        raise ChartError(f"{source}: TLS failed ({_reason(err)}); a registry with a private CA needs it in "
-                         "REQUESTS_CA_BUNDLE (and Helm, in SSL_CERT_FILE: docs/registries.md)") from None
+        raise ChartError(
+            f"{source}: TLS failed ({_reason(err)}); a registry with a private CA needs it in "
+            "REQUESTS_CA_BUNDLE (and Helm, in SSL_CERT_FILE: docs/registries.md)"
+        ) from None
     except requests.Timeout:
         raise ChartUnavailable(f"{source} did not answer within {transport.timeout:g} s") from None
     except requests.ConnectionError as err:
@@ -293,8 +299,14 @@ def fetch_chart(source: str, version: str, transport: Transport = Transport()) -
 
 def _reason(err: Exception) -> str:
     text = str(err)
-    for known in ("Name or service not known", "nodename nor servname", "Connection refused", "Network is unreachable",
-                  "getaddrinfo failed", "Temporary failure in name resolution"):
+    for known in (
+        "Name or service not known",
+        "nodename nor servname",
+        "Connection refused",
+        "Network is unreachable",
+        "getaddrinfo failed",
+        "Temporary failure in name resolution",
+    ):
         if known in text:
             return known
     return text[:200]
@@ -326,14 +338,19 @@ def _http_problem(response: requests.Response, source: str, version: str, what: 
         return None
     host = source.split("://", 1)[1].split("/", 1)[0]
     if code in (401, 403):
-        hint = (f"log Helm in to the registry (`helm registry login {host}`; the same login the Helm release uses)"
-                if source.startswith("oci://") else "this program reads https chart repositories without credentials; "
-                "use an oci:// mirror with `helm registry login`, or a local .tgz")
+        hint = (
+            f"log Helm in to the registry (`helm registry login {host}`; the same login the Helm release uses)"
+            if source.startswith("oci://")
+            else "this program reads https chart repositories without credentials; "
+            "use an oci:// mirror with `helm registry login`, or a local .tgz"
+        )
         return ChartError(f"{source} refused {what} ({code} {response.reason}): {hint}")
     if code == 404:
-        return ChartError(f"{source} has no {what} ({code} Not Found): check kueue-aks:kueue.chart, and that "
-                          f"version {version} is there (e.g. `helm push {archive_name(version)} "
-                          f"{source.rsplit('/', 1)[0] if source.startswith('oci://') else source}`)")
+        return ChartError(
+            f"{source} has no {what} ({code} Not Found): check kueue-aks:kueue.chart, and that "
+            f"version {version} is there (e.g. `helm push {archive_name(version)} "
+            f"{source.rsplit('/', 1)[0] if source.startswith('oci://') else source}`)"
+        )
     return ChartError(f"{source} failed to serve {what} ({code} {response.reason}); try again later")
 
 
@@ -351,26 +368,29 @@ def _fetch_oci(source: str, version: str, transport: Transport) -> bytes:
     import oras.container
     import oras.provider
 
-    class Registry(oras.provider.Registry):  # type: ignore[misc]
+    class Registry(oras.provider.Registry):
         # oras retries failures with sleeps of up to 80 s; a preview fails fast instead, so the
         # request goes through the undecorated method (which still answers auth challenges).
         do_request = oras.provider.Registry.do_request.__wrapped__
 
     registry = Registry(auth_backend="token")
     _session(registry.session, transport)
-    container = oras.container.Container(f"{source[len('oci://'):].rstrip('/')}:{version}")
+    container = oras.container.Container(f"{source[len('oci://') :].rstrip('/')}:{version}")
     configs = [str(p) for p in (helm_registry_config(), _docker_config()) if p.is_file()]
     if configs:
         registry.auth.load_configs(container, configs=configs)
     ref = f"{source}:{version}"
     try:
-        response = registry.do_request(f"{registry.prefix}://{container.manifest_url()}", "GET",
-                                       headers={"Accept": ", ".join(_MANIFEST_TYPES)})
+        response = registry.do_request(
+            f"{registry.prefix}://{container.manifest_url()}", "GET", headers={"Accept": ", ".join(_MANIFEST_TYPES)}
+        )
     except requests.RequestException:
         raise
     except ValueError:  # oras: a 401 it cannot answer (no credentials for this registry)
-        raise ChartError(f"{source} requires a login for {ref}: run `helm registry login "
-                         f"{container.registry}` (the same login the Helm release uses)") from None
+        raise ChartError(
+            f"{source} requires a login for {ref}: run `helm registry login "
+            f"{container.registry}` (the same login the Helm release uses)"
+        ) from None
     problem = _http_problem(response, source, version, f"chart {ref}")
     if problem:
         raise problem
@@ -387,7 +407,9 @@ def _fetch_oci(source: str, version: str, transport: Transport) -> bytes:
         data = _read_body(blob, transport, ref)
     # Content-addressed: the bytes must hash to the digest the manifest names.
     if digest != f"sha256:{hashlib.sha256(data).hexdigest()}":
-        raise ChartError(f"{ref}: the archive downloaded does not match its manifest digest {digest} (truncated or altered)")
+        raise ChartError(
+            f"{ref}: the archive downloaded does not match its manifest digest {digest} (truncated or altered)"
+        )
     return data
 
 
@@ -426,8 +448,15 @@ def _fetch_repository(source: str, version: str, transport: Transport) -> bytes:
 # Putting it together
 
 
-def chart_archive(source: str, version: str, *, root: Path = PROJECT_ROOT, environ: Mapping[str, str] = os.environ,
-                  transport: Transport = Transport(), fetch: Fetch | None = None) -> tuple[Path, ChartCrds]:
+def chart_archive(
+    source: str,
+    version: str,
+    *,
+    root: Path = PROJECT_ROOT,
+    environ: Mapping[str, str] = os.environ,
+    transport: Transport = Transport(),
+    fetch: Fetch | None = None,
+) -> tuple[Path, ChartCrds]:
     """The checked chart archive for this source and version: a local file, the cache, or the
     network (then cached). Raises ChartError or ChartUnavailable."""
     if "://" not in source:
@@ -462,8 +491,9 @@ def chart_archive(source: str, version: str, *, root: Path = PROJECT_ROOT, envir
 @functools.cache
 def _compiled(label: str, digest: str, templates: tuple[tuple[str, bytes], ...]) -> CrdSchemas:
     # Compiling the schemas and CEL rules is the slow part: once per chart content and process.
-    return crds_from_documents(crd_documents(dict(templates), label=label), source=label,
-                               where=f"{label}: templates/crd/*.yaml")
+    return crds_from_documents(
+        crd_documents(dict(templates), label=label), source=label, where=f"{label}: templates/crd/*.yaml"
+    )
 
 
 def chart_crds(source: str, version: str, **kwargs: Any) -> tuple[Path, CrdSchemas]:
@@ -476,8 +506,15 @@ def in_ci(environ: Mapping[str, str] = os.environ) -> bool:
     return environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-def kueue_crds(source: str, version: str, *, root: Path = PROJECT_ROOT, environ: Mapping[str, str] = os.environ,
-               transport: Transport = Transport(), fetch: Fetch | None = None) -> KueueCrds:
+def kueue_crds(
+    source: str,
+    version: str,
+    *,
+    root: Path = PROJECT_ROOT,
+    environ: Mapping[str, str] = os.environ,
+    transport: Transport = Transport(),
+    fetch: Fetch | None = None,
+) -> KueueCrds:
     """The CRDs to validate against, by the precedence in the module docstring.
 
     Raises CrdError (ChartError) when a source is wrong, and ChartUnavailable when there is no
@@ -491,17 +528,28 @@ def kueue_crds(source: str, version: str, *, root: Path = PROJECT_ROOT, environ:
         if in_ci(environ):
             raise ChartUnavailable(
                 f"CI=true and the Kueue {version} chart could not be read ({err}): the CRD schema and CEL "
-                f"checks may not be skipped in CI. {how_to_get(source, version, environ)}") from None
-        return KueueCrds(None, origin="none", missing=(
-            f"Kueue objects are checked WITHOUT the CRD schema and CEL rules: the Kueue {version} chart could "
-            f"not be read ({err}). {how_to_get(source, version, environ)}"))
+                f"checks may not be skipped in CI. {how_to_get(source, version, environ)}"
+            ) from None
+        return KueueCrds(
+            None,
+            origin="none",
+            missing=(
+                f"Kueue objects are checked WITHOUT the CRD schema and CEL rules: the Kueue {version} chart could "
+                f"not be read ({err}). {how_to_get(source, version, environ)}"
+            ),
+        )
     return KueueCrds(crds, origin=f"{crds.source} ({path})")
 
 
 def how_to_get(source: str, version: str, environ: Mapping[str, str] = os.environ) -> str:
     entry = cache_entry(source, version, environ)
-    pull = (f"helm pull {source} --version {version}" if source.startswith("oci://")
-            else f"helm pull {CHART_NAME} --repo {source} --version {version}")
-    return (f"To check them, run once with network access (the chart is then cached), or "
-            f"`mkdir -p {entry} && {pull} -d {entry}`, or set {CRDS_ENV} to a directory with the Kueue "
-            f"{version} CRDs.")
+    pull = (
+        f"helm pull {source} --version {version}"
+        if source.startswith("oci://")
+        else f"helm pull {CHART_NAME} --repo {source} --version {version}"
+    )
+    return (
+        f"To check them, run once with network access (the chart is then cached), or "
+        f"`mkdir -p {entry} && {pull} -d {entry}`, or set {CRDS_ENV} to a directory with the Kueue "
+        f"{version} CRDs."
+    )

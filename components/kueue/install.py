@@ -27,16 +27,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-
 from typing import Any
 
 import pulumi
 from pulumi_azure_native import kubernetesconfiguration
 
-from ..config import KUEUE_NAMESPACE, StackConfig
+from ..config.names import KUEUE_NAMESPACE
+from ..config.stack import StackConfig
+from ..k8s.helm import namespaced_release
 from ..k8s.manifest import admission_policy
 from .policies import aggregated_role_guard
-from ..k8s.helm import namespaced_release
 from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, extension_args, kueue_chart, kueue_helm_values
 
 # Measured on the local control plane (docs/kueue.md#kueues-webhook-at-start-up): the webhook answers
@@ -74,9 +74,12 @@ def is_webhook_not_ready_error(message: str, hosts: Sequence[str] = (KUEUE_WEBHO
     return reached_for and any(f"https://{host}:" in message for host in hosts)
 
 
-def should_retry_webhook_error(errors: Sequence[str], failed_operation: str,
-                               max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
-                               hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,)) -> bool:
+def should_retry_webhook_error(
+    errors: Sequence[str],
+    failed_operation: str,
+    max_attempts: int = WEBHOOK_RETRY_ATTEMPTS,
+    hosts: Sequence[str] = (KUEUE_WEBHOOK_HOST,),
+) -> bool:
     """Retry a failed create/update whose newest error is the webhook race, up to max_attempts tries.
 
     `errors` is newest first and holds one entry per failed try (pulumi ErrorHookArgs.errors).
@@ -124,8 +127,15 @@ class KueueInstallation(pulumi.ComponentResource):
     ready: list[pulumi.Resource]
     webhook_retry: pulumi.ResourceHookBinding | None
 
-    def __init__(self, name: str, config: StackConfig, *, cluster: Any = None, after: Sequence[pulumi.Resource] = (),
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        *,
+        cluster: Any = None,
+        after: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         """`cluster`: the program's cluster component (its `cluster_name` and `resource_group_name`,
         for the extension). `after`: what must exist when Kueue starts: the ProvisioningRequest API,
         which Kueue looks for only at start-up, and the job operators' CRDs, whose controllers Kueue
@@ -157,13 +167,21 @@ class KueueInstallation(pulumi.ComponentResource):
                 "kueue-aks:kueue.install aksExtension: azure-native creates the extension with API 2023-05-01, which "
                 "cannot set its auto-upgrade mode; after the first `pulumi up`, pin it as AKS's docs do: az "
                 "k8s-extension update --cluster-type managedClusters --resource-group <group> --cluster-name <cluster> "
-                "--name kueue --auto-upgrade-mode none (docs/kueue-install.md)", resource=self)
+                "--name kueue --auto-upgrade-mode none (docs/kueue-install.md)",
+                resource=self,
+            )
             extension = kubernetesconfiguration.Extension(
-                f"{name}-extension", cluster_name=cluster.cluster_name, resource_group_name=cluster.resource_group_name,
+                f"{name}-extension",
+                cluster_name=cluster.cluster_name,
+                resource_group_name=cluster.resource_group_name,
                 release_train=pulumi.Output.from_input(None),
                 **extension_args(config),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after),
-                                            custom_timeouts=pulumi.CustomTimeouts(create=AKS_EXTENSION_CREATE_TIMEOUT)))
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=list(after),
+                    custom_timeouts=pulumi.CustomTimeouts(create=AKS_EXTENSION_CREATE_TIMEOUT),
+                ),
+            )
             self.namespace_ready, self.ready = [extension], [extension]
             outputs["extensionVersion"] = extension.current_version
         self.webhook_retry = pulumi.ResourceHookBinding(

@@ -21,9 +21,13 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from ..config import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX, NodePool, StackConfig, Team
-from ..k8s.quantity import canonical, format_count, format_cpu, format_memory
+from ..config.names import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX
+from ..config.pools import NodePool
+from ..config.stack import StackConfig
+from ..config.teams import Team
+from ..k8s.meta import object_meta
+from ..k8s.quantity import canonical
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, format_quantity
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 COHORT_NAME = "teams"
@@ -46,15 +50,6 @@ ATOMIC_SCALE_UP_GPU = "atomic-scale-up-gpu"  # the same for the pods that use GP
 # cannot create, or unprovisioned for 7 days) is retried 3 times, 1, 2 and 4 min apart; then
 # the workload is deactivated.
 PROVISIONING_RETRY = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
-COMMON_LABELS = {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "kueue-aks"}
-
-# From the display units (CPU in millicores, memory in MiB, GPUs whole: capacity.NodeResources.as_dict())
-# to quantities in the API server's canonical form, so a preview after `up` shows no change.
-_FORMAT: Mapping[str, Callable[[int], str]] = {
-    RESOURCE_CPU: format_cpu,
-    RESOURCE_MEMORY: format_memory,
-    RESOURCE_GPU: format_count,
-}
 
 
 def covered_resources(config: StackConfig) -> list[str]:
@@ -68,33 +63,12 @@ def flavor_order(pools: tuple[NodePool, ...]) -> list[NodePool]:
     return sorted(pools, key=lambda p: (p.is_gpu, p.spot))  # sorted() is stable: config order within a kind
 
 
-def format_quantity(resource: str, amount: int) -> str:
-    return _FORMAT[resource](amount)
-
-
 # --- quota arithmetic ------------------------------------------------------------------------
 
 
 def team_quota(capacity: int, share: Decimal) -> int:
     """A team's share of a capacity, rounded down so quotas never add up to more than exists."""
     return int((Decimal(capacity) * share / 100).to_integral_value(rounding=ROUND_FLOOR))
-
-
-# Display units (QuotaRow) to what people read: cores, GiB, GPUs; (unit, display units per unit).
-UNITS = {"cpu": ("vCPU", 1000), "memory": ("GiB", 1024), "nvidia.com/gpu": ("GPU", 1)}
-
-
-def human(resource: str, amount: int) -> str:
-    """An amount in display units as people read it, without the unit: 14, 55.50."""
-    unit, per = UNITS[resource]
-    value = amount / per
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
-
-
-def human_amount(resource: str, amount: int) -> str:
-    """The same with its unit: 14 vCPU, 55.50 GiB, 1 GPU, 2 GPUs (GPUs are whole)."""
-    plural = "s" if resource == RESOURCE_GPU and amount != 1 else ""
-    return f"{human(resource, amount)} {UNITS[resource][0]}{plural}"
 
 
 @dataclass(frozen=True)
@@ -137,8 +111,9 @@ def quota_table(config: StackConfig) -> list[QuotaRow]:
         users = [t for t in config.teams if pool.name in t.pools]
         for resource in resources:
             quotas = {t.name: team_quota(capacity[resource], t.share) for t in users}
-            rows.append(QuotaRow(pool.name, resource, capacity[resource], quotas,
-                                 capacity[resource] - sum(quotas.values())))
+            rows.append(
+                QuotaRow(pool.name, resource, capacity[resource], quotas, capacity[resource] - sum(quotas.values()))
+            )
     return rows
 
 
@@ -159,11 +134,13 @@ class ZeroGpuQuota:
         gpus = f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")
         shares = ", ".join(f"{team!r} ({share.normalize():f}%)" for team, share in self.teams)
         one = len(self.teams) == 1
-        return (f"{'team' if one else 'teams'} {shares} {'gets' if one else 'get'} a nominal quota of 0 GPUs on flavor "
-                f"{self.flavor!r} ({'its' if one else 'their'} share of {gpus}, rounded down): "
-                f"{'its' if one else 'their'} GPU jobs run there only on GPUs borrowed while other teams leave them "
-                f"idle, and are preempted when those teams reclaim them; a share of at least "
-                f"{self.share_for_one.normalize():f}% gives a team 1 GPU")
+        return (
+            f"{'team' if one else 'teams'} {shares} {'gets' if one else 'get'} a nominal quota of 0 GPUs on flavor "
+            f"{self.flavor!r} ({'its' if one else 'their'} share of {gpus}, rounded down): "
+            f"{'its' if one else 'their'} GPU jobs run there only on GPUs borrowed while other teams leave them "
+            f"idle, and are preempted when those teams reclaim them; a share of at least "
+            f"{self.share_for_one.normalize():f}% gives a team 1 GPU"
+        )
 
 
 def zero_gpu_quotas(config: StackConfig, rows: Sequence[QuotaRow]) -> list[ZeroGpuQuota]:
@@ -194,13 +171,6 @@ def flavor_capacity(config: StackConfig) -> dict[str, dict[str, Any]]:
 # --- object builders ---------------------------------------------------------------------------
 
 
-def object_meta(name: str, namespace: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": dict(COMMON_LABELS)}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
-
-
 def namespace(team: Team) -> dict[str, Any]:
     meta = object_meta(team.name)
     meta["labels"].update({TEAM_LABEL: team.name, MANAGED_LABEL: "true"})
@@ -228,8 +198,12 @@ def resource_flavor(pool: NodePool) -> dict[str, Any]:
     return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(pool.name), "spec": spec}
 
 
-def resource_group(resources: list[str], rows: list[QuotaRow], quota: Callable[[QuotaRow], int | None],
-                   borrowing: Decimal | None = None) -> dict[str, Any]:
+def resource_group(
+    resources: list[str],
+    rows: list[QuotaRow],
+    quota: Callable[[QuotaRow], int | None],
+    borrowing: Decimal | None = None,
+) -> dict[str, Any]:
     """The one resource group: every flavor that `quota` gives a value for, in the rows' order,
     each resource with the borrowing limit `borrowing` gives it (borrowing_limit)."""
     flavors: dict[str, list[dict[str, Any]]] = {}
@@ -301,14 +275,30 @@ def provisioning_objects(config: StackConfig) -> list[dict[str, Any]]:
     checks = sorted({c for p in config.node_pools if (c := provisioning_check(p))})
     objects: list[dict[str, Any]] = []
     for check in checks:
-        spec: dict[str, Any] = {"provisioningClassName": ATOMIC_SCALE_UP_CLASS,
-                                "managedResources": [RESOURCE_GPU] if check == ATOMIC_SCALE_UP_GPU else [],
-                                "retryStrategy": dict(PROVISIONING_RETRY)}
-        objects.append({"apiVersion": API_VERSION, "kind": "ProvisioningRequestConfig", "metadata": object_meta(check),
-                        "spec": spec})
-        objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": object_meta(check), "spec": {
-            "controllerName": PROVISIONING_CONTROLLER,
-            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": check}}})
+        spec: dict[str, Any] = {
+            "provisioningClassName": ATOMIC_SCALE_UP_CLASS,
+            "managedResources": [RESOURCE_GPU] if check == ATOMIC_SCALE_UP_GPU else [],
+            "retryStrategy": dict(PROVISIONING_RETRY),
+        }
+        objects.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "ProvisioningRequestConfig",
+                "metadata": object_meta(check),
+                "spec": spec,
+            }
+        )
+        objects.append(
+            {
+                "apiVersion": API_VERSION,
+                "kind": "AdmissionCheck",
+                "metadata": object_meta(check),
+                "spec": {
+                    "controllerName": PROVISIONING_CONTROLLER,
+                    "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": check},
+                },
+            }
+        )
     return objects
 
 
@@ -322,13 +312,18 @@ def _admission_checks(config: StackConfig, queue: TeamQueue) -> list[dict[str, A
 
 def cluster_queue(config: StackConfig, queue: TeamQueue, rows: list[QuotaRow]) -> dict[str, Any]:
     team = queue.team
-    group = resource_group(covered_resources(config), rows,
-                           lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None, team.borrowing)
+    group = resource_group(
+        covered_resources(config),
+        rows,
+        lambda r: r.teams.get(team.name) if r.flavor in queue.pools else None,
+        team.borrowing,
+    )
     return team_cluster_queue(queue.name, team.name, team.share, group, _admission_checks(config, queue))
 
 
-def team_cluster_queue(name: str, team: str, share: Decimal, group: dict[str, Any],
-                       checks: list[dict[str, Any]]) -> dict[str, Any]:
+def team_cluster_queue(
+    name: str, team: str, share: Decimal, group: dict[str, Any], checks: list[dict[str, Any]]
+) -> dict[str, Any]:
     """A team's ClusterQueue in the shared cohort, with its one resource group and admission checks."""
     strategy = {"admissionChecksStrategy": {"admissionChecks": checks}} if checks else {}
     return {
@@ -371,8 +366,13 @@ def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]
 def priority_classes(config: StackConfig) -> list[dict[str, Any]]:
     # value and description sit at the top level of a WorkloadPriorityClass, not under spec.
     return [
-        {"apiVersion": API_VERSION, "kind": "WorkloadPriorityClass", "metadata": object_meta(pc.name),
-         "value": pc.value, "description": pc.description}
+        {
+            "apiVersion": API_VERSION,
+            "kind": "WorkloadPriorityClass",
+            "metadata": object_meta(pc.name),
+            "value": pc.value,
+            "description": pc.description,
+        }
         for pc in config.priority_classes
     ]
 
@@ -387,7 +387,9 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
     objects += [cluster_queue(config, q, rows) for t in config.teams for q in team_queues(config, t)]
     # After the queues that select them, so that destroy deletes them first (queues.references).
     objects += [namespace(t) for t in config.teams]
-    objects += [local_queue(name, t.name, q.name) for t in config.teams for name, q in local_queue_targets(config, t).items()]
+    objects += [
+        local_queue(name, t.name, q.name) for t in config.teams for name, q in local_queue_targets(config, t).items()
+    ]
     objects += priority_classes(config)
     return objects
 
@@ -395,8 +397,10 @@ def build_objects(config: StackConfig) -> list[dict[str, Any]]:
 def local_queue_report(config: StackConfig) -> dict[str, dict[str, Any]]:
     """team namespace -> LocalQueue -> the ClusterQueue it feeds and the pools that queue covers."""
     return {
-        team.name: {name: {"clusterQueue": q.name, "topologyAware": q.topology, "pools": list(q.pools)}
-                    for name, q in local_queue_targets(config, team).items()}
+        team.name: {
+            name: {"clusterQueue": q.name, "topologyAware": q.topology, "pools": list(q.pools)}
+            for name, q in local_queue_targets(config, team).items()
+        }
         for team in config.teams
     }
 

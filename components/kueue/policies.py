@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..k8s.admission import cel_list, guard
-from ..config import DEFAULT_PRIORITY, MANAGED_LABEL, StackConfig
-from .objects import COMMON_LABELS
-from .values import KUEUE_RELEASE_NAME
+from ..config.names import MANAGED_LABEL
+from ..config.stack import StackConfig
+from ..config.teams import DEFAULT_PRIORITY
 from ..facts.kueue_versions import AKS_PRIORITY_CLASSES
+from ..k8s.admission import cel_list, guard
+from ..k8s.meta import COMMON_LABELS
+from .values import KUEUE_RELEASE_NAME
 
 # Kueue's role for batch users (the stack binds it in team namespaces: components/access).
 BATCH_USER_ROLE = f"{KUEUE_RELEASE_NAME}-batch-user-role"
@@ -40,27 +42,43 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 def aggregated_role_guard() -> list[dict[str, Any]]:
     """The policy and its binding; both must exist while the Kueue release is uninstalled."""
     key, value = HELM_MANAGED_BY
-    return guard(AGGREGATED_ROLE_GUARD, COMMON_LABELS, {
-        "matchConstraints": {
-            "resourceRules": [{
-                "apiGroups": ["rbac.authorization.k8s.io"],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE"],
-                "resources": ["clusterroles"],
-            }],
+    return guard(
+        AGGREGATED_ROLE_GUARD,
+        COMMON_LABELS,
+        {
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": ["rbac.authorization.k8s.io"],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["clusterroles"],
+                    }
+                ],
+            },
+            "matchConditions": [
+                {
+                    "name": "kueue-aggregated-role",
+                    "expression": f"object.metadata.name in {cel_list(list(AGGREGATED_ROLES))}",
+                }
+            ],
+            "validations": [
+                {
+                    "expression": (
+                        f"has(object.metadata.labels) && '{key}' in object.metadata.labels && "
+                        f"object.metadata.labels['{key}'] == '{value}'"
+                    ),
+                    "messageExpression": (
+                        "'ClusterRole ' + object.metadata.name + ' belongs to the Kueue Helm release; only Helm "
+                        "creates it "
+                        f"(policy {AGGREGATED_ROLE_GUARD}: it keeps the aggregation controller from re-creating it "
+                        "while the release is uninstalled)'"
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
         },
-        "matchConditions": [{"name": "kueue-aggregated-role", "expression": f"object.metadata.name in {cel_list(list(AGGREGATED_ROLES))}"}],
-        "validations": [{
-            "expression": (f"has(object.metadata.labels) && '{key}' in object.metadata.labels && "
-                           f"object.metadata.labels['{key}'] == '{value}'"),
-            "messageExpression": (
-                "'ClusterRole ' + object.metadata.name + ' belongs to the Kueue Helm release; only Helm creates it "
-                f"(policy {AGGREGATED_ROLE_GUARD}: it keeps the aggregation controller from re-creating it "
-                "while the release is uninstalled)'"
-            ),
-            "reason": "Forbidden",
-        }],
-    })
+    )
 
 
 def priority_class_guard(config: StackConfig) -> list[dict[str, Any]]:
@@ -69,20 +87,37 @@ def priority_class_guard(config: StackConfig) -> list[dict[str, Any]]:
     object is refused with the classes there are."""
     names = [pc.name for pc in config.priority_classes] + (list(AKS_PRIORITY_CLASSES) if config.kueue.extension else [])
     label = f"object.metadata.labels['{PRIORITY_CLASS_LABEL}']"
-    return guard(PRIORITY_CLASS_GUARD, COMMON_LABELS, {
-        "matchConstraints": {
-            # Every kind: Kueue reads the label on each job kind it integrates, and on bare pods.
-            "resourceRules": [{"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["*"]}],
-            "namespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
+    return guard(
+        PRIORITY_CLASS_GUARD,
+        COMMON_LABELS,
+        {
+            "matchConstraints": {
+                # Every kind: Kueue reads the label on each job kind it integrates, and on bare pods.
+                "resourceRules": [
+                    {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["*"]}
+                ],
+                "namespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
+            },
+            "matchConditions": [
+                {
+                    "name": "has-priority-class-label",
+                    "expression": (
+                        f"has(object.metadata) && has(object.metadata.labels) && '{PRIORITY_CLASS_LABEL}' in "
+                        "object.metadata.labels"
+                    ),
+                }
+            ],
+            "validations": [
+                {
+                    "expression": f"{label} in {cel_list(names)}",
+                    "messageExpression": (
+                        f"'{PRIORITY_CLASS_LABEL}: ' + {label} + ' is not a WorkloadPriorityClass of this cluster; "
+                        "use one of: "
+                        f"{', '.join(names)} (kubectl get workloadpriorityclasses), or leave the label out to run as "
+                        f"{config.unlabelled_class or f'priority {DEFAULT_PRIORITY}'} (policy {PRIORITY_CLASS_GUARD})'"
+                    ),
+                    "reason": "Invalid",
+                }
+            ],
         },
-        "matchConditions": [{"name": "has-priority-class-label", "expression": (
-            f"has(object.metadata) && has(object.metadata.labels) && '{PRIORITY_CLASS_LABEL}' in object.metadata.labels")}],
-        "validations": [{
-            "expression": f"{label} in {cel_list(names)}",
-            "messageExpression": (
-                f"'{PRIORITY_CLASS_LABEL}: ' + {label} + ' is not a WorkloadPriorityClass of this cluster; use one of: "
-                f"{', '.join(names)} (kubectl get workloadpriorityclasses), or leave the label out to run as "
-                f"{config.unlabelled_class or f'priority {DEFAULT_PRIORITY}'} (policy {PRIORITY_CLASS_GUARD})'"),
-            "reason": "Invalid",
-        }],
-    })
+    )

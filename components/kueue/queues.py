@@ -14,12 +14,15 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config import StackConfig
+from ..config.stack import StackConfig
+from ..k8s.crd_schema import CrdError
 from ..k8s.manifest import ObjectResource, admission_policy
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from .crds import kueue_crds
+from .findings import KueueValidationError
 from .objects import QueueSet, QuotaRow, most_held
 from .policies import priority_class_guard
-from .crds import kueue_crds
-from .validate import CrdError, KueueValidationError, check_objects
+from .validate import check_objects
 
 
 def validated_objects(config: StackConfig, queues: QueueSet) -> list[dict[str, Any]]:
@@ -56,15 +59,21 @@ def references(obj: Mapping[str, Any], objects: Sequence[Mapping[str, Any]] = ()
     kind = obj["kind"]
     if kind == "Namespace":
         labels = (obj.get("metadata") or {}).get("labels") or {}
-        return [("ClusterQueue", o["metadata"]["name"]) for o in objects if o["kind"] == "ClusterQueue"
-                and _selects(o["spec"].get("namespaceSelector"), labels)]
+        return [
+            ("ClusterQueue", o["metadata"]["name"])
+            for o in objects
+            if o["kind"] == "ClusterQueue" and _selects(o["spec"].get("namespaceSelector"), labels)
+        ]
     if kind == "LocalQueue":
         return [("Namespace", obj["metadata"]["namespace"]), ("ClusterQueue", spec["clusterQueue"])]
     if kind == "ClusterQueue":
         flavors = [f["name"] for g in spec.get("resourceGroups", []) for f in g["flavors"]]
         checks = [c["name"] for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])]
-        return ([("ResourceFlavor", f) for f in flavors] + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
-                + [("AdmissionCheck", c) for c in checks])
+        return (
+            [("ResourceFlavor", f) for f in flavors]
+            + ([("Cohort", spec["cohortName"])] if spec.get("cohortName") else [])
+            + [("AdmissionCheck", c) for c in checks]
+        )
     if kind == "MultiKueueConfig":
         return [("MultiKueueCluster", name) for name in spec.get("clusters", [])]
     if kind == "AdmissionCheck" and spec.get("parameters"):
@@ -88,13 +97,19 @@ def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str
     """The capacity/quota table as plain rows for `pulumi stack output` (display units); each row
     says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues (a
     manager's flavors never are), and the most each team can hold there, borrowing included."""
-    units = {"cpu": "millicores", "memory": "MiB", "nvidia.com/gpu": "GPUs"}
+    units = {RESOURCE_CPU: "millicores", RESOURCE_MEMORY: "MiB", RESOURCE_GPU: "GPUs"}
     return [
-        {"flavor": r.flavor, "topologyAware": not config.multi_kueue.is_manager and config.pool(r.flavor).topology,
-         "resource": r.resource,
-         "unit": units[r.resource], "capacity": r.capacity, "nominalQuotaTotal": sum(r.teams.values()),
-         "cohortShared": r.cohort, "teams": dict(r.teams),
-         "mostPerTeam": {t.name: most_held(r, t) for t in config.teams if t.name in r.teams}}
+        {
+            "flavor": r.flavor,
+            "topologyAware": not config.multi_kueue.is_manager and config.pool(r.flavor).topology,
+            "resource": r.resource,
+            "unit": units[r.resource],
+            "capacity": r.capacity,
+            "nominalQuotaTotal": sum(r.teams.values()),
+            "cohortShared": r.cohort,
+            "teams": dict(r.teams),
+            "mostPerTeam": {t.name: most_held(r, t) for t in config.teams if t.name in r.teams},
+        }
         for r in rows
     ]
 
@@ -128,9 +143,12 @@ class KueueQueues(pulumi.ComponentResource):
                 # to clear their finalizers; otherwise it could stay Terminating for ever. The
                 # same holds for the job operators (`namespaces_after`) and their kinds.
                 resource: pulumi.Resource = k8s.core.v1.Namespace(
-                    f"{name}-ns-{meta['name']}", metadata=meta,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *namespaces_after, *depends_on,
-                                                                         *self.priority_guard]))
+                    f"{name}-ns-{meta['name']}",
+                    metadata=meta,
+                    opts=pulumi.ResourceOptions(
+                        parent=self, depends_on=[*ready, *namespaces_after, *depends_on, *self.priority_guard]
+                    ),
+                )
             else:
                 label = f"{meta['namespace']}-{meta['name']}" if "namespace" in meta else meta["name"]
                 resource = ObjectResource(

@@ -15,10 +15,12 @@ from typing import Any
 
 import yaml
 
-from ..k8s.charts import ChartRef, chart_ref
-from ..facts.kueue_resources import DEFAULT_MANAGER_MEMORY_MIB, manager_memory_mib
-from ..config import DISPATCHERS, KUEUE_NAMESPACE, MANAGED_LABEL, StackConfig
+from ..config.multikueue import DISPATCHERS
+from ..config.names import KUEUE_NAMESPACE, MANAGED_LABEL
+from ..config.stack import StackConfig
+from ..facts.kueue_resources import manager_memory_mib
 from ..facts.kueue_versions import AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE
+from ..k8s.charts import ChartRef, chart_ref
 
 KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every
@@ -111,8 +113,12 @@ def multikueue_settings(config: StackConfig) -> dict[str, Any]:
     objects in the workers; Kueue's garbage collector deletes those of that origin whose workload
     is gone, so two managers sharing workers must have distinct origins (the default is per stack)."""
     mk = config.multi_kueue
-    return {"origin": mk.origin, "workerLostTimeout": mk.worker_lost_timeout, "gcInterval": mk.gc_interval,
-            "dispatcherName": DISPATCHERS[mk.dispatcher]}
+    return {
+        "origin": mk.origin,
+        "workerLostTimeout": mk.worker_lost_timeout,
+        "gcInterval": mk.gc_interval,
+        "dispatcherName": DISPATCHERS[mk.dispatcher],
+    }
 
 
 def kueue_chart(config: StackConfig) -> ChartRef:

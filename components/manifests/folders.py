@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from ..config import KUEUE_NAMESPACE, StackConfig
+from ..config.names import KUEUE_NAMESPACE
+from ..config.stack import StackConfig
 from ..facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from ..gpu.values import device_plugin_chart, device_plugin_values
 from ..k8s.charts import ChartRef
@@ -39,11 +40,25 @@ HELM_FOLDER = "helm"
 
 # API groups every Kubernetes API server serves without a CRD (kubernetes.io/docs/reference/
 # generated/kubernetes-api): objects of other groups wait until a release has installed their CRD.
-BUILT_IN_GROUPS = frozenset({
-    "", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io", "scheduling.k8s.io",
-    "admissionregistration.k8s.io", "apiextensions.k8s.io", "networking.k8s.io", "storage.k8s.io",
-    "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "certificates.k8s.io",
-})
+BUILT_IN_GROUPS = frozenset(
+    {
+        "",
+        "apps",
+        "batch",
+        "policy",
+        "autoscaling",
+        "rbac.authorization.k8s.io",
+        "scheduling.k8s.io",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "networking.k8s.io",
+        "storage.k8s.io",
+        "coordination.k8s.io",
+        "node.k8s.io",
+        "discovery.k8s.io",
+        "certificates.k8s.io",
+    }
+)
 
 
 def api_group(obj: dict[str, Any]) -> str:
@@ -77,8 +92,14 @@ class HelmStep:
         words = ["helm", "upgrade", "--install", self.release, self.chart.chart, "--version", self.chart.version]
         if self.chart.repository:
             words += ["--repo", self.chart.repository]
-        words += ["--namespace", self.namespace, "--values", str(folder / HELM_FOLDER / self.values_file),
-                  "--atomic", "--wait"]
+        words += [
+            "--namespace",
+            self.namespace,
+            "--values",
+            str(folder / HELM_FOLDER / self.values_file),
+            "--atomic",
+            "--wait",
+        ]
         if self.skip_crds:
             words.append("--skip-crds")
         return shlex.join(words)
@@ -87,12 +108,23 @@ class HelmStep:
 def helm_steps(config: StackConfig) -> list[HelmStep]:
     """The releases in the program's order: the operators' (after their CRDs), Kueue's (after every
     operator's CRDs; none with AKS's extension), the device plugin's."""
-    steps = [HelmStep(i.operator.release_name, i.namespace, i.chart, i.values, True) for i in installs(config) if i.chart]
+    steps = [
+        HelmStep(i.operator.release_name, i.namespace, i.chart, i.values, True) for i in installs(config) if i.chart
+    ]
     if config.kueue.extension is None:
-        steps.append(HelmStep(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), kueue_helm_values(config), False))
+        steps.append(
+            HelmStep(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), kueue_helm_values(config), False)
+        )
     if config.has_gpu:
-        steps.append(HelmStep(DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_NAMESPACE, device_plugin_chart(config),
-                              device_plugin_values(config), False))
+        steps.append(
+            HelmStep(
+                DEVICE_PLUGIN_RELEASE_NAME,
+                DEVICE_PLUGIN_NAMESPACE,
+                device_plugin_chart(config),
+                device_plugin_values(config),
+                False,
+            )
+        )
     return steps
 
 
@@ -112,8 +144,10 @@ def stages(objects: Sequence[dict[str, Any]], steps: Sequence[HelmStep]) -> dict
     everything = [*releases, *objects]
     namespaces = {o["metadata"]["name"]: o for o in everything if o["kind"] == "Namespace"}
     rest = [o for o in everything if o["kind"] != "Namespace"]
-    return {BEFORE_RELEASES: [*namespaces.values(), *(o for o in rest if not needs_a_release(o))],
-            AFTER_RELEASES: [o for o in rest if needs_a_release(o)]}
+    return {
+        BEFORE_RELEASES: [*namespaces.values(), *(o for o in rest if not needs_a_release(o))],
+        AFTER_RELEASES: [o for o in rest if needs_a_release(o)],
+    }
 
 
 def file_name(index: int, obj: dict[str, Any]) -> str:
@@ -126,8 +160,10 @@ def apply_steps(config: StackConfig, steps: Sequence[HelmStep], folder: Path) ->
     """What to run, in order, to apply the folder as `pulumi up` would."""
     commands = [f"kubectl apply --server-side -f {shlex.quote(str(folder / BEFORE_RELEASES))}"]
     if config.kueue.extension is not None:
-        commands.append(f"create AKS's managed Kueue extension with the arguments in "
-                        f"{folder / HELM_FOLDER / EXTENSION_FILE}, and wait for its controller")
+        commands.append(
+            f"create AKS's managed Kueue extension with the arguments in "
+            f"{folder / HELM_FOLDER / EXTENSION_FILE}, and wait for its controller"
+        )
     commands += [s.command(folder) for s in steps]
     commands.append(f"kubectl apply --server-side -f {shlex.quote(str(folder / AFTER_RELEASES))}")
     return commands
@@ -136,8 +172,9 @@ def apply_steps(config: StackConfig, steps: Sequence[HelmStep], folder: Path) ->
 def served_elsewhere(staged: dict[str, list[dict[str, Any]]]) -> list[str]:
     """The kinds in 2-after-releases/ whose CRD neither the folder nor a release brings (e.g. a
     ServiceMonitor, whose CRD comes with Azure's managed Prometheus or the Prometheus Operator)."""
-    served = {"kueue.x-k8s.io"} | {o["spec"]["group"] for o in staged[BEFORE_RELEASES]
-                                   if o["kind"] == "CustomResourceDefinition"}
+    served = {"kueue.x-k8s.io"} | {
+        o["spec"]["group"] for o in staged[BEFORE_RELEASES] if o["kind"] == "CustomResourceDefinition"
+    }
     return sorted({f"{o['kind']} ({o['apiVersion']})" for o in staged[AFTER_RELEASES] if api_group(o) not in served})
 
 
@@ -166,6 +203,10 @@ def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out:
 
 def order_markdown(commands: Sequence[str], external: Sequence[str]) -> str:
     listed = "".join(f"{n}. `{command}`\n" for n, command in enumerate(commands, start=1))
-    note = (f"\nThe last step also needs the CRDs of {', '.join(external)}, which this stack does not "
-            f"install: they come with the cluster's add-ons.\n" if external else "")
+    note = (
+        f"\nThe last step also needs the CRDs of {', '.join(external)}, which this stack does not "
+        f"install: they come with the cluster's add-ons.\n"
+        if external
+        else ""
+    )
     return f"Apply in this order, each step once the one before has finished:\n\n{listed}{note}"

@@ -31,13 +31,14 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_kubernetes.apiextensions import CustomResource
 from pulumi_azure_native import authorization, dashboard, monitor
+from pulumi_kubernetes.apiextensions import CustomResource
 
-from ..facts.azure_names import association_name, endpoint_name, grafana_name, rule_name
 from ..cluster.component import role_definition
-from ..config import KUEUE_NAMESPACE, StackConfig
-from ..config import Monitoring as MonitoringSettings
+from ..config.monitoring import MonitoringSettings
+from ..config.names import KUEUE_NAMESPACE
+from ..config.stack import StackConfig
+from ..facts.azure_names import association_name, endpoint_name, grafana_name, rule_name
 from .scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
 # Built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
@@ -54,8 +55,11 @@ def data_collection_rule(workspace_id: pulumi.Input[str]) -> dict[str, Any]:
     return {
         "kind": "Linux",
         "description": "Managed Prometheus metrics of the kueue-aks cluster",
-        "data_sources": {"prometheus_forwarder": [
-            {"name": "PrometheusDataSource", "streams": [PROMETHEUS_STREAM], "label_include_filter": {}}]},
+        "data_sources": {
+            "prometheus_forwarder": [
+                {"name": "PrometheusDataSource", "streams": [PROMETHEUS_STREAM], "label_include_filter": {}}
+            ]
+        },
         "destinations": {"monitoring_accounts": [{"account_resource_id": workspace_id, "name": WORKSPACE_DESTINATION}]},
         "data_flows": [{"streams": [PROMETHEUS_STREAM], "destinations": [WORKSPACE_DESTINATION]}],
     }
@@ -75,7 +79,9 @@ def kubernetes_object(name: str, obj: dict[str, Any], opts: pulumi.ResourceOptio
     if kind == "Secret":
         return k8s.core.v1.Secret(name, metadata=meta, type=obj["type"], opts=opts)
     if kind == "ClusterRoleBinding":
-        return k8s.rbac.v1.ClusterRoleBinding(name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts)
+        return k8s.rbac.v1.ClusterRoleBinding(
+            name, metadata=meta, role_ref=obj["roleRef"], subjects=obj["subjects"], opts=opts
+        )
     return CustomResource(name, api_version=obj["apiVersion"], kind=kind, metadata=meta, spec=obj["spec"], opts=opts)
 
 
@@ -85,8 +91,10 @@ def check_subscription(settings: MonitoringSettings, subscription: str) -> bool:
     for key, resource_id in (("azureMonitorWorkspaceId", settings.workspace_id), ("grafanaId", settings.grafana_id)):
         theirs = resource_id_parts(resource_id)[0] if resource_id else subscription
         if theirs.lower() != subscription.lower():
-            raise pulumi.RunError(f"kueue-aks:monitoring.{key} is in subscription {theirs}, but the stack deploys to "
-                                  f"{subscription} (azure-native's subscription); name a resource in that one")
+            raise pulumi.RunError(
+                f"kueue-aks:monitoring.{key} is in subscription {theirs}, but the stack deploys to "
+                f"{subscription} (azure-native's subscription); name a resource in that one"
+            )
     return True
 
 
@@ -95,11 +103,19 @@ class Monitoring(pulumi.ComponentResource):
 
     `cluster` is the program's cluster component (its `cluster_id`, `resource_group_name` and
     `verified`, None with cluster.kubeconfig); `kueue_namespace` is what makes Kueue's namespace
-    (KueueInstallation.namespace_ready), which scrape objects placed there wait for. The Kubernetes provider comes from `opts.providers`.
+    (KueueInstallation.namespace_ready), which scrape objects placed there wait for. The Kubernetes
+    provider comes from `opts.providers`.
     """
 
-    def __init__(self, name: str, config: StackConfig, *, cluster: Any, kueue_namespace: Sequence[pulumi.Resource],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        *,
+        cluster: Any,
+        kueue_namespace: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kueue-aks:monitoring:Monitoring", name, None, opts)
         self.workspace_id: pulumi.Output[str] | None = None
         self.prometheus_query_endpoint: pulumi.Output[Any] | None = None
@@ -120,9 +136,16 @@ class Monitoring(pulumi.ComponentResource):
             if account:
                 needs.append(self.scrape_objects[("ServiceAccount", account)])
             self.scrape_objects[(kind, meta["name"])] = kubernetes_object(
-                f"{name}-{kind.lower()}", obj, pulumi.ResourceOptions(parent=self, depends_on=needs))
-        self.register_outputs({"azureMonitorWorkspaceId": self.workspace_id, "grafanaName": self.grafana_name,
-                               "grafanaUrl": self.grafana_url, "prometheusQueryEndpoint": self.prometheus_query_endpoint})
+                f"{name}-{kind.lower()}", obj, pulumi.ResourceOptions(parent=self, depends_on=needs)
+            )
+        self.register_outputs(
+            {
+                "azureMonitorWorkspaceId": self.workspace_id,
+                "grafanaName": self.grafana_name,
+                "grafanaUrl": self.grafana_url,
+                "prometheusQueryEndpoint": self.prometheus_query_endpoint,
+            }
+        )
 
     def _azure(self, name: str, config: StackConfig, cluster: Any) -> None:
         settings, child = config.monitoring, pulumi.ResourceOptions(parent=self)
@@ -144,35 +167,55 @@ class Monitoring(pulumi.ComponentResource):
             _, group, workspace_name = resource_id_parts(settings.workspace_id)
             if config.cluster.mode == "existing":
                 resource_group_name = checked(group)
-            existing = monitor.get_azure_monitor_workspace_output(azure_monitor_workspace_name=workspace_name,
-                                                                  resource_group_name=checked(group))
+            existing = monitor.get_azure_monitor_workspace_output(
+                azure_monitor_workspace_name=workspace_name, resource_group_name=checked(group)
+            )
             workspace_id: pulumi.Output[str] = checked(settings.workspace_id)
-            workspace_location = existing.location
-            self.prometheus_query_endpoint = existing.metrics.apply(lambda m: m.prometheus_query_endpoint if m else None)
+            workspace_location: pulumi.Input[str] = existing.location
+            self.prometheus_query_endpoint = existing.metrics.apply(
+                lambda m: m.prometheus_query_endpoint if m else None
+            )
         else:
-            workspace = monitor.AzureMonitorWorkspace(f"{name}-workspace", resource_group_name=resource_group_name,
-                                                      location=config.location, opts=child)
+            workspace = monitor.AzureMonitorWorkspace(
+                f"{name}-workspace", resource_group_name=resource_group_name, location=config.location, opts=child
+            )
             workspace_id, workspace_location = workspace.id, config.location
-            self.prometheus_query_endpoint = workspace.metrics.apply(lambda m: m.prometheus_query_endpoint if m else None)
+            self.prometheus_query_endpoint = workspace.metrics.apply(
+                lambda m: m.prometheus_query_endpoint if m else None
+            )
         self.workspace_id = workspace_id
 
         if config.cluster.mode == "create":
             cluster_name = config.cluster.name
             endpoint = monitor.DataCollectionEndpoint(
-                f"{name}-dce", resource_group_name=resource_group_name, location=workspace_location, kind="Linux",
+                f"{name}-dce",
+                resource_group_name=resource_group_name,
+                location=workspace_location,
+                kind="Linux",
                 data_collection_endpoint_name=pulumi.Output.from_input(workspace_location).apply(
-                    lambda loc: endpoint_name(loc, cluster_name)),
-                opts=child)
+                    lambda loc: endpoint_name(loc, cluster_name)
+                ),
+                opts=child,
+            )
             rule = monitor.DataCollectionRule(
-                f"{name}-dcr", resource_group_name=resource_group_name, location=workspace_location,
+                f"{name}-dcr",
+                resource_group_name=resource_group_name,
+                location=workspace_location,
                 data_collection_rule_name=pulumi.Output.from_input(workspace_location).apply(
-                    lambda loc: rule_name(loc, cluster_name)),
-                data_collection_endpoint_id=endpoint.id, **data_collection_rule(workspace_id), opts=child)
+                    lambda loc: rule_name(loc, cluster_name)
+                ),
+                data_collection_endpoint_id=endpoint.id,
+                **data_collection_rule(workspace_id),
+                opts=child,
+            )
             monitor.DataCollectionRuleAssociation(
-                f"{name}-dcra", resource_uri=cluster.cluster_id, data_collection_rule_id=rule.id,
+                f"{name}-dcra",
+                resource_uri=cluster.cluster_id,
+                data_collection_rule_id=rule.id,
                 association_name=association_name(config.location, cluster_name),
                 description="Association of the data collection rule with the cluster's managed Prometheus add-on",
-                opts=child)
+                opts=child,
+            )
 
         if settings.grafana_id:
             _, group, existing_name = resource_id_parts(settings.grafana_id)
@@ -182,12 +225,19 @@ class Monitoring(pulumi.ComponentResource):
             return  # its owners link it and manage who administers it (module docstring)
 
         created = dashboard.Grafana(
-            f"{name}-grafana", workspace_name=grafana_name(config.cluster.name),
-            resource_group_name=resource_group_name, location=config.location,
-            sku={"name": GRAFANA_SKU}, identity={"type": "SystemAssigned"},
-            properties={"grafana_integrations": {"azure_monitor_workspace_integrations": [
-                {"azure_monitor_workspace_resource_id": workspace_id}]}},
-            opts=child)
+            f"{name}-grafana",
+            workspace_name=grafana_name(config.cluster.name),
+            resource_group_name=resource_group_name,
+            location=config.location,
+            sku={"name": GRAFANA_SKU},
+            identity={"type": "SystemAssigned"},
+            properties={
+                "grafana_integrations": {
+                    "azure_monitor_workspace_integrations": [{"azure_monitor_workspace_resource_id": workspace_id}]
+                }
+            },
+            opts=child,
+        )
         self.grafana_name = created.name
         self.grafana_url = created.properties.apply(lambda p: p.endpoint)
         admins = list(settings.grafana_admin_group_ids)
@@ -196,19 +246,34 @@ class Monitoring(pulumi.ComponentResource):
             pulumi.log.warn(
                 "kueue-aks:monitoring: the new Grafana has no admin group (monitoring.grafanaAdminGroupObjectIds, "
                 "default cluster.adminGroupObjectIds); grant Grafana Admin yourself: az role assignment create "
-                "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>", resource=self)
+                "--role 'Grafana Admin' --assignee <you> --scope <the Grafana's ID>",
+                resource=self,
+            )
 
         authorization.RoleAssignment(
-            f"{name}-grafana-reads-workspace", scope=workspace_id,
+            f"{name}-grafana-reads-workspace",
+            scope=workspace_id,
             principal_id=created.identity.apply(lambda i: i.principal_id if i else None),
-            principal_type="ServicePrincipal", role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
-            opts=child)
+            principal_type="ServicePrincipal",
+            role_definition_id=role_definition(client.subscription_id, MONITORING_DATA_READER_ROLE),
+            opts=child,
+        )
         for i, group_id in enumerate(admins):
             authorization.RoleAssignment(
-                f"{name}-grafana-admin-group-{i}", scope=created.id, principal_id=group_id, principal_type="Group",
-                role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE), opts=child)
+                f"{name}-grafana-admin-group-{i}",
+                scope=created.id,
+                principal_id=group_id,
+                principal_type="Group",
+                role_definition_id=role_definition(client.subscription_id, GRAFANA_ADMIN_ROLE),
+                opts=child,
+            )
         if not admins and deployer is not None:
             # No admin group: whoever deployed opens the dashboard, as it administers the cluster
             # (cluster.deployerAdmin; its principal type is read from its token, never assumed).
-            deployer.assign(f"{name}-grafana-admin-deployer", self, created.id, GRAFANA_ADMIN_ROLE,
-                            "kueue-aks: the identity that ran pulumi up administers the Grafana it made")
+            deployer.assign(
+                f"{name}-grafana-admin-deployer",
+                self,
+                created.id,
+                GRAFANA_ADMIN_ROLE,
+                "kueue-aks: the identity that ran pulumi up administers the Grafana it made",
+            )

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import KUEUE_NAMESPACE, StackConfig
+from ..config.names import KUEUE_NAMESPACE
+from ..config.stack import StackConfig
 from ..kueue.values import CONTROLLER_POD_LABELS, KUEUE_RELEASE_NAME
 
 SCRAPER = "kueue-aks-metrics-scraper"
@@ -71,12 +72,14 @@ def scraper_identity(config: StackConfig) -> list[dict[str, Any]]:
             # A Secret of this type gets a non-expiring token from the token controller
             # (kubernetes.io/docs/concepts/configuration/secret#serviceaccount-token-secrets): the
             # monitor needs a Secret to name, and a TokenRequest token would expire.
-            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
-            "metadata": {"name": SCRAPER_TOKEN_SECRET, **meta,
-                         "annotations": {SERVICE_ACCOUNT_ANNOTATION: SCRAPER}},
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {"name": SCRAPER_TOKEN_SECRET, **meta, "annotations": {SERVICE_ACCOUNT_ANNOTATION: SCRAPER}},
         },
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
             "metadata": {"name": SCRAPER, "labels": dict(LABELS)},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": METRICS_READER_ROLE},
             "subjects": [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": namespace}],
@@ -91,19 +94,25 @@ def service_monitor(config: StackConfig) -> dict[str, Any] | None:
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchNames": [KUEUE_NAMESPACE]},
         "selector": {"matchLabels": dict(METRICS_SERVICE_LABELS)},
-        "endpoints": [{
-            "port": METRICS_PORT_NAME,
-            "scheme": "https",
-            "path": "/metrics",
-            "interval": SCRAPE_INTERVAL,
-            "authorization": {"type": "Bearer", "credentials": {"name": SCRAPER_TOKEN_SECRET, "key": SCRAPER_TOKEN_KEY}},
-            "tlsConfig": {"insecureSkipVerify": True},
-        }],
+        "endpoints": [
+            {
+                "port": METRICS_PORT_NAME,
+                "scheme": "https",
+                "path": "/metrics",
+                "interval": SCRAPE_INTERVAL,
+                "authorization": {
+                    "type": "Bearer",
+                    "credentials": {"name": SCRAPER_TOKEN_SECRET, "key": SCRAPER_TOKEN_KEY},
+                },
+                "tlsConfig": {"insecureSkipVerify": True},
+            }
+        ],
     }
     if api_version == AZURE_MONITOR_API_VERSION:
         spec |= AZURE_LABEL_LIMITS
     return {
-        "apiVersion": api_version, "kind": "ServiceMonitor",
+        "apiVersion": api_version,
+        "kind": "ServiceMonitor",
         "metadata": {"name": SERVICE_MONITOR, "namespace": scrape_namespace(config), "labels": dict(LABELS)},
         "spec": spec,
     }

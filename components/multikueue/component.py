@@ -11,13 +11,14 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.sync_await import _sync_await
 
 from ..cluster.component import kubeconfig_server
-from ..config import ConfigError, StackConfig
+from ..config.checks import ConfigError
+from ..config.stack import StackConfig
 from ..k8s.manifest import ObjectResource
 from .manager import Worker, secret_object, worker_problems
 from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, access_objects, worker_facts, worker_kubeconfig
 
 
-def read_workers(config: StackConfig) -> tuple[list[Worker], dict[str, pulumi.Output[str]]]:
+def read_workers(config: StackConfig) -> tuple[list[Worker], dict[str, pulumi.Output[Any]]]:
     """A manager's workers with the facts their stacks export, checked against this stack, and
     their kubeconfigs (secret outputs); nothing for any other stack.
 
@@ -54,19 +55,38 @@ class MultiKueueWorker(pulumi.ComponentResource):
     """The ServiceAccount a manager's Kueue acts as in this cluster, its rules and token, and the
     facts a manager plans with. `kubeconfig` is a secret; `facts` is plain data."""
 
-    def __init__(self, name: str, config: StackConfig, *, server: pulumi.Input[str],
-                 namespace: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        *,
+        server: pulumi.Input[str],
+        namespace: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
         *grants, token = access_objects(config)
         created: list[pulumi.Resource] = []
         for obj in grants:
-            created.append(ObjectResource(f"{name}-{obj['kind'].lower()}", obj, opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*namespace, *created])))
+            created.append(
+                ObjectResource(
+                    f"{name}-{obj['kind'].lower()}",
+                    obj,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*namespace, *created]),
+                )
+            )
         # Typed, so its `data` can be read back: the provider waits until the token controller filled it.
-        self.token_secret = k8s.core.v1.Secret(f"{name}-token", metadata=token["metadata"], type=token["type"],
-                                               opts=pulumi.ResourceOptions(parent=self, depends_on=created))
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(pulumi.Output.all(server, self.token_secret.data).apply(
-            lambda parts: worker_kubeconfig(config.cluster.name, parts[0], parts[1])))
+        self.token_secret = k8s.core.v1.Secret(
+            f"{name}-token",
+            metadata=token["metadata"],
+            type=token["type"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=created),
+        )
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
+            pulumi.Output.all(server, self.token_secret.data).apply(
+                lambda parts: worker_kubeconfig(config.cluster.name, parts[0], parts[1])
+            )
+        )
         self.facts: Mapping[str, Any] = worker_facts(config)
         self.register_outputs({FACTS_OUTPUT: self.facts, KUBECONFIG_OUTPUT: self.kubeconfig})
 
@@ -76,13 +96,25 @@ class MultiKueueManager(pulumi.ComponentResource):
     MultiKueueCluster (created with the other Kueue objects) points. A new token on a worker
     reaches the Secret on the manager's next `up`; Kueue watches the Secret and reconnects."""
 
-    def __init__(self, name: str, workers: Sequence[Worker], kubeconfigs: Mapping[str, pulumi.Output[str]], *,
-                 namespace: Sequence[pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        workers: Sequence[Worker],
+        kubeconfigs: Mapping[str, pulumi.Output[str]],
+        *,
+        namespace: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueManager", name, None, opts)
         secrets = {w.name: secret_object(w.name, kubeconfigs[w.name]) for w in workers}
         self.secrets = [
-            k8s.core.v1.Secret(f"{name}-{worker}", metadata=obj["metadata"], type=obj["type"],
-                               string_data=obj["stringData"], opts=pulumi.ResourceOptions(parent=self, depends_on=list(namespace)))
+            k8s.core.v1.Secret(
+                f"{name}-{worker}",
+                metadata=obj["metadata"],
+                type=obj["type"],
+                string_data=obj["stringData"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(namespace)),
+            )
             for worker, obj in secrets.items()
         ]
         self.workers = {w.name: w.stack for w in workers}

@@ -16,15 +16,27 @@ which this program does not build); jobs for it are submitted to that worker dir
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..facts.capacity import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from ..config import KUEUE_NAMESPACE, NAMESPACE, Problem, StackConfig
-from ..kueue.objects import (API_VERSION, QueueSet, QuotaRow, cohort, format_quantity, local_queue, namespace,
-                             object_meta, priority_classes, resource_group, team_cluster_queue)
+from ..config.checks import Problem
+from ..config.names import KUEUE_NAMESPACE, NAMESPACE
+from ..config.stack import StackConfig
+from ..k8s.meta import object_meta
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, format_quantity
+from ..kueue.objects import (
+    API_VERSION,
+    QueueSet,
+    QuotaRow,
+    cohort,
+    local_queue,
+    namespace,
+    priority_classes,
+    resource_group,
+    team_cluster_queue,
+)
 from ..kueue.values import kueue_frameworks
 from .worker import FACTS_OUTPUT, FACTS_VERSION, FRAMEWORK_RESOURCES
 
@@ -62,58 +74,121 @@ def worker_problems(config: StackConfig, workers: Sequence[Worker]) -> list[Prob
     frameworks = kueue_frameworks(config)
     for framework in frameworks:
         if framework not in FRAMEWORK_RESOURCES:
-            problems.append(Problem(f"{NAMESPACE}:kueue.frameworks", (
-                f"{framework!r} has no MultiKueue adapter in Kueue {config.kueue.version}: a manager would reject "
-                "every such workload; remove it from the manager's frameworks")))
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:kueue.frameworks",
+                    (
+                        f"{framework!r} has no MultiKueue adapter in Kueue {config.kueue.version}: a manager would "
+                        "reject "
+                        "every such workload; remove it from the manager's frameworks"
+                    ),
+                )
+            )
     queue_names: dict[str, tuple[str, dict[str, str]]] = {}  # team -> (first worker, its mirrored LocalQueues)
     for i, worker in enumerate(workers):
         path = f"{NAMESPACE}:multiKueue.workers[{i}]"
         facts = worker.facts
         where = f"worker {worker.name!r} (stack {worker.stack})"
         if facts is None:
-            problems.append(Problem(f"{path}.stack", (
-                f"{where} has no {FACTS_OUTPUT} output: deploy it first (pulumi up on a stack with multiKueue.role: "
-                "worker); a worker that was destroyed must be removed from multiKueue.workers")))
+            problems.append(
+                Problem(
+                    f"{path}.stack",
+                    (
+                        f"{where} has no {FACTS_OUTPUT} output: deploy it first (pulumi up on a stack with "
+                        "multiKueue.role: "
+                        "worker); a worker that was destroyed must be removed from multiKueue.workers"
+                    ),
+                )
+            )
             continue
         if facts.get("factsVersion") != FACTS_VERSION:
-            problems.append(Problem(f"{path}.stack", (
-                f"{where} was deployed by another kueue-aks version (facts version {facts.get('factsVersion')!r}, "
-                f"this program reads {FACTS_VERSION}); run pulumi up on the worker with this version first")))
+            problems.append(
+                Problem(
+                    f"{path}.stack",
+                    (
+                        f"{where} was deployed by another kueue-aks version (facts version "
+                        f"{facts.get('factsVersion')!r}, "
+                        f"this program reads {FACTS_VERSION}); run pulumi up on the worker with this version first"
+                    ),
+                )
+            )
             continue
         if facts["kueueVersion"] != config.kueue.running_version:
-            problems.append(Problem(f"{path}.stack", (
-                f"{where} runs Kueue {facts['kueueVersion']}, this manager {config.kueue.running_version}: manager and "
-                "workers must run the same pinned version (kueue.version); upgrade them together")))
+            problems.append(
+                Problem(
+                    f"{path}.stack",
+                    (
+                        f"{where} runs Kueue {facts['kueueVersion']}, this manager {config.kueue.running_version}: "
+                        "manager and "
+                        "workers must run the same pinned version (kueue.version); upgrade them together"
+                    ),
+                )
+            )
         missing = [f for f in frameworks if f not in facts["frameworks"]]
         if missing:
-            problems.append(Problem(f"{path}.stack", (
-                f"{where} does not run {', '.join(missing)}, which this manager enables: Kueue keeps a worker "
-                "without a kind's CRD disconnected; enable them on the worker (kueue.frameworks, and governance "
-                "for 'pod') or remove them from the manager's")))
+            problems.append(
+                Problem(
+                    f"{path}.stack",
+                    (
+                        f"{where} does not run {', '.join(missing)}, which this manager enables: Kueue keeps a worker "
+                        "without a kind's CRD disconnected; enable them on the worker (kueue.frameworks, and "
+                        "governance "
+                        "for 'pod') or remove them from the manager's"
+                    ),
+                )
+            )
         for pc in config.priority_classes:
             value = facts["priorityClasses"].get(pc.name)
             if value != pc.value:
-                problems.append(Problem(f"{path}.stack", (
-                    f"{where} has priority class {pc.name!r} " + ("missing" if value is None else f"= {value}")
-                    + f", this manager {pc.value}: jobs that name it are created on the worker with its class; "
-                    "give every stack the same priorityClasses")))
+                problems.append(
+                    Problem(
+                        f"{path}.stack",
+                        (
+                            f"{where} has priority class {pc.name!r} "
+                            + ("missing" if value is None else f"= {value}")
+                            + f", this manager {pc.value}: jobs that name it are created on the worker with its class; "
+                            "give every stack the same priorityClasses"
+                        ),
+                    )
+                )
         for team in config.teams:
             if team.name not in facts["teams"]:
-                problems.append(Problem(f"{path}.stack", (
-                    f"{where} has no team {team.name!r}: Kueue runs a job on a worker only in the same namespace "
-                    "and LocalQueue as on the manager; add the team to the worker stack")))
+                problems.append(
+                    Problem(
+                        f"{path}.stack",
+                        (
+                            f"{where} has no team {team.name!r}: Kueue runs a job on a worker only in the same "
+                            "namespace "
+                            "and LocalQueue as on the manager; add the team to the worker stack"
+                        ),
+                    )
+                )
                 continue
             mirrored = _mirrored(facts, team.name)
             if not mirrored:
-                problems.append(Problem(f"{path}.stack", (
-                    f"{where}: team {team.name!r} has only topology-aware pools there, which a manager does not "
-                    "dispatch to; give it an ordinary pool on the worker")))
+                problems.append(
+                    Problem(
+                        f"{path}.stack",
+                        (
+                            f"{where}: team {team.name!r} has only topology-aware pools there, which a manager does "
+                            "not "
+                            "dispatch to; give it an ordinary pool on the worker"
+                        ),
+                    )
+                )
                 continue
             first = queue_names.setdefault(team.name, (worker.name, mirrored))
             if sorted(first[1]) != sorted(mirrored):
-                problems.append(Problem(f"{path}.stack", (
-                    f"{where}: team {team.name!r} has LocalQueues {', '.join(sorted(mirrored))}, worker "
-                    f"{first[0]!r} has {', '.join(sorted(first[1]))}: the LocalQueue names must match on every worker")))
+                problems.append(
+                    Problem(
+                        f"{path}.stack",
+                        (
+                            f"{where}: team {team.name!r} has LocalQueues {', '.join(sorted(mirrored))}, worker "
+                            f"{first[0]!r} has {', '.join(sorted(first[1]))}: the LocalQueue names must match on "
+                            "every worker"
+                        ),
+                    )
+                )
     return problems
 
 
@@ -163,8 +238,12 @@ def worker_quotas(config: StackConfig, workers: Sequence[Worker]) -> list[Worker
     for team in config.teams:
         for flavor in _flavors(workers):
             for resource in _resources(workers):
-                held = {w.name: amount for w in workers if w.facts is not None
-                        and (amount := _team_quota(w.facts, team.name, flavor["name"], resource)) is not None}
+                held = {
+                    w.name: amount
+                    for w in workers
+                    if w.facts is not None
+                    and (amount := _team_quota(w.facts, team.name, flavor["name"], resource)) is not None
+                }
                 if held:
                     rows.append(WorkerQuota(team.name, flavor["name"], resource, held))
     return rows
@@ -172,8 +251,12 @@ def worker_quotas(config: StackConfig, workers: Sequence[Worker]) -> list[Worker
 
 def _capacity(workers: Sequence[Worker], flavor: str, resource: str) -> int:
     """A flavor's capacity summed over the workers that have it."""
-    return sum(f["capacity"].get(resource, 0) for w in workers for f in (w.facts or {}).get("flavors", [])
-               if f["name"] == flavor)
+    return sum(
+        f["capacity"].get(resource, 0)
+        for w in workers
+        for f in (w.facts or {}).get("flavors", [])
+        if f["name"] == flavor
+    )
 
 
 def _cohort_remainder(workers: Sequence[Worker], flavor: str, resource: str) -> int:
@@ -189,8 +272,15 @@ def manager_quota_table(config: StackConfig, workers: Sequence[Worker]) -> list[
     for flavor in _flavors(workers):
         for resource in _resources(workers):
             teams = {q.team: q.total for q in quotas if q.flavor == flavor["name"] and q.resource == resource}
-            rows.append(QuotaRow(flavor["name"], resource, _capacity(workers, flavor["name"], resource),
-                                 teams, _cohort_remainder(workers, flavor["name"], resource)))
+            rows.append(
+                QuotaRow(
+                    flavor["name"],
+                    resource,
+                    _capacity(workers, flavor["name"], resource),
+                    teams,
+                    _cohort_remainder(workers, flavor["name"], resource),
+                )
+            )
     return rows
 
 
@@ -211,10 +301,19 @@ def _share(workers: Sequence[Worker], team: str) -> Decimal:
     return Decimal(_first_facts(workers)["teams"][team]["share"])
 
 
+def _amount_of(team: str) -> Callable[[QuotaRow], int | None]:
+    """A row's amount for `team` (None where the team has none)."""
+    return lambda row: row.teams.get(team)
+
+
 def cluster_object(worker: str) -> dict[str, Any]:
     """The MultiKueueCluster of a worker, reading its kubeconfig from the worker's Secret."""
-    return {"apiVersion": API_VERSION, "kind": "MultiKueueCluster", "metadata": object_meta(worker),
-            "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret(worker)}}}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "MultiKueueCluster",
+        "metadata": object_meta(worker),
+        "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret(worker)}}},
+    }
 
 
 def manager_objects(config: StackConfig, workers: Sequence[Worker], rows: list[QuotaRow]) -> list[dict[str, Any]]:
@@ -223,22 +322,46 @@ def manager_objects(config: StackConfig, workers: Sequence[Worker], rows: list[Q
     resources = _resources(workers)
     objects: list[dict[str, Any]] = [
         {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": object_meta(f["name"]), "spec": {}}
-        for f in _flavors(workers)]
+        for f in _flavors(workers)
+    ]
     objects.append(cohort(resources, rows))
     objects += [cluster_object(w.name) for w in workers]
-    objects.append({"apiVersion": API_VERSION, "kind": "MultiKueueConfig", "metadata": object_meta(MULTIKUEUE_CONFIG),
-                    "spec": {"clusters": [w.name for w in workers]}})
-    objects.append({"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": object_meta(ADMISSION_CHECK),
-                    "spec": {"controllerName": MULTIKUEUE_CONTROLLER, "parameters": {
-                        "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE_CONFIG}}})
+    objects.append(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "MultiKueueConfig",
+            "metadata": object_meta(MULTIKUEUE_CONFIG),
+            "spec": {"clusters": [w.name for w in workers]},
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": API_VERSION,
+            "kind": "AdmissionCheck",
+            "metadata": object_meta(ADMISSION_CHECK),
+            "spec": {
+                "controllerName": MULTIKUEUE_CONTROLLER,
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": MULTIKUEUE_CONFIG},
+            },
+        }
+    )
     # One check for every flavor: Kueue keeps a ClusterQueue with a per-flavor MultiKueue check inactive.
-    objects += [team_cluster_queue(t.name, t.name, _share(workers, t.name),
-                                   resource_group(resources, rows, lambda r, team=t.name: r.teams.get(team), t.borrowing),
-                                   [{"name": ADMISSION_CHECK}])
-                for t in config.teams]
+    objects += [
+        team_cluster_queue(
+            t.name,
+            t.name,
+            _share(workers, t.name),
+            resource_group(resources, rows, _amount_of(t.name), t.borrowing),
+            [{"name": ADMISSION_CHECK}],
+        )
+        for t in config.teams
+    ]
     objects += [namespace(t) for t in config.teams]
-    objects += [local_queue(lq, team, cq) for team, queues in manager_local_queues(config, workers).items()
-                for lq, cq in queues.items()]
+    objects += [
+        local_queue(lq, team, cq)
+        for team, queues in manager_local_queues(config, workers).items()
+        for lq, cq in queues.items()
+    ]
     objects += priority_classes(config)
     return objects
 
@@ -256,13 +379,22 @@ def manager_queue_set(config: StackConfig, workers: Sequence[Worker]) -> QueueSe
     """A manager's Kueue objects, capacity, quota rows and LocalQueues, all from its workers' facts
     (the quota table computed once)."""
     rows = manager_quota_table(config, workers)
-    local_queues = {team: {lq: {"clusterQueue": cq, "topologyAware": False, "workers": [w.name for w in workers]}
-                           for lq, cq in queues.items()}
-                    for team, queues in manager_local_queues(config, workers).items()}
+    local_queues = {
+        team: {
+            lq: {"clusterQueue": cq, "topologyAware": False, "workers": [w.name for w in workers]}
+            for lq, cq in queues.items()
+        }
+        for team, queues in manager_local_queues(config, workers).items()
+    }
     return QueueSet(manager_objects(config, workers, rows), manager_capacity(rows), rows, local_queues)
 
 
 def secret_object(worker: str, kubeconfig: Any) -> dict[str, Any]:
     """The manager's Secret for a worker's kubeconfig (in the program a secret Output)."""
-    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-            "metadata": object_meta(kubeconfig_secret(worker), KUEUE_NAMESPACE), "stringData": {SECRET_KEY: kubeconfig}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": object_meta(kubeconfig_secret(worker), KUEUE_NAMESPACE),
+        "stringData": {SECRET_KEY: kubeconfig},
+    }

@@ -17,8 +17,10 @@ from typing import Any
 
 import yaml
 
-from ..config import KUEUE_NAMESPACE, StackConfig
-from ..kueue.objects import local_queue_targets, object_meta, quota_table, team_queues
+from ..config.names import KUEUE_NAMESPACE
+from ..config.stack import StackConfig
+from ..k8s.meta import object_meta
+from ..kueue.objects import local_queue_targets, quota_table, team_queues
 from ..kueue.values import kueue_frameworks
 
 SERVICE_ACCOUNT = "kueue-aks-multikueue"
@@ -71,8 +73,12 @@ def worker_rules(config: StackConfig) -> list[dict[str, Any]]:
         rules.append({"apiGroups": [group], "resources": [resource], "verbs": verbs})
         rules.append({"apiGroups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
     # The manager creates the remote Workload, updates it, and writes its status (admission, eviction).
-    rules.append({"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*_JOB_VERBS, "update", "patch"]})
-    rules.append({"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]})
+    rules.append(
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": [*_JOB_VERBS, "update", "patch"]}
+    )
+    rules.append(
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]}
+    )
     return rules
 
 
@@ -80,15 +86,29 @@ def access_objects(config: StackConfig) -> list[dict[str, Any]]:
     """The ServiceAccount, its ClusterRole and binding, and its token Secret, in apply order."""
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": object_meta(SERVICE_ACCOUNT, KUEUE_NAMESPACE)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": object_meta(CLUSTER_ROLE),
-         "rules": worker_rules(config)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": object_meta(CLUSTER_ROLE),
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CLUSTER_ROLE},
-         "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": KUEUE_NAMESPACE}]},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": object_meta(CLUSTER_ROLE),
+            "rules": worker_rules(config),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": object_meta(CLUSTER_ROLE),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CLUSTER_ROLE},
+            "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": KUEUE_NAMESPACE}],
+        },
         # The token controller fills in `token` and `ca.crt` (the cluster's CA, base64 in `data`).
-        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
-         "metadata": {**object_meta(TOKEN_SECRET, KUEUE_NAMESPACE),
-                      "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT}}},
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/service-account-token",
+            "metadata": {
+                **object_meta(TOKEN_SECRET, KUEUE_NAMESPACE),
+                "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT},
+            },
+        },
     ]
 
 
@@ -96,15 +116,22 @@ def worker_kubeconfig(cluster: str, server: str, token_secret_data: Mapping[str,
     """The kubeconfig a manager stores for this worker, from the token Secret's `data` (base64):
     the token and the CA inline, as Kueue requires."""
     user = f"{SERVICE_ACCOUNT}@{cluster}"
-    return yaml.safe_dump({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster, "cluster": {"server": server,
-                                                     "certificate-authority-data": token_secret_data["ca.crt"]}}],
-        "users": [{"name": user, "user": {"token": base64.b64decode(token_secret_data["token"]).decode()}}],
-        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
-        "current-context": cluster,
-    }, sort_keys=False)
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": cluster,
+                    "cluster": {"server": server, "certificate-authority-data": token_secret_data["ca.crt"]},
+                }
+            ],
+            "users": [{"name": user, "user": {"token": base64.b64decode(token_secret_data["token"]).decode()}}],
+            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
+            "current-context": cluster,
+        },
+        sort_keys=False,
+    )
 
 
 def worker_facts(config: StackConfig) -> dict[str, Any]:
@@ -133,11 +160,22 @@ def worker_facts(config: StackConfig) -> dict[str, Any]:
         "location": config.location,
         "frameworks": kueue_frameworks(config),
         "priorityClasses": {pc.name: pc.value for pc in config.priority_classes},
-        "flavors": [{"name": name, "gpu": config.pool(name).is_gpu, "topologyAware": config.pool(name).topology,
-                     "capacity": capacity[name]} for name in capacity],
-        "teams": {t.name: {"share": f"{t.share.normalize():f}",
-                           "localQueues": {lq: q.name for lq, q in local_queue_targets(config, t).items()}}
-                  for t in config.teams},
+        "flavors": [
+            {
+                "name": name,
+                "gpu": config.pool(name).is_gpu,
+                "topologyAware": config.pool(name).topology,
+                "capacity": capacity[name],
+            }
+            for name in capacity
+        ],
+        "teams": {
+            t.name: {
+                "share": f"{t.share.normalize():f}",
+                "localQueues": {lq: q.name for lq, q in local_queue_targets(config, t).items()},
+            }
+            for t in config.teams
+        },
         "clusterQueues": queues,
         "cohort": cohort,
     }

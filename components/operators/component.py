@@ -14,14 +14,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config import StackConfig
+from ..config.stack import StackConfig
 from ..k8s.charts import ChartRef
 from ..k8s.helm import chart_namespace, release
-from ..kueue.install import webhook_retry_callback
 from ..k8s.manifest import ObjectResource, admission_policy
+from ..kueue.install import webhook_retry_callback
 from .crd_chart import charts_dir, crd_chart, write_chart
-from .policies import rayservice_guard
 from .installs import TRAINER_WEBHOOK_HOST, Install, installs, trainer_runtimes
+from .policies import rayservice_guard
 
 
 def _label(obj: dict[str, object]) -> str:
@@ -51,8 +51,14 @@ class JobOperators(pulumi.ComponentResource):
             chart = crd_chart(key, install.pin.version, install.crds)
             # Written before the release registers: the provider reads the folder when it checks the release.
             path = write_chart(chart, charts_dir())
-            self.crds[key] = release(self, f"{name}-{key}-crds", namespace=ns, release_name=chart.name,
-                                     chart=ChartRef(chart=str(path), version=chart.version), values={})
+            self.crds[key] = release(
+                self,
+                f"{name}-{key}-crds",
+                namespace=ns,
+                release_name=chart.name,
+                chart=ChartRef(chart=str(path), version=chart.version),
+                values={},
+            )
             # What it cannot start without is the other operator's CRDs (Trainer watches JobSets), not its controller.
             needs = [self.crds[k] for k in install.operator.needs if k in self.crds]
             self.releases[key] = self._install(f"{name}-{key}", install, ns, [self.crds[key], *needs])
@@ -64,23 +70,52 @@ class JobOperators(pulumi.ComponentResource):
 
         self.runtimes: list[pulumi.Resource] = []
         if "trainer" in self.releases:
-            retry = pulumi.ResourceHookBinding(on_error=[pulumi.ErrorHook(
-                f"{name}-trainer-webhook-retry", webhook_retry_callback(hosts=(TRAINER_WEBHOOK_HOST,)))])
-            self.runtimes = [ObjectResource(f"{name}-trainer-{_label(obj)}", obj, opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[self.releases["trainer"]], hooks=retry)) for obj in trainer_runtimes()]
+            retry = pulumi.ResourceHookBinding(
+                on_error=[
+                    pulumi.ErrorHook(
+                        f"{name}-trainer-webhook-retry", webhook_retry_callback(hosts=(TRAINER_WEBHOOK_HOST,))
+                    )
+                ]
+            )
+            self.runtimes = [
+                ObjectResource(
+                    f"{name}-trainer-{_label(obj)}",
+                    obj,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.releases["trainer"]], hooks=retry),
+                )
+                for obj in trainer_runtimes()
+            ]
         self.register_outputs({"versions": self.versions})
 
-    def _install(self, name: str, install: Install, ns: k8s.core.v1.Namespace,
-                 depends_on: list[pulumi.Resource]) -> pulumi.Resource:
+    def _install(
+        self, name: str, install: Install, ns: k8s.core.v1.Namespace, depends_on: list[pulumi.Resource]
+    ) -> pulumi.Resource:
         """The operator's release, or for a manifest install its Deployment (awaited until Ready)."""
         if install.chart is not None:
-            return release(self, name, namespace=ns, release_name=install.operator.release_name, chart=install.chart,
-                           values=install.values, depends_on=depends_on, skip_crds=True)
+            return release(
+                self,
+                name,
+                namespace=ns,
+                release_name=install.operator.release_name,
+                chart=install.chart,
+                values=install.values,
+                depends_on=depends_on,
+                skip_crds=True,
+            )
         # RBAC, Service, webhook configuration, Secret: each needs only its namespace (if it has one).
-        created = {_label(obj): ObjectResource(f"{name}-{_label(obj)}", obj, opts=pulumi.ResourceOptions(
-            parent=self, depends_on=[ns] if "namespace" in obj["metadata"] else []))
-            for obj in install.objects if obj["kind"] != "Deployment"}
+        created = {
+            _label(obj): ObjectResource(
+                f"{name}-{_label(obj)}",
+                obj,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[ns] if "namespace" in obj["metadata"] else []),
+            )
+            for obj in install.objects
+            if obj["kind"] != "Deployment"
+        }
         (deployment,) = [obj for obj in install.objects if obj["kind"] == "Deployment"]
         needed = [created[_label(obj)] for obj in install.controller_needs()]
-        return ObjectResource(f"{name}-{_label(deployment)}", deployment,
-                              opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, *depends_on, *needed]))
+        return ObjectResource(
+            f"{name}-{_label(deployment)}",
+            deployment,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns, *depends_on, *needed]),
+        )

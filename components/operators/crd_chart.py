@@ -64,15 +64,24 @@ def release_name(operator_key: str) -> str:
 
 def crd_chart(operator_key: str, version: str, crds: list[dict[str, Any]]) -> CrdChart:
     """The chart of one operator's CRDs, each file the CRD exactly as its module ships it."""
-    files = {f"files/{crd['metadata']['name']}.json": json.dumps(crd, sort_keys=True, separators=(",", ":")) + "\n"
-             for crd in crds}
+    files = {
+        f"files/{crd['metadata']['name']}.json": json.dumps(crd, sort_keys=True, separators=(",", ":")) + "\n"
+        for crd in crds
+    }
     digest = hashlib.sha256("".join(f"{p}\n{files[p]}" for p in sorted(files)).encode()).hexdigest()[:16]
     name = release_name(operator_key)
     chart_version = f"{version}+crds.{digest}"
-    meta = {"apiVersion": "v2", "name": name, "version": chart_version, "appVersion": version, "type": "application",
-            "description": f"The CustomResourceDefinitions of {operator_key} {version}, written by kueue-aks."}
-    return CrdChart(name, chart_version,
-                    {"Chart.yaml": json.dumps(meta, indent=2) + "\n", "templates/crds.yaml": TEMPLATE, **files})
+    meta = {
+        "apiVersion": "v2",
+        "name": name,
+        "version": chart_version,
+        "appVersion": version,
+        "type": "application",
+        "description": f"The CustomResourceDefinitions of {operator_key} {version}, written by kueue-aks.",
+    }
+    return CrdChart(
+        name, chart_version, {"Chart.yaml": json.dumps(meta, indent=2) + "\n", "templates/crds.yaml": TEMPLATE, **files}
+    )
 
 
 def charts_dir(environ: Mapping[str, str] = os.environ) -> Path:

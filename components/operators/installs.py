@@ -20,10 +20,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..k8s.charts import ChartRef, chart_ref
-from ..config import OperatorSettings, StackConfig
-from ..kueue.values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
+from ..config.operators import OperatorSettings
+from ..config.stack import StackConfig
 from ..facts.operators import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
+from ..k8s.charts import ChartRef, chart_ref
+from ..kueue.values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from .sources import module_documents
 
 # Kueue's pytorchjob…jaxjob frameworks → the Training Operator's --enable-scheme names.
@@ -51,13 +52,20 @@ class Install:
         configuration whose caBundle its cert rotator fills. Not the aggregated user roles
         (admin/edit/view) a manifest also ships."""
         ns = self.namespace
-        bindings = [o for o in self.objects if o["kind"] == "ClusterRoleBinding"
-                    and any(s.get("namespace") == ns for s in o.get("subjects") or [])]
+        bindings = [
+            o
+            for o in self.objects
+            if o["kind"] == "ClusterRoleBinding" and any(s.get("namespace") == ns for s in o.get("subjects") or [])
+        ]
         roles = {b["roleRef"]["name"] for b in bindings}
-        return [o for o in self.objects if o in bindings
-                or (o["kind"] in ("ServiceAccount", "Secret", "Service") and o["metadata"].get("namespace") == ns)
-                or (o["kind"] == "ClusterRole" and o["metadata"]["name"] in roles)
-                or o["kind"] == "ValidatingWebhookConfiguration"]
+        return [
+            o
+            for o in self.objects
+            if o in bindings
+            or (o["kind"] in ("ServiceAccount", "Secret", "Service") and o["metadata"].get("namespace") == ns)
+            or (o["kind"] == "ClusterRole" and o["metadata"]["name"] in roles)
+            or o["kind"] == "ValidatingWebhookConfiguration"
+        ]
 
 
 def pin_of(config: StackConfig, key: str) -> Pin:
@@ -70,8 +78,13 @@ def managed(config: StackConfig) -> list[OperatorSettings]:
 
 def installs(config: StackConfig) -> list[Install]:
     """One Install per operator the stack manages, in catalog order."""
-    builders = {"kuberay": _kuberay, "jobset": _jobset, "trainer": _trainer, "mpiOperator": _mpi_operator,
-                "trainingOperator": _training_operator}
+    builders = {
+        "kuberay": _kuberay,
+        "jobset": _jobset,
+        "trainer": _trainer,
+        "mpiOperator": _mpi_operator,
+        "trainingOperator": _training_operator,
+    }
     return [builders[o.key](config, o) for o in managed(config)]
 
 
@@ -81,8 +94,10 @@ def operator_objects(config: StackConfig) -> list[dict[str, Any]]:
     manifest installs' objects, then the runtimes once Trainer serves."""
     done = installs(config)
     runtimes = trainer_runtimes() if any(i.operator.key == TRAINER.key for i in done) else []
-    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
-                  for n in dict.fromkeys(i.namespace for i in done)]
+    namespaces = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+        for n in dict.fromkeys(i.namespace for i in done)
+    ]
     return namespaces + [o for i in done for o in i.crds] + [o for i in done for o in i.objects] + runtimes
 
 
@@ -184,11 +199,19 @@ def _training_operator(config: StackConfig, settings: OperatorSettings) -> Insta
     pin = pin_of(config, TRAINING_OPERATOR.key)
     base = "manifests/base"
     schemes = [TRAINING_SCHEMES[f] for f in config.kueue.frameworks if f in TRAINING_SCHEMES]
-    crds = [d for s in schemes for d in module_documents(pin.module, f"{base}/crds/kubeflow.org_{s}s.yaml", mutable=False)]
+    crds = [
+        d for s in schemes for d in module_documents(pin.module, f"{base}/crds/kubeflow.org_{s}s.yaml", mutable=False)
+    ]
     ns = TRAINING_OPERATOR.namespace
     objects: list[dict[str, Any]] = []
-    for path in ("rbac/cluster-role-binding.yaml", "rbac/role.yaml", "rbac/service-account.yaml",
-                 "webhook/manifests.yaml", "service.yaml", "deployment.yaml"):
+    for path in (
+        "rbac/cluster-role-binding.yaml",
+        "rbac/role.yaml",
+        "rbac/service-account.yaml",
+        "webhook/manifests.yaml",
+        "service.yaml",
+        "deployment.yaml",
+    ):
         objects += module_documents(pin.module, f"{base}/{path}")
     service = next(o for o in objects if o["kind"] == "Service")["metadata"]["name"]
     for obj in objects:
@@ -203,15 +226,26 @@ def _training_operator(config: StackConfig, settings: OperatorSettings) -> Insta
             # sets the namespace; the labels transformer adds control-plane.
             obj["metadata"]["name"] = "validator.training-operator.kubeflow.org"
             obj["metadata"].setdefault("labels", {})["control-plane"] = "kubeflow-training-operator"
-            obj["webhooks"] = [w for w in obj["webhooks"]
-                               if any(r["resources"] == [f"{s}s"] for r in w["rules"] for s in schemes)]
+            obj["webhooks"] = [
+                w for w in obj["webhooks"] if any(r["resources"] == [f"{s}s"] for r in w["rules"] for s in schemes)
+            ]
             for webhook in obj["webhooks"]:
                 webhook["clientConfig"]["service"].update(name=service, namespace=ns)
         elif kind == "Deployment":
-            _place(obj, TRAINING_OPERATOR, _image(settings, TRAINING_OPERATOR, pin),
-                   args=[f"--enable-scheme={s}" for s in schemes])
-    objects.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                    "metadata": {"name": TRAINING_WEBHOOK_CERT, "namespace": ns}})
+            _place(
+                obj,
+                TRAINING_OPERATOR,
+                _image(settings, TRAINING_OPERATOR, pin),
+                args=[f"--enable-scheme={s}" for s in schemes],
+            )
+    objects.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {"name": TRAINING_WEBHOOK_CERT, "namespace": ns},
+        }
+    )
     return Install(TRAINING_OPERATOR, pin, crds, objects=objects)
 
 
@@ -225,17 +259,29 @@ def trainer_runtimes() -> list[dict[str, Any]]:
     """The ClusterTrainingRuntime a TrainJob names (`runtimeRef`): PyTorch over a JobSet, one
     replicated job `node`. The program creates it after Trainer's webhook serves, rather than the
     chart's `runtimes.*` templates, which race that webhook on the first install (kueue#11985)."""
-    return [{
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "ClusterTrainingRuntime",
-        "metadata": {"name": TORCH_RUNTIME, "labels": {"trainer.kubeflow.org/framework": "torch"}},
-        "spec": {
-            "mlPolicy": {"numNodes": 1, "torch": {}},
-            "template": {"spec": {"replicatedJobs": [{
-                "name": "node",
-                # Trainer finds the step that runs the trainer by this label.
-                "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-                             "spec": {"template": {"spec": {"containers": [{"name": "node", "image": TORCH_IMAGE}]}}}},
-            }]}},
-        },
-    }]
+    return [
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": TORCH_RUNTIME, "labels": {"trainer.kubeflow.org/framework": "torch"}},
+            "spec": {
+                "mlPolicy": {"numNodes": 1, "torch": {}},
+                "template": {
+                    "spec": {
+                        "replicatedJobs": [
+                            {
+                                "name": "node",
+                                # Trainer finds the step that runs the trainer by this label.
+                                "template": {
+                                    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                                    "spec": {
+                                        "template": {"spec": {"containers": [{"name": "node", "image": TORCH_IMAGE}]}}
+                                    },
+                                },
+                            }
+                        ]
+                    }
+                },
+            },
+        }
+    ]

@@ -40,7 +40,9 @@ from .crd_chart import MANAGED_BY, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_AN
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 COMPONENT_TYPE = "kueue-aks:operators:JobOperators"
-_MARKER = "-customresourcedefinition-"  # the old resources' names: <component>-<operator key>-customresourcedefinition-<CRD>
+_MARKER = (
+    "-customresourcedefinition-"  # the old resources' names: <component>-<operator key>-customresourcedefinition-<CRD>
+)
 
 
 class MigrationError(RuntimeError):
@@ -76,7 +78,7 @@ def old_crds(deployment: dict[str, Any]) -> list[OldCrd]:
             continue
         prefix = _resource_name(r["parent"]) + "-"
         name = _resource_name(r["urn"])
-        key = name[len(prefix):].split(_MARKER, 1)[0] if name.startswith(prefix) and _MARKER in name else ""
+        key = name[len(prefix) :].split(_MARKER, 1)[0] if name.startswith(prefix) and _MARKER in name else ""
         if key not in OPERATORS:
             raise MigrationError(f"{r['urn']}: not named as kueue-aks names an operator's CRD; hand it over yourself")
         found.append(OldCrd(r["urn"], str(((r.get("inputs") or {}).get("metadata") or {}).get("name")), key))
@@ -87,8 +89,10 @@ def without(deployment: dict[str, Any], urns: set[str]) -> dict[str, Any]:
     """The deployment with the resources of `urns` gone, and every other resource's references to
     them (dependencies, property dependencies, deletedWith) with them."""
     if any(op.get("resource", {}).get("urn") in urns for op in deployment.get("pending_operations") or []):
-        raise MigrationError("an operation on one of these CRDs is pending from an interrupted update; "
-                             "run `pulumi refresh` (or `pulumi cancel`) first")
+        raise MigrationError(
+            "an operation on one of these CRDs is pending from an interrupted update; "
+            "run `pulumi refresh` (or `pulumi cancel`) first"
+        )
     kept = []
     for r in deployment.get("resources") or []:
         if r["urn"] in urns:
@@ -97,7 +101,9 @@ def without(deployment: dict[str, Any], urns: set[str]) -> dict[str, Any]:
         if r.get("dependencies"):
             r["dependencies"] = [u for u in r["dependencies"] if u not in urns]
         if r.get("propertyDependencies"):
-            r["propertyDependencies"] = {k: [u for u in v if u not in urns] for k, v in r["propertyDependencies"].items()}
+            r["propertyDependencies"] = {
+                k: [u for u in v if u not in urns] for k, v in r["propertyDependencies"].items()
+            }
         if r.get("deletedWith") in urns:
             del r["deletedWith"]
         kept.append(r)
@@ -109,8 +115,17 @@ def ownership_commands(crds: Sequence[OldCrd], kubectl: Sequence[str]) -> list[l
     commands = []
     for crd in crds:
         commands.append([*kubectl, "label", "--overwrite", "crd", crd.name, "=".join(MANAGED_BY)])
-        commands.append([*kubectl, "annotate", "--overwrite", "crd", crd.name,
-                         f"{RELEASE_NAME_ANNOTATION}={crd.release}", f"{RELEASE_NAMESPACE_ANNOTATION}={crd.namespace}"])
+        commands.append(
+            [
+                *kubectl,
+                "annotate",
+                "--overwrite",
+                "crd",
+                crd.name,
+                f"{RELEASE_NAME_ANNOTATION}={crd.release}",
+                f"{RELEASE_NAMESPACE_ANNOTATION}={crd.namespace}",
+            ]
+        )
     return commands
 
 
@@ -123,16 +138,21 @@ def _run(command: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.operators.migrate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m components.operators.migrate", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--stack", required=True)
     parser.add_argument("--cwd", type=Path, default=Path("."), help="the Pulumi project (default: here)")
-    parser.add_argument("--kubeconfig", type=Path, help="for kubectl (default: kubectl's own, $KUBECONFIG or ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig", type=Path, help="for kubectl (default: kubectl's own, $KUBECONFIG or ~/.kube/config)"
+    )
     parser.add_argument("--run", action="store_true", help="run the commands instead of printing them")
     args = parser.parse_args(argv)
     pulumi = ["--cwd", str(args.cwd), "--non-interactive"]
     kubectl = ["kubectl", *(["--kubeconfig", str(args.kubeconfig)] if args.kubeconfig else [])]
-    exported = subprocess.run(["pulumi", "stack", "export", "--stack", args.stack, *pulumi],
-                              capture_output=True, text=True, check=False)
+    exported = subprocess.run(
+        ["pulumi", "stack", "export", "--stack", args.stack, *pulumi], capture_output=True, text=True, check=False
+    )
     if exported.returncode != 0:
         print(f"pulumi stack export failed:\n{exported.stderr.strip()}", file=sys.stderr)
         return 2
@@ -154,8 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nrun, in this order (--run does), then `pulumi up`:")
         for command in commands:
             print(f"  {shlex.join(command)}")
-        print(f"  pulumi stack export --stack {args.stack}, drop those {len(crds)} resources and every reference to them, "
-              f"pulumi stack import --stack {args.stack}")
+        print(
+            f"  pulumi stack export --stack {args.stack}, drop those {len(crds)} resources and every reference to "
+            "them, "
+            f"pulumi stack import --stack {args.stack}"
+        )
         return 0
     try:
         for command in commands:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import MANAGED_LABEL, StackConfig
+from ..config.names import MANAGED_LABEL
+from ..config.stack import StackConfig
 from ..k8s.admission import guard
-from ..kueue.objects import COMMON_LABELS
+from ..k8s.meta import COMMON_LABELS
 
 RAYSERVICE_GUARD = "kueue-aks-rayservice-guard"
 
@@ -24,18 +25,33 @@ def rayservice_guard(config: StackConfig) -> list[dict[str, Any]]:
     frameworks = set(config.kueue.frameworks)
     if "ray.io/raycluster" not in frameworks or "ray.io/rayservice" in frameworks:
         return []
-    return guard(RAYSERVICE_GUARD, COMMON_LABELS, {
-        "matchConstraints": {
-            "resourceRules": [{"apiGroups": ["ray.io"], "apiVersions": ["*"], "operations": ["CREATE"],
-                               "resources": ["rayservices"]}],
-            "namespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
+    return guard(
+        RAYSERVICE_GUARD,
+        COMMON_LABELS,
+        {
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": ["ray.io"],
+                        "apiVersions": ["*"],
+                        "operations": ["CREATE"],
+                        "resources": ["rayservices"],
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
+            },
+            "validations": [
+                {
+                    "expression": "false",
+                    "messageExpression": (
+                        f"'{RAYSERVICE_GUARD}: RayService ' + request.namespace + '/' + object.metadata.name + ' was "
+                        "refused: in a "
+                        "team namespace Kueue queues the RayClusters a RayService creates (ray.io/raycluster is "
+                        "enabled), and "
+                        "KubeRay and Kueue would fight over them. Run RayServices in a namespace outside the teams.'"
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
         },
-        "validations": [{
-            "expression": "false",
-            "messageExpression": (
-                f"'{RAYSERVICE_GUARD}: RayService ' + request.namespace + '/' + object.metadata.name + ' was refused: in a "
-                "team namespace Kueue queues the RayClusters a RayService creates (ray.io/raycluster is enabled), and "
-                "KubeRay and Kueue would fight over them. Run RayServices in a namespace outside the teams.'"),
-            "reason": "Forbidden",
-        }],
-    })
+    )

@@ -23,7 +23,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +75,10 @@ def _checked(module: Module, data: bytes, where: str) -> bytes:
     except zipfile.BadZipFile as err:
         raise SourceError(f"{module} from {where} is not a module zip ({err})") from None
     if got != module.sum:
-        raise SourceError(f"{module} from {where} has checksum {got}, not the pinned {module.sum}; "
-                          "refusing to use it (a tampered mirror or a wrong pin)")
+        raise SourceError(
+            f"{module} from {where} has checksum {got}, not the pinned {module.sum}; "
+            "refusing to use it (a tampered mirror or a wrong pin)"
+        )
     return data
 
 
@@ -96,8 +98,10 @@ def module_zip(module: Module) -> bytes:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_SECONDS) as response:
             data = _checked(module, response.read(), url)
     except (urllib.error.URLError, TimeoutError, OSError) as err:
-        raise SourceError(f"downloading {module} from {url} failed: {err}. The operators' CRDs and manifests "
-                          "come from their Go modules; set GOPROXY to a reachable module proxy") from None
+        raise SourceError(
+            f"downloading {module} from {url} failed: {err}. The operators' CRDs and manifests "
+            "come from their Go modules; set GOPROXY to a reachable module proxy"
+        ) from None
     cached.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".part-")
     with os.fdopen(fd, "wb") as out:
@@ -106,18 +110,20 @@ def module_zip(module: Module) -> bytes:
     return data
 
 
-@lru_cache(maxsize=None)
+@cache
 def _files(module: Module) -> dict[str, bytes]:
     prefix = f"{module}/"
     with zipfile.ZipFile(io.BytesIO(module_zip(module))) as zf:
-        return {n[len(prefix):]: zf.read(n) for n in zf.namelist() if n.startswith(prefix)}
+        return {n[len(prefix) :]: zf.read(n) for n in zf.namelist() if n.startswith(prefix)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _documents(module: Module, path: str) -> tuple[dict[str, Any], ...]:
     """Parsed once per process, and kept as JSON beside the checked zip: the CRDs are large (the
     Training Operator's are 0.6 MB of YAML each) and YAML parsing is slow, JSON is not."""
-    parsed = _cache_dir() / f"{escape(module.path).replace('/', '_')}@{module.version}" / (path.replace("/", "_") + ".json")
+    parsed = (
+        _cache_dir() / f"{escape(module.path).replace('/', '_')}@{module.version}" / (path.replace("/", "_") + ".json")
+    )
     if parsed.is_file():
         try:
             return tuple(json.loads(parsed.read_bytes()))

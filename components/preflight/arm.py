@@ -33,8 +33,11 @@ from ..cluster.deployer import token_claims
 
 # azure-native's `environment` setting -> Resource Manager endpoint (learn.microsoft.com/azure/
 # azure-government/compare-azure-government-global-azure; .../china/resources-developer-guide).
-ARM_ENDPOINTS = {"public": "https://management.azure.com", "usgovernment": "https://management.usgovcloudapi.net",
-                 "china": "https://management.chinacloudapi.cn"}
+ARM_ENDPOINTS = {
+    "public": "https://management.azure.com",
+    "usgovernment": "https://management.usgovcloudapi.net",
+    "china": "https://management.chinacloudapi.cn",
+}
 # Another endpoint (a proxy, or a test server): the only way to point the check elsewhere.
 ENDPOINT_ENV = "KUEUE_AKS_ARM_ENDPOINT"
 USAGES_API = "2024-07-01"
@@ -50,7 +53,10 @@ EXTENSIONS_READ = "Microsoft.KubernetesConfiguration/extensions/read"
 PERMISSIONS = (USAGES_READ, SKUS_READ, CLUSTERS_READ, EXTENSIONS_READ)
 TIMEOUT_SECONDS = 30
 RETRIES = 3
-SKIP = "set kueue-aks:preflight.enabled: false to skip the check (pulumi config set --path kueue-aks:preflight.enabled false)"
+SKIP = (
+    "set kueue-aks:preflight.enabled: false to skip the check "
+    "(pulumi config set --path kueue-aks:preflight.enabled false)"
+)
 
 
 class PreflightError(Exception):
@@ -92,39 +98,57 @@ def _expiry(token: str) -> int:
 
 
 class ArmClient:
-    def __init__(self, credential: TokenCredential, subscription: str, environment: str | None = None,
-                 *, retries: int = RETRIES, timeout: float = TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        credential: TokenCredential,
+        subscription: str,
+        environment: str | None = None,
+        *,
+        retries: int = RETRIES,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> None:
         audience = ARM_ENDPOINTS.get((environment or "public").lower(), ARM_ENDPOINTS["public"])
         self.base_url = (os.environ.get(ENDPOINT_ENV) or audience).rstrip("/")
         self.subscription, self.timeout, self.retries = subscription, timeout, retries
         scope = f"{audience}/.default"
-        self._client: PipelineClient[Any, Any] = PipelineClient(self.base_url, policies=[
-            HeadersPolicy({"Accept": "application/json"}),
-            UserAgentPolicy("kueue-aks-preflight"),
-            RetryPolicy(retry_total=retries, retry_backoff_factor=1.0, retry_backoff_max=30, timeout=4 * timeout),
-            BearerTokenCredentialPolicy(credential, scope),
-        ])
+        self._client: PipelineClient[Any, Any] = PipelineClient(
+            self.base_url,
+            policies=[
+                HeadersPolicy({"Accept": "application/json"}),
+                UserAgentPolicy("kueue-aks-preflight"),
+                RetryPolicy(retry_total=retries, retry_backoff_factor=1.0, retry_backoff_max=30, timeout=4 * timeout),
+                BearerTokenCredentialPolicy(credential, scope),
+            ],
+        )
 
     def _get(self, url: str, params: Mapping[str, str] | None, what: str, permission: str) -> dict[str, Any]:
         try:
-            response = self._client.send_request(HttpRequest("GET", url, params=dict(params or {})),
-                                                 connection_timeout=self.timeout, read_timeout=self.timeout)
+            response = self._client.send_request(
+                HttpRequest("GET", url, params=dict(params or {})),
+                connection_timeout=self.timeout,
+                read_timeout=self.timeout,
+            )
         except ClientAuthenticationError:
             # No credential could get a token (azure-identity lists every one it tried, a dozen lines
             # that bury the one thing to do); the provider's own token never fails here.
-            raise PreflightError("not signed in to Azure: run `az login` (or give a service principal's or workload "
-                                 f"identity's AZURE_CLIENT_ID and AZURE_TENANT_ID); or {SKIP}") from None
+            raise PreflightError(
+                "not signed in to Azure: run `az login` (or give a service principal's or workload "
+                f"identity's AZURE_CLIENT_ID and AZURE_TENANT_ID); or {SKIP}"
+            ) from None
         except (ServiceRequestError, ServiceResponseError) as err:
-            raise PreflightError(f"Azure did not answer the {what} request within {self.timeout:g} s after "
-                                 f"{self.retries} retries ({type(err).__name__}: {err}); run again later, or {SKIP}") from err
+            raise PreflightError(
+                f"Azure did not answer the {what} request within {self.timeout:g} s after "
+                f"{self.retries} retries ({type(err).__name__}: {err}); run again later, or {SKIP}"
+            ) from err
         except AzureError as err:
             raise PreflightError(f"the {what} request failed: {err}; {SKIP}") from err
         if response.status_code == 404:
             raise _NotFound(f"the {what} request found nothing (404)")
         if response.status_code != 200:
             code, detail = _error(response.text())
-            message = _explain(response.status_code, response.headers, detail, what, permission, self.subscription,
-                               self.retries)
+            message = _explain(
+                response.status_code, response.headers, detail, what, permission, self.subscription, self.retries
+            )
             raise (_Unregistered if code == "MissingSubscriptionRegistration" else PreflightError)(message)
         body: dict[str, Any] = response.json()
         return body
@@ -139,23 +163,38 @@ class ArmClient:
         return items
 
     def usages(self, location: str) -> list[dict[str, Any]]:
-        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/locations/{location}/usages",
-                           {"api-version": USAGES_API}, f"vCPU usage ({location})", USAGES_READ)
+        return self._pages(
+            f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/locations/{location}/usages",
+            {"api-version": USAGES_API},
+            f"vCPU usage ({location})",
+            USAGES_READ,
+        )
 
     def skus(self, location: str) -> list[dict[str, Any]]:
-        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/skus",
-                           {"api-version": SKUS_API, "$filter": f"location eq '{location}'"}, f"VM sizes ({location})",
-                           SKUS_READ)
+        return self._pages(
+            f"/subscriptions/{self.subscription}/providers/Microsoft.Compute/skus",
+            {"api-version": SKUS_API, "$filter": f"location eq '{location}'"},
+            f"VM sizes ({location})",
+            SKUS_READ,
+        )
 
     def managed_clusters(self) -> list[dict[str, Any]]:
-        return self._pages(f"/subscriptions/{self.subscription}/providers/Microsoft.ContainerService/managedClusters",
-                           {"api-version": CLUSTERS_API}, "AKS clusters", CLUSTERS_READ)
+        return self._pages(
+            f"/subscriptions/{self.subscription}/providers/Microsoft.ContainerService/managedClusters",
+            {"api-version": CLUSTERS_API},
+            "AKS clusters",
+            CLUSTERS_READ,
+        )
 
     def managed_cluster(self, resource_group: str, name: str) -> dict[str, Any] | None:
         try:
-            return self._get(f"{self.base_url}/subscriptions/{self.subscription}/resourceGroups/{resource_group}/"
-                             f"providers/Microsoft.ContainerService/managedClusters/{name}", {"api-version": CLUSTERS_API},
-                             f"AKS cluster {resource_group}/{name}", CLUSTERS_READ)
+            return self._get(
+                f"{self.base_url}/subscriptions/{self.subscription}/resourceGroups/{resource_group}/"
+                f"providers/Microsoft.ContainerService/managedClusters/{name}",
+                {"api-version": CLUSTERS_API},
+                f"AKS cluster {resource_group}/{name}",
+                CLUSTERS_READ,
+            )
         except _NotFound:
             return None
 
@@ -164,10 +203,14 @@ class ArmClient:
         or a subscription not registered for Microsoft.KubernetesConfiguration, where no extension
         can exist."""
         try:
-            return self._pages(f"/subscriptions/{self.subscription}/resourceGroups/{resource_group}/providers/"
-                               f"Microsoft.ContainerService/managedClusters/{cluster}/providers/"
-                               "Microsoft.KubernetesConfiguration/extensions", {"api-version": EXTENSIONS_API},
-                               f"extensions of AKS cluster {resource_group}/{cluster}", EXTENSIONS_READ)
+            return self._pages(
+                f"/subscriptions/{self.subscription}/resourceGroups/{resource_group}/providers/"
+                f"Microsoft.ContainerService/managedClusters/{cluster}/providers/"
+                "Microsoft.KubernetesConfiguration/extensions",
+                {"api-version": EXTENSIONS_API},
+                f"extensions of AKS cluster {resource_group}/{cluster}",
+                EXTENSIONS_READ,
+            )
         except (_NotFound, _Unregistered):
             return []
 
@@ -190,15 +233,20 @@ def _error(text: str) -> tuple[str, str]:
         return "", text[:200]
 
 
-def _explain(status: int, headers: Mapping[str, str], detail: str, what: str, permission: str, subscription: str,
-             retries: int) -> str:
+def _explain(
+    status: int, headers: Mapping[str, str], detail: str, what: str, permission: str, subscription: str, retries: int
+) -> str:
     if status in (401, 403):
         others = ", ".join(p for p in PERMISSIONS if p != permission)
-        return (f"the identity that deploys cannot read {what} in subscription {subscription} (HTTP {status} "
-                f"{detail}); this read needs {permission} (the preflight's other reads need {others}; the "
-                f"Reader role has them all); grant it, or {SKIP}")
+        return (
+            f"the identity that deploys cannot read {what} in subscription {subscription} (HTTP {status} "
+            f"{detail}); this read needs {permission} (the preflight's other reads need {others}; the "
+            f"Reader role has them all); grant it, or {SKIP}"
+        )
     if status == 429:
         after = headers.get("Retry-After", "?")
-        return (f"Azure throttled the {what} request (HTTP 429) after {retries} retries; it asks to wait "
-                f"{after} s; run again later, or {SKIP}")
+        return (
+            f"Azure throttled the {what} request (HTTP 429) after {retries} retries; it asks to wait "
+            f"{after} s; run again later, or {SKIP}"
+        )
     return f"the {what} request failed with HTTP {status} ({detail}); {SKIP}"

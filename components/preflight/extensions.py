@@ -22,11 +22,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import KUEUE_NAMESPACE, NAMESPACE, Problem, StackConfig
-from ..facts.kueue_versions import (AKS_EXTENSION_NAME, AKS_EXTENSION_TYPE, AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION,
-                              AksKueueExtension)
-from ..kueue.values import KUEUE_RELEASE_NAME
+from ..config.checks import Problem
+from ..config.names import KUEUE_NAMESPACE, NAMESPACE
+from ..config.stack import StackConfig
+from ..facts.kueue_versions import (
+    AKS_EXTENSION_NAME,
+    AKS_EXTENSION_TYPE,
+    AKS_EXTENSIONS,
+    DEFAULT_AKS_EXTENSION,
+    AksKueueExtension,
+)
 from ..facts.operators import KUBERAY
+from ..kueue.values import KUEUE_RELEASE_NAME
 
 # AKS's managed KubeRay extension (learn.microsoft.com/azure/aks/kuberay-overview; managed-kueue.md §1.10).
 KUBERAY_EXTENSION_TYPE = "microsoft.kuberay"
@@ -52,8 +59,11 @@ class ClusterExtension:
     def __str__(self) -> str:
         running = self.current_version or self.version or "version not reported"
         pinned = f", pinned to {self.version}" if self.version and self.version != running else ""
-        return (f"{self.name!r} ({self.extension_type} {running}{pinned}, provisioning state "
-                f"{self.provisioning_state or 'not reported'}, release namespace {self.release_namespace or 'not reported'})")
+        return (
+            f"{self.name!r} ({self.extension_type} {running}{pinned}, provisioning state "
+            f"{self.provisioning_state or 'not reported'}, release namespace "
+            f"{self.release_namespace or 'not reported'})"
+        )
 
 
 @dataclass(frozen=True)
@@ -66,19 +76,26 @@ class ClusterFacts:
     kubernetes_version: str | None  # what runs, e.g. 1.33.2
 
     def delete_command(self, extension: ClusterExtension) -> str:
-        return (f"az k8s-extension delete --resource-group {self.resource_group} --cluster-name {self.name} "
-                f"--cluster-type managedClusters --name {extension.name} --yes")
+        return (
+            f"az k8s-extension delete --resource-group {self.resource_group} --cluster-name {self.name} "
+            f"--cluster-type managedClusters --name {extension.name} --yes"
+        )
 
 
 def parse_extensions(items: Iterable[Mapping[str, Any]]) -> tuple[ClusterExtension, ...]:
     out = []
     for item in items:
         props = item.get("properties") or {}
-        out.append(ClusterExtension(
-            name=str(item.get("name", "")), extension_type=str(props.get("extensionType", "")),
-            version=props.get("version"), current_version=props.get("currentVersion"),
-            provisioning_state=props.get("provisioningState"),
-            release_namespace=((props.get("scope") or {}).get("cluster") or {}).get("releaseNamespace")))
+        out.append(
+            ClusterExtension(
+                name=str(item.get("name", "")),
+                extension_type=str(props.get("extensionType", "")),
+                version=props.get("version"),
+                current_version=props.get("currentVersion"),
+                provisioning_state=props.get("provisioningState"),
+                release_namespace=((props.get("scope") or {}).get("cluster") or {}).get("releaseNamespace"),
+            )
+        )
     return tuple(out)
 
 
@@ -86,9 +103,12 @@ def parse_cluster(cluster: Mapping[str, Any]) -> ClusterFacts:
     """The cluster's facts; its resource group from its ARM id (a listed cluster has no other)."""
     found = _RESOURCE_GROUP.search(str(cluster.get("id", "")))
     props = cluster.get("properties") or {}
-    return ClusterFacts(resource_group=found.group(1) if found else "", name=str(cluster.get("name", "")),
-                        location=str(cluster.get("location", "")),
-                        kubernetes_version=props.get("currentKubernetesVersion") or props.get("kubernetesVersion"))
+    return ClusterFacts(
+        resource_group=found.group(1) if found else "",
+        name=str(cluster.get("name", "")),
+        location=str(cluster.get("location", "")),
+        kubernetes_version=props.get("currentKubernetesVersion") or props.get("kubernetesVersion"),
+    )
 
 
 def _region(name: str) -> str:
@@ -101,8 +121,9 @@ def _minor(version: str | None) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def extension_problems(config: StackConfig, extensions: Sequence[ClusterExtension],
-                       cluster: ClusterFacts) -> list[Problem]:
+def extension_problems(
+    config: StackConfig, extensions: Sequence[ClusterExtension], cluster: ClusterFacts
+) -> list[Problem]:
     """Where the cluster's extensions, or the cluster itself, leave no room for what the stack installs."""
     where = f"cluster {cluster.resource_group}/{cluster.name}"
     pinned = (config.kueue.extension or AKS_EXTENSIONS[DEFAULT_AKS_EXTENSION]).version
@@ -112,29 +133,58 @@ def extension_problems(config: StackConfig, extensions: Sequence[ClusterExtensio
         ours = ext.name.lower() == AKS_EXTENSION_NAME
         if config.kueue.install == "helm":
             # The stack names its own extension kueue: one named otherwise must go under either install.
-            ways = (f"set {NAMESPACE}:kueue.install: aksExtension (the stack then uses this extension, pinned to "
-                    f"{pinned}), or remove the extension: {delete}" if ours else
-                    f"remove the extension: {delete} (install: aksExtension would not take it over: the stack names "
-                    f"its own extension {AKS_EXTENSION_NAME})")
-            problems.append(Problem(f"{NAMESPACE}:kueue.install", (
-                f"is helm, but {where} has AKS's managed Kueue extension {ext}; the stack's Helm release is also "
-                f"{KUEUE_RELEASE_NAME} in {KUEUE_NAMESPACE}, and two Kueues would serve the same CRDs and webhooks. "
-                f"To go on, {ways}")))
+            ways = (
+                f"set {NAMESPACE}:kueue.install: aksExtension (the stack then uses this extension, pinned to "
+                f"{pinned}), or remove the extension: {delete}"
+                if ours
+                else f"remove the extension: {delete} (install: aksExtension would not take it over: the stack names "
+                f"its own extension {AKS_EXTENSION_NAME})"
+            )
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:kueue.install",
+                    (
+                        f"is helm, but {where} has AKS's managed Kueue extension {ext}; the stack's Helm release is "
+                        "also "
+                        f"{KUEUE_RELEASE_NAME} in {KUEUE_NAMESPACE}, and two Kueues would serve the same CRDs and "
+                        "webhooks. "
+                        f"To go on, {ways}"
+                    ),
+                )
+            )
         elif not ours:
-            problems.append(Problem(f"{NAMESPACE}:kueue.install", (
-                f"is aksExtension, but {where} already has AKS's managed Kueue extension {ext}; the stack creates its "
-                f"own, named {AKS_EXTENSION_NAME}, and two extensions of type {AKS_EXTENSION_TYPE} would install "
-                f"two Kueues over the same CRDs and webhooks. To go on, remove this one: {delete} (the stack then "
-                f"creates {AKS_EXTENSION_NAME}, pinned to {pinned})")))
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:kueue.install",
+                    (
+                        f"is aksExtension, but {where} already has AKS's managed Kueue extension {ext}; the stack "
+                        "creates its "
+                        f"own, named {AKS_EXTENSION_NAME}, and two extensions of type {AKS_EXTENSION_TYPE} would "
+                        "install "
+                        f"two Kueues over the same CRDs and webhooks. To go on, remove this one: {delete} (the stack "
+                        "then "
+                        f"creates {AKS_EXTENSION_NAME}, pinned to {pinned})"
+                    ),
+                )
+            )
     kuberay = next((o for o in config.operators if o.key == KUBERAY.key), None)
     if kuberay is not None and kuberay.install == "managed":
         for ext in (e for e in extensions if e.is_type(KUBERAY_EXTENSION_TYPE)):
-            problems.append(Problem(f"{NAMESPACE}:operators.{KUBERAY.key}.install", (
-                f"is managed, but {where} has AKS's managed KubeRay extension {ext}, which installs the KubeRay "
-                f"operator and the Ray CRDs; the stack's own ({KUBERAY.release_name} in {KUBERAY.namespace}) would "
-                f"be a second operator over the same CRDs. To go on, set {NAMESPACE}:operators.{KUBERAY.key}.install: "
-                f"external (the extension's KubeRay then serves RayJobs), or remove the extension: "
-                f"{cluster.delete_command(ext)}")))
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:operators.{KUBERAY.key}.install",
+                    (
+                        f"is managed, but {where} has AKS's managed KubeRay extension {ext}, which installs the "
+                        "KubeRay "
+                        f"operator and the Ray CRDs; the stack's own ({KUBERAY.release_name} in {KUBERAY.namespace}) "
+                        "would "
+                        "be a second operator over the same CRDs. To go on, set "
+                        f"{NAMESPACE}:operators.{KUBERAY.key}.install: "
+                        f"external (the extension's KubeRay then serves RayJobs), or remove the extension: "
+                        f"{cluster.delete_command(ext)}"
+                    ),
+                )
+            )
     if config.cluster.mode == "existing" and config.kueue.extension is not None:
         problems += _extension_fit(config.kueue.extension, cluster, where)
     return problems
@@ -148,14 +198,29 @@ def _extension_fit(extension: AksKueueExtension, cluster: ClusterFacts, where: s
     problems: list[Problem] = []
     running = _minor(cluster.kubernetes_version)
     if running is not None and running < extension.min_kubernetes:
-        problems.append(Problem(key, (
-            f"{where} runs Kubernetes {cluster.kubernetes_version}, older than {need}, the oldest AKS's managed Kueue "
-            f"extension {extension.version} runs on; upgrade the cluster (az aks upgrade --resource-group "
-            f"{cluster.resource_group} --name {cluster.name} --kubernetes-version <{need} or newer>), or set "
-            f"{NAMESPACE}:kueue.install: helm")))
+        problems.append(
+            Problem(
+                key,
+                (
+                    f"{where} runs Kubernetes {cluster.kubernetes_version}, older than {need}, the oldest AKS's "
+                    "managed Kueue "
+                    f"extension {extension.version} runs on; upgrade the cluster (az aks upgrade --resource-group "
+                    f"{cluster.resource_group} --name {cluster.name} --kubernetes-version <{need} or newer>), or set "
+                    f"{NAMESPACE}:kueue.install: helm"
+                ),
+            )
+        )
     if _region(cluster.location) not in {_region(r) for r in extension.regions}:
-        problems.append(Problem(key, (
-            f"{where} is in {cluster.location}, where AKS's managed Kueue extension {extension.version} is not offered "
-            f"(offered in {', '.join(sorted(extension.regions))}); use a cluster in one of those regions, or set "
-            f"{NAMESPACE}:kueue.install: helm")))
+        problems.append(
+            Problem(
+                key,
+                (
+                    f"{where} is in {cluster.location}, where AKS's managed Kueue extension {extension.version} is "
+                    "not offered "
+                    f"(offered in {', '.join(sorted(extension.regions))}); use a cluster in one of those regions, or "
+                    "set "
+                    f"{NAMESPACE}:kueue.install: helm"
+                ),
+            )
+        )
     return problems

@@ -6,7 +6,7 @@ import pulumi
 from pulumi_azure_native import authorization
 
 from ..cluster.tags import stack_tag
-from ..config import StackConfig
+from ..config.stack import StackConfig
 from ..k8s.reader import ReadError
 from . import incluster
 from .arm import SKIP, ArmClient, PreflightError, ProviderToken
@@ -25,15 +25,19 @@ def preflight(config: StackConfig) -> StackConfig:
         _in_cluster(config)
         return config
     if not config.preflight.enabled:
-        pulumi.log.warn("preflight skipped (kueue-aks:preflight.enabled is false): nothing checked that the "
-                        "subscription's vCPU quota and the region's VM sizes can hold the pools at maxCount, nor "
-                        "that the cluster's AKS extensions (managed Kueue, KubeRay) leave room for what the stack "
-                        "installs")
+        pulumi.log.warn(
+            "preflight skipped (kueue-aks:preflight.enabled is false): nothing checked that the "
+            "subscription's vCPU quota and the region's VM sizes can hold the pools at maxCount, nor "
+            "that the cluster's AKS extensions (managed Kueue, KubeRay) leave room for what the stack "
+            "installs"
+        )
         return config
     client = authorization.get_client_config()
     # The provider's token for the identity that deploys; it is never logged or exported.
     token = authorization.get_client_token()
-    api = ArmClient(ProviderToken(token.token), client.subscription_id, pulumi.Config("azure-native").get("environment"))
+    api = ArmClient(
+        ProviderToken(token.token), client.subscription_id, pulumi.Config("azure-native").get("environment")
+    )
     try:
         assessment = read(config, api, stack_tag())
     except PreflightError as err:
@@ -53,9 +57,11 @@ def _in_cluster(config: StackConfig) -> None:
     """Kubeconfig mode: the Kueue the cluster already runs must leave room for the stack's
     (incluster.py); raises one pulumi.RunError otherwise, or when the cluster cannot be read."""
     if not config.preflight.enabled:
-        pulumi.log.warn("preflight skipped (kueue-aks:preflight.enabled is false): nothing checked that the cluster "
-                        "has no Kueue of AKS's managed extension beside the stack's (or, with kueue.install: "
-                        "aksExtension, that it has one and its controller runs)")
+        pulumi.log.warn(
+            "preflight skipped (kueue-aks:preflight.enabled is false): nothing checked that the cluster "
+            "has no Kueue of AKS's managed extension beside the stack's (or, with kueue.install: "
+            "aksExtension, that it has one and its controller runs)"
+        )
         return
     try:
         found = incluster.check(config)

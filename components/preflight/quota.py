@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..config import NAMESPACE, SYSTEM_POOL_NAME, Problem, StackConfig
+from ..config.checks import Problem
+from ..config.names import NAMESPACE, SYSTEM_POOL_NAME
+from ..config.stack import StackConfig
 
 # Quotas are looked up by lower-cased name: the SKU list and the usage list spell families alike
 # but not always in the same case.
@@ -59,7 +61,7 @@ class RunningPool:
 
 
 @dataclass(frozen=True)
-class Demand:
+class PoolDemand:
     """What one pool can ask of the quota: `min_nodes` at once, up to `max_nodes`."""
 
     pool: str
@@ -117,8 +119,12 @@ def parse_usages(items: Iterable[Mapping[str, Any]]) -> dict[str, Usage]:
     for item in items:
         name = str(item.get("name", {}).get("value", ""))
         if name:
-            out[name.lower()] = Usage(name, int(item.get("currentValue", 0)), int(item.get("limit", 0)),
-                                      str(item.get("name", {}).get("localizedValue") or name))
+            out[name.lower()] = Usage(
+                name,
+                int(item.get("currentValue", 0)),
+                int(item.get("limit", 0)),
+                str(item.get("name", {}).get("localizedValue") or name),
+            )
     return out
 
 
@@ -129,9 +135,14 @@ def parse_skus(items: Iterable[Mapping[str, Any]], location: str) -> dict[str, O
         if item.get("resourceType") != "virtualMachines" or here not in {x.lower() for x in item.get("locations", [])}:
             continue
         capabilities = {c.get("name"): c.get("value") for c in item.get("capabilities", [])}
-        zones = frozenset(z for info in item.get("locationInfo", []) if str(info.get("location", "")).lower() == here
-                          for z in info.get("zones") or [])
-        location_restriction, zone_restrictions = None, {}
+        zones = frozenset(
+            z
+            for info in item.get("locationInfo", [])
+            if str(info.get("location", "")).lower() == here
+            for z in info.get("zones") or []
+        )
+        location_restriction: str | None = None
+        zone_restrictions: dict[str, str] = {}
         for r in item.get("restrictions", []):
             info = r.get("restrictionInfo") or {}
             if here not in {x.lower() for x in info.get("locations") or r.get("values") or []}:
@@ -142,30 +153,49 @@ def parse_skus(items: Iterable[Mapping[str, Any]], location: str) -> dict[str, O
             elif r.get("type") == "Zone":
                 zone_restrictions |= {str(z): reason for z in info.get("zones") or []}
         out[str(item["name"]).lower()] = Offer(
-            name=str(item["name"]), family=str(item.get("family", "")), vcpus=int(capabilities.get("vCPUs", 0)),
-            zones=zones, location_restriction=location_restriction, zone_restrictions=zone_restrictions,
-            low_priority=str(capabilities.get("LowPriorityCapable", "True")).lower() == "true")
+            name=str(item["name"]),
+            family=str(item.get("family", "")),
+            vcpus=int(capabilities.get("vCPUs", 0)),
+            zones=zones,
+            location_restriction=location_restriction,
+            zone_restrictions=zone_restrictions,
+            low_priority=str(capabilities.get("LowPriorityCapable", "True")).lower() == "true",
+        )
     return out
 
 
 def parse_running_pools(cluster: Mapping[str, Any]) -> tuple[RunningPool, ...]:
-    return tuple(RunningPool(str(p.get("name")), str(p.get("vmSize", "")), int(p.get("count") or 0),
-                             p.get("scaleSetPriority") == "Spot")
-                 for p in cluster.get("properties", {}).get("agentPoolProfiles", []))
+    return tuple(
+        RunningPool(
+            str(p.get("name")), str(p.get("vmSize", "")), int(p.get("count") or 0), p.get("scaleSetPriority") == "Spot"
+        )
+        for p in cluster.get("properties", {}).get("agentPoolProfiles", [])
+    )
 
 
 # --- deciding ----------------------------------------------------------------------------------
 
 
-def demands(config: StackConfig) -> list[Demand]:
+def demands(config: StackConfig) -> list[PoolDemand]:
     """Every pool the stack can grow. An existing cluster's system pool is not the stack's to size."""
     out = []
     if config.cluster.mode == "create":
         system = config.cluster.system_pool
-        out.append(Demand(SYSTEM_POOL_NAME, f"{NAMESPACE}:cluster.systemPool", system.vm_size, False,
-                          system.count, system.count, system=True))
-    out += [Demand(p.name, f"{NAMESPACE}:nodePools[{i}]", p.vm_size, p.spot, p.min_count, p.max_count)
-            for i, p in enumerate(config.node_pools)]
+        out.append(
+            PoolDemand(
+                SYSTEM_POOL_NAME,
+                f"{NAMESPACE}:cluster.systemPool",
+                system.vm_size,
+                False,
+                system.count,
+                system.count,
+                system=True,
+            )
+        )
+    out += [
+        PoolDemand(p.name, f"{NAMESPACE}:nodePools[{i}]", p.vm_size, p.spot, p.min_count, p.max_count)
+        for i, p in enumerate(config.node_pools)
+    ]
     return out
 
 
@@ -174,30 +204,52 @@ def _draws(spot: bool, offer: Offer) -> tuple[str, ...]:
     return (LOW_PRIORITY,) if spot else (offer.family.lower(), REGIONAL)
 
 
-def _availability(config: StackConfig, demand: Demand, offer: Offer | None) -> list[Problem]:
+def _availability(config: StackConfig, demand: PoolDemand, offer: Offer | None) -> list[Problem]:
     where = config.location
     if offer is None:
-        return [Problem(f"{demand.key}.vmSize", f"pool {demand.pool}: {demand.vm_size} is not offered in {where} "
-                        "(not in the region's resource SKU list); pick a size the region lists "
-                        f"(az vm list-skus --location {where} --size {demand.vm_size})")]
+        return [
+            Problem(
+                f"{demand.key}.vmSize",
+                f"pool {demand.pool}: {demand.vm_size} is not offered in {where} "
+                "(not in the region's resource SKU list); pick a size the region lists "
+                f"(az vm list-skus --location {where} --size {demand.vm_size})",
+            )
+        ]
     if offer.location_restriction:
-        return [Problem(f"{demand.key}.vmSize", f"pool {demand.pool}: {demand.vm_size} is restricted in {where} for "
-                        f"this subscription ({offer.location_restriction}); pick another size or region, or ask "
-                        "Azure support to enable it")]
+        return [
+            Problem(
+                f"{demand.key}.vmSize",
+                f"pool {demand.pool}: {demand.vm_size} is restricted in {where} for "
+                f"this subscription ({offer.location_restriction}); pick another size or region, or ask "
+                "Azure support to enable it",
+            )
+        ]
     found = []
     for zone in config.cluster.zones:
         reason = offer.zone_restrictions.get(zone)
         if reason or (offer.zones and zone not in offer.zones):
             why = f"restricted there for this subscription ({reason})" if reason else "not offered there"
-            found.append(Problem(f"{NAMESPACE}:cluster.zones", f"pool {demand.pool}: {demand.vm_size} is {why}: "
-                                 f"zone {zone} of {where}; remove zone {zone} from cluster.zones or pick another size"))
+            found.append(
+                Problem(
+                    f"{NAMESPACE}:cluster.zones",
+                    f"pool {demand.pool}: {demand.vm_size} is {why}: "
+                    f"zone {zone} of {where}; remove zone {zone} from cluster.zones or pick another size",
+                )
+            )
     if demand.spot and not offer.low_priority:
-        found.append(Problem(f"{demand.key}.spot", f"pool {demand.pool}: {demand.vm_size} cannot run as Spot "
-                             "(LowPriorityCapable is False); set spot: false or pick another size"))
+        found.append(
+            Problem(
+                f"{demand.key}.spot",
+                f"pool {demand.pool}: {demand.vm_size} cannot run as Spot "
+                "(LowPriorityCapable is False); set spot: false or pick another size",
+            )
+        )
     return found
 
 
-def _fair_split(pools: Sequence[Demand], offer_of: Mapping[str, Offer], buckets: Mapping[str, Bucket]) -> dict[str, int]:
+def _fair_split(
+    pools: Sequence[PoolDemand], offer_of: Mapping[str, Offer], buckets: Mapping[str, Bucket]
+) -> dict[str, int]:
     """Nodes per pool that fit every quota the pool draws on: minCount first, then one node at a
     time round the pools, so no pool takes all that is left."""
     left = {name: b.free for name, b in buckets.items()}
@@ -222,13 +274,20 @@ def _fair_split(pools: Sequence[Demand], offer_of: Mapping[str, Offer], buckets:
 
 def quota_request(bucket: Bucket, limit: int, subscription: str, location: str) -> str:
     kind = "lowPriority" if bucket.name.lower() == LOW_PRIORITY else "dedicated"
-    return (f"az quota update --resource-name {bucket.name} "
-            f"--scope /subscriptions/{subscription}/providers/Microsoft.Compute/locations/{location} "
-            f"--limit-object value={limit} --resource-type {kind}")
+    return (
+        f"az quota update --resource-name {bucket.name} "
+        f"--scope /subscriptions/{subscription}/providers/Microsoft.Compute/locations/{location} "
+        f"--limit-object value={limit} --resource-type {kind}"
+    )
 
 
-def assess(config: StackConfig, usages: Mapping[str, Usage], offers: Mapping[str, Offer],
-           running: Sequence[RunningPool], subscription: str) -> Assessment:
+def assess(
+    config: StackConfig,
+    usages: Mapping[str, Usage],
+    offers: Mapping[str, Offer],
+    running: Sequence[RunningPool],
+    subscription: str,
+) -> Assessment:
     wanted = demands(config)
     errors = [f for d in wanted for f in _availability(config, d, offers.get(d.vm_size.lower()))]
     if errors:  # quota cannot be reasoned about for a size Azure does not offer
@@ -243,9 +302,16 @@ def assess(config: StackConfig, usages: Mapping[str, Usage], offers: Mapping[str
             for b in _draws(r.spot, offer):
                 own[b] = own.get(b, 0) + r.count * offer.vcpus
     buckets = {
-        key: Bucket(usages[key].name, _TITLES.get(key, usages[key].title), usages[key].limit, usages[key].current,
-                    own.get(key, 0))
-        for d in wanted for key in _draws(d.spot, offer_of[d.pool]) if key in usages
+        key: Bucket(
+            usages[key].name,
+            _TITLES.get(key, usages[key].title),
+            usages[key].limit,
+            usages[key].current,
+            own.get(key, 0),
+        )
+        for d in wanted
+        for key in _draws(d.spot, offer_of[d.pool])
+        if key in usages
     }
 
     fits = _fair_split(wanted, offer_of, buckets)
@@ -256,50 +322,95 @@ def assess(config: StackConfig, usages: Mapping[str, Usage], offers: Mapping[str
         at_max = sum(d.max_nodes * offer_of[d.pool].vcpus for d in members)
         if at_max <= bucket.free:
             continue
-        who = (f"pool {members[0].pool}" if len(members) == 1
-               else "pools " + ", ".join(d.pool for d in members) + " together")
-        sizes = "; ".join((f"{d.pool}: " if len(members) > 1 else "") +
-                          f"{d.vm_size}, {offer_of[d.pool].vcpus} vCPUs a node" for d in members)
+        who = (
+            f"pool {members[0].pool}"
+            if len(members) == 1
+            else "pools " + ", ".join(d.pool for d in members) + " together"
+        )
+        sizes = "; ".join(
+            (f"{d.pool}: " if len(members) > 1 else "") + f"{d.vm_size}, {offer_of[d.pool].vcpus} vCPUs a node"
+            for d in members
+        )
         held = f", {bucket.own} of them by this stack's nodes" if bucket.own else ""
-        facts = (f"{who} ({sizes}) need{'s' if len(members) == 1 else ''} {at_max} vCPUs of quota {bucket.title} "
-                 f"at maxCount, but {max(bucket.free, 0)} are free for this stack in {config.location} "
-                 f"(limit {bucket.limit}, {bucket.current} in use{held})")
+        facts = (
+            f"{who} ({sizes}) need{'s' if len(members) == 1 else ''} {at_max} vCPUs of quota {bucket.title} "
+            f"at maxCount, but {max(bucket.free, 0)} are free for this stack in {config.location} "
+            f"(limit {bucket.limit}, {bucket.current} in use{held})"
+        )
         limit = at_max + bucket.current - bucket.own
-        raise_it = (f"raise the quota to {limit}: {quota_request(bucket, limit, subscription, config.location)} "
-                    "(or the portal: Quotas > Compute)")
+        raise_it = (
+            f"raise the quota to {limit}: {quota_request(bucket, limit, subscription, config.location)} "
+            "(or the portal: Quotas > Compute)"
+        )
         key = f"{members[0].key}.maxCount" if len(members) == 1 else f"{NAMESPACE}:nodePools"
         if at_min > bucket.free:
-            errors.append(Problem(key, f"{facts}; even minCount (and the system pool) needs {at_min}, which Azure "
-                                  f"would refuse at create; {raise_it}, or lower minCount"))
+            errors.append(
+                Problem(
+                    key,
+                    f"{facts}; even minCount (and the system pool) needs {at_min}, which Azure "
+                    f"would refuse at create; {raise_it}, or lower minCount",
+                )
+            )
             continue
-        smaller = ", ".join(f"{d.pool} to {fits[d.pool]}" for d in members if not d.system and fits[d.pool] < d.max_nodes)
-        shortfalls.append(Problem(key, f"{facts}; {raise_it}; or lower maxCount ({smaller}: what fits); or set "
-                                  f"{NAMESPACE}:preflight.quotaPolicy: clamp to size Kueue's quotas to what fits"))
+        smaller = ", ".join(
+            f"{d.pool} to {fits[d.pool]}" for d in members if not d.system and fits[d.pool] < d.max_nodes
+        )
+        shortfalls.append(
+            Problem(
+                key,
+                f"{facts}; {raise_it}; or lower maxCount ({smaller}: what fits); or set "
+                f"{NAMESPACE}:preflight.quotaPolicy: clamp to size Kueue's quotas to what fits",
+            )
+        )
 
     rows = []
     for d in wanted:
         offer = offer_of[d.pool]
         first = _draws(d.spot, offer)[0]
-        rows.append(CapacityRow(d.pool, d.vm_size, offer.family, buckets[first].title if first in buckets else first,
-                                d.max_nodes * offer.vcpus, buckets[first].free if first in buckets else None,
-                                fits[d.pool], d.max_nodes))
-    return Assessment(config.location, subscription, tuple(rows), tuple(errors), tuple(shortfalls),
-                      {d.pool: fits[d.pool] for d in wanted if not d.system})
+        rows.append(
+            CapacityRow(
+                d.pool,
+                d.vm_size,
+                offer.family,
+                buckets[first].title if first in buckets else first,
+                d.max_nodes * offer.vcpus,
+                buckets[first].free if first in buckets else None,
+                fits[d.pool],
+                d.max_nodes,
+            )
+        )
+    return Assessment(
+        config.location,
+        subscription,
+        tuple(rows),
+        tuple(errors),
+        tuple(shortfalls),
+        {d.pool: fits[d.pool] for d in wanted if not d.system},
+    )
 
 
 def clamped(config: StackConfig, fits: Mapping[str, int]) -> StackConfig:
     """The config whose Kueue quotas count only the nodes the quota allows; pools keep maxCount."""
-    return replace(config, node_pools=tuple(
-        replace(p, quota_nodes=fits[p.name]) if fits.get(p.name, p.max_count) < p.max_count else p
-        for p in config.node_pools))
+    return replace(
+        config,
+        node_pools=tuple(
+            replace(p, quota_nodes=fits[p.name]) if fits.get(p.name, p.max_count) < p.max_count else p
+            for p in config.node_pools
+        ),
+    )
 
 
 def capacity_markdown(assessment: Assessment) -> str:
-    lines = [f"### Azure capacity in {assessment.location} (vCPU quota at maxCount)", "",
-             "| pool | VM size | family | quota | vCPUs at maxCount | quota free | nodes that fit |",
-             "|---|---|---|---|---:|---:|---:|"]
+    lines = [
+        f"### Azure capacity in {assessment.location} (vCPU quota at maxCount)",
+        "",
+        "| pool | VM size | family | quota | vCPUs at maxCount | quota free | nodes that fit |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
     for r in assessment.rows:
         free = "not listed" if r.quota_free is None else str(max(r.quota_free, 0))
-        lines.append(f"| {r.pool} | {r.vm_size} | {r.family} | {r.quota} | {r.cores_at_max} | {free} | "
-                     f"{r.fits_nodes} of {r.max_nodes} |")
+        lines.append(
+            f"| {r.pool} | {r.vm_size} | {r.family} | {r.quota} | {r.cores_at_max} | {free} | "
+            f"{r.fits_nodes} of {r.max_nodes} |"
+        )
     return "\n".join(lines) + "\n"

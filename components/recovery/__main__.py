@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..k8s.reader import ClusterReader, ReadError
 from ..k8s.helm_records import ReleaseState, release_state, storage_selector
+from ..k8s.reader import ClusterReader, ReadError
 from .pending import Pending, adopted, pending_operations, recorded_releases, recovery_plan
 
 
@@ -30,7 +30,9 @@ def _exists(reader: ClusterReader, op: Pending) -> bool:
     group_version = op.api_version or "v1"
     base = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
     listing = reader.get(base) or {}
-    resource = next((r for r in listing.get("resources", []) if r.get("kind") == op.kind and "/" not in r["name"]), None)
+    resource = next(
+        (r for r in listing.get("resources", []) if r.get("kind") == op.kind and "/" not in r["name"]), None
+    )
     if resource is None:
         return False  # the kind is not served (its CRD was never made): nor is the object
     where = f"/namespaces/{op.namespace}" if resource.get("namespaced") and op.namespace else ""
@@ -38,8 +40,9 @@ def _exists(reader: ClusterReader, op: Pending) -> bool:
 
 
 def _release(reader: ClusterReader, op: Pending) -> ReleaseState | None:
-    return release_state(reader.list(f"/api/v1/namespaces/{op.namespace}/secrets",
-                                     label_selector=storage_selector(op.name or "")))
+    return release_state(
+        reader.list(f"/api/v1/namespaces/{op.namespace}/secrets", label_selector=storage_selector(op.name or ""))
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,15 +53,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="store_true", help="run the commands instead of printing them")
     args = parser.parse_args(argv)
 
-    exported = subprocess.run(["pulumi", "stack", "export", "--stack", args.stack, "--cwd", str(args.cwd),
-                               "--non-interactive"], capture_output=True, text=True, check=False)
+    exported = subprocess.run(
+        ["pulumi", "stack", "export", "--stack", args.stack, "--cwd", str(args.cwd), "--non-interactive"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if exported.returncode != 0:
         print(f"pulumi stack export failed:\n{exported.stderr.strip()}", file=sys.stderr)
         return 2
     state = json.loads(exported.stdout)
     pending, recorded = pending_operations(state), recorded_releases(state)
-    kubeconfig = args.kubeconfig or Path(os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
-                                         or Path.home() / ".kube" / "config")
+    kubeconfig = args.kubeconfig or Path(
+        os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or Path.home() / ".kube" / "config"
+    )
     try:
         with ClusterReader.from_kubeconfig(kubeconfig.read_text()) as reader:
             creates = [op for op in pending if op.operation == "creating" and op.import_id]
@@ -69,17 +77,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     plan = recovery_plan(args.stack, pending, exists, releases, recorded)
     if not plan.reasons and not plan.unknown:
-        print(f"stack {args.stack} has no pending operations and no Helm release left mid-change: run `pulumi up` "
-              "(after `pulumi cancel` if it says the stack is locked and no other update runs)")
+        print(
+            f"stack {args.stack} has no pending operations and no Helm release left mid-change: run `pulumi up` "
+            "(after `pulumi cancel` if it says the stack is locked and no other update runs)"
+        )
         return 0
     print(f"stack {args.stack}: {len(pending)} pending operation(s); what an interrupted update left:")
     for reason in plan.reasons:
         print(f"  - {reason}")
     for op in plan.unknown:
-        print(f"  - {op.urn}: interrupted while creating; not a Kubernetes object, so not checked here: if it "
-              "exists, `pulumi import` it with its ID, else `pulumi refresh --clear-pending-creates`")
-    adopt = [f"adopt {urn} as {id_} (pulumi stack export; the create made a resource; pulumi stack import)"
-             for urn, id_ in plan.adopt]
+        print(
+            f"  - {op.urn}: interrupted while creating; not a Kubernetes object, so not checked here: if it "
+            "exists, `pulumi import` it with its ID, else `pulumi refresh --clear-pending-creates`"
+        )
+    adopt = [
+        f"adopt {urn} as {id_} (pulumi stack export; the create made a resource; pulumi stack import)"
+        for urn, id_ in plan.adopt
+    ]
     if not args.run:
         steps = [*plan.helm, *adopt, *plan.refresh]
         print("\nrun, in this order (--run does), then `pulumi up`:" if steps else "\nthen `pulumi up`")

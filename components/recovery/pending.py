@@ -67,15 +67,23 @@ def _pending(resource: Mapping[str, Any], operation: str) -> Pending:
         namespace, name = meta.get("namespace"), meta.get("name")
     else:
         namespace = name = None
-    return Pending(urn=str(resource.get("urn", "")), type=type_, operation=operation, namespace=namespace or None,
-                   name=name or None, api_version=inputs.get("apiVersion"), kind=inputs.get("kind"))
+    return Pending(
+        urn=str(resource.get("urn", "")),
+        type=type_,
+        operation=operation,
+        namespace=namespace or None,
+        name=name or None,
+        api_version=inputs.get("apiVersion"),
+        kind=inputs.get("kind"),
+    )
 
 
 def pending_operations(state: Mapping[str, Any]) -> list[Pending]:
     """The pending operations of `pulumi stack export`'s output."""
     deployment = state.get("deployment") or {}
-    return [_pending(op.get("resource") or {}, str(op.get("type", "")))
-            for op in deployment.get("pending_operations") or []]
+    return [
+        _pending(op.get("resource") or {}, str(op.get("type", ""))) for op in deployment.get("pending_operations") or []
+    ]
 
 
 def recorded_releases(state: Mapping[str, Any]) -> list[Pending]:
@@ -97,8 +105,13 @@ class Plan:
     unknown: tuple[Pending, ...]
 
 
-def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, bool],
-                  releases: Mapping[str, ReleaseState | None], recorded: Sequence[Pending] = ()) -> Plan:
+def recovery_plan(
+    stack: str,
+    pending: Sequence[Pending],
+    exists: Mapping[str, bool],
+    releases: Mapping[str, ReleaseState | None],
+    recorded: Sequence[Pending] = (),
+) -> Plan:
     """The commands for `pending` and for the `recorded` releases, given which objects exist (by
     URN) and each Release's Helm state (by URN)."""
     helm: list[str] = []
@@ -116,13 +129,19 @@ def recovery_plan(stack: str, pending: Sequence[Pending], exists: Mapping[str, b
             if release is not None and release.in_progress:
                 if release.deployed_revision is None:
                     helm.append(f"helm uninstall {op.name} --namespace {op.namespace} --wait")
-                    reasons.append(f"{op.urn}: Helm never finished installing it ({release.status}); uninstalled, "
-                                   "so the next `up` installs it again")
+                    reasons.append(
+                        f"{op.urn}: Helm never finished installing it ({release.status}); uninstalled, "
+                        "so the next `up` installs it again"
+                    )
                     present = False
                 else:
-                    helm.append(f"helm rollback {op.name} {release.deployed_revision} --namespace {op.namespace} --wait")
-                    reasons.append(f"{op.urn}: Helm was still changing it ({release.status}); rolled back to revision "
-                                   f"{release.deployed_revision}, the last deployed, which the next `up` upgrades again")
+                    helm.append(
+                        f"helm rollback {op.name} {release.deployed_revision} --namespace {op.namespace} --wait"
+                    )
+                    reasons.append(
+                        f"{op.urn}: Helm was still changing it ({release.status}); rolled back to revision "
+                        f"{release.deployed_revision}, the last deployed, which the next `up` upgrades again"
+                    )
         if op.operation == "recorded":
             continue
         if op.operation != "creating":

@@ -18,7 +18,8 @@ from components.access.members import (BATCH_USER_BINDING, CAPACITY_VIEWER_BINDI
                                        MEMBER_ROLE, PENDING_WORKLOADS_PREFIX, access_objects, member_groups,
                                        team_access)
 from components.cluster.component import ExistingClusterMismatch, check_entra_integration
-from components.config import ConfigError, ExistingCluster
+from components.config.checks import ConfigError
+from components.config.cluster import ExistingCluster
 from components.kueue.objects import queue_set
 from components.kueue.policies import BATCH_USER_ROLE
 from tests.conftest import load_stack

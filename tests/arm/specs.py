@@ -30,7 +30,7 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from pulumi.runtime import rpc
 
-from components.kueue.validate import _INT_FORMATS, _format_path
+from components.k8s.crd_schema import INT_FORMATS, format_path
 from components.preflight.arm import CLUSTERS_API
 from tests.paths import SHARED
 
@@ -258,9 +258,9 @@ class _Schemas:
                 schema[exclusive if node.get(exclusive) else bound] = node[bound]
         if node.get("format") == "uuid":
             schema["format"] = "uuid"
-        if node.get("format") in _INT_FORMATS:
-            schema.setdefault("minimum", -_INT_FORMATS[node["format"]])
-            schema.setdefault("maximum", _INT_FORMATS[node["format"]] - 1)
+        if node.get("format") in INT_FORMATS:
+            schema.setdefault("minimum", -INT_FORMATS[node["format"]])
+            schema.setdefault("maximum", INT_FORMATS[node["format"]] - 1)
         if "items" in node:
             schema["items"] = self.convert(spec, node["items"])
         return schema
@@ -333,7 +333,7 @@ _FORMATS = jsonschema.FormatChecker(["uuid"])
 
 def _problems(validator: Validator, value: Any) -> list[str]:
     errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
-    return [f"{_format_path(e.absolute_path) or '<body>'}: {e.message}" for e in errors]
+    return [f"{format_path(e.absolute_path) or '<body>'}: {e.message}" for e in errors]
 
 
 def _plain(value: Any) -> Any:

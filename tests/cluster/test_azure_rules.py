@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError
+from components.config.checks import ConfigError
 from tests.conftest import load_stack
 from tests.harness import ROOT, run_program
 from tests.cluster.test_modes import assert_nothing_registered

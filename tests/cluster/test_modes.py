@@ -19,20 +19,18 @@ import yaml
 
 from components.k8s.charts import ChartRef, chart_ref, chart_source_problem, packaged_version
 from components.cluster.component import kubeconfig_server, pool_mismatches
-from components.config import (
-    CREATION_KEYS,
-    DEFAULT_DEVICE_PLUGIN_CHART,
-    DEFAULT_KUEUE_CHART,
-    PROJECT_ROOT,
-    ConfigError,
-    ExistingCluster,
-    NodePool,
-    StackConfig,
-)
-from components.gpu.values import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, device_plugin_chart
+from components.config.checks import PROJECT_ROOT, ConfigError
+from components.config.cluster import CREATION_KEYS, ExistingCluster
+from components.config.device_plugin import DEFAULT_DEVICE_PLUGIN_CHART
+from components.config.kueue import DEFAULT_KUEUE_CHART
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
+from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
+from components.gpu.values import device_plugin_chart
 from components.kueue.values import KUEUE_CHART_NAME, kueue_chart
 from tests.conftest import load_stack
-from tests.harness import SHARED, ProgramMocks, ProgramRun, matching_agent_pools, run_program, stack_file_config
+from tests.harness import ProgramMocks, ProgramRun, matching_agent_pools, run_program, stack_file_config
+from tests.paths import SHARED
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 K8S_PROVIDER = "pulumi:providers:kubernetes"

@@ -28,7 +28,9 @@ from typing import Any
 
 import yaml
 
-from components.config import POOL_LABEL, NodePool, StackConfig
+from components.config.names import POOL_LABEL
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
 
 from .cluster import Kubectl, StopWaiting, log_tail, stop_process, wait_for
 from .nodes import ACCELERATOR_LABEL, HOSTNAME_LABEL, pool_node

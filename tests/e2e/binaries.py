@@ -33,7 +33,7 @@ from pathlib import Path
 from components.facts.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
 from components.facts.kueue_versions import RELEASES
 from components.facts.operators import OPERATOR_PINS
-from tests.harness import SHARED
+from tests.paths import SHARED
 
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
 

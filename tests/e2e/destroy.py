@@ -19,8 +19,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.config import KUEUE_NAMESPACE
-from components.gpu.values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
+from components.config.names import KUEUE_NAMESPACE
+from components.facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from components.k8s.helm import RELEASE_TIMEOUT_SECONDS
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.operators.crd_chart import release_name as crd_release_name

@@ -25,7 +25,7 @@ from typing import Any, Self
 
 import yaml
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.kueue.objects import build_objects
 from components.kueue.values import KUEUE_RELEASE_NAME
 from tests.harness import ROOT

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.config import POOL_LABEL
+from components.config.names import POOL_LABEL
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import conditions, is_true, status, wait_for

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from components.config import POOL_LABEL, SYSTEM_POOL_NAME
+from components.config.names import POOL_LABEL, SYSTEM_POOL_NAME
 from tests.harness import ROOT
 from tests.pod_sets import pod_sets
 

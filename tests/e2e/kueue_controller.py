@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.kueue.values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 from components.monitoring.scrape import METRICS_SERVICE
 

@@ -71,13 +71,14 @@ from typing import Any
 import requests
 import yaml
 
-from components.config import DEFAULT_FRAMEWORKS, NAMESPACE
+from components.config.kueue import DEFAULT_FRAMEWORKS
+from components.config.names import NAMESPACE
 from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.kueue.values import KUEUE_CHART_NAME
 from components.facts.kueue_versions import AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION, DEFAULT_VERSION
 from components.facts.operators import JOBSET, KUBERAY, OPERATOR_PINS, TRAINER, needed_operators
 from components.facts.operators import Module
-from tests.harness import SHARED
+from tests.paths import SHARED
 from tests.loopback_tls import make_tls
 
 from .cluster import E2EError, stop_process, wait_for

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.multikueue.manager import Worker, secret_object, worker_problems
 from components.multikueue.worker import TOKEN_SECRET, access_objects, worker_facts, worker_kubeconfig
 

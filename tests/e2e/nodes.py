@@ -14,8 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from components.facts import capacity
+from components.k8s.resources import RESOURCE_GPU
 from components.facts.capacity import NodeResources
-from components.config import POOL_LABEL, SYSTEM_POOL_NAME, NodePool, StackConfig
+from components.config.names import POOL_LABEL, SYSTEM_POOL_NAME
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
 
 MODE_LABEL = "kubernetes.azure.com/mode"
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -43,7 +46,7 @@ def _node(config: StackConfig, name: str, labels: dict[str, str], taints: list[d
     resources = {"cpu": f"{allocatable.cpu_millicores}m", "memory": f"{allocatable.memory_mib}Mi",
                  "pods": str(capacity.MAX_PODS)}
     if allocatable.gpus:
-        resources[capacity.RESOURCE_GPU] = str(allocatable.gpus)
+        resources[RESOURCE_GPU] = str(allocatable.gpus)
     return {
         "apiVersion": "v1",
         "kind": "Node",

@@ -23,9 +23,10 @@ from typing import Any
 import yaml
 
 from components.access.members import access_objects
-from components.config import KUEUE_NAMESPACE, StackConfig
-from components.gpu.values import (DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart,
-                                   device_plugin_values)
+from components.config.names import KUEUE_NAMESPACE
+from components.config.stack import StackConfig
+from components.facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
+from components.gpu.values import device_plugin_chart, device_plugin_values
 from components.kueue.objects import queue_set
 from components.multikueue.manager import Worker, manager_queue_set
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values

@@ -16,13 +16,15 @@ from typing import Any
 
 import yaml
 
-from components.config import StackConfig, parse_config, raw_from_stack_file
-from components.gpu.values import DEVICE_PLUGIN_VERSION
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
+from components.facts.device_plugin import DEVICE_PLUGIN_VERSION
 from components.facts.kueue_versions import DEFAULT_VERSION
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import decide, read
 from tests.azure_fake import SUBSCRIPTION, FakeArm
-from tests.harness import ROOT, SHARED
+from tests.harness import ROOT
+from tests.paths import SHARED
 from tests.loopback_tls import make_tls
 
 PREFLIGHT_CLAMPED = "quota-clamp"

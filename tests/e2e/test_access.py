@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from components.cluster.deployer import wait_for_access
-from components.config import POOL_LABEL, TOPOLOGY_QUEUE_SUFFIX
+from components.config.names import POOL_LABEL, TOPOLOGY_QUEUE_SUFFIX
 from components.k8s.reader import ClusterReader, ReadError
 from components.kueue.objects import LOCAL_QUEUE_NAME
 from tests.harness import ROOT

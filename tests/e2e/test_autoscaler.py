@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from components.config import POOL_LABEL
+from components.config.names import POOL_LABEL
 from components.kueue.objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_GPU, provisioning_check
 from tests.harness import ROOT
 

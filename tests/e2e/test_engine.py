@@ -19,7 +19,7 @@ from decimal import Decimal
 
 import pytest
 
-from components.config import KUEUE_NAMESPACE, POOL_LABEL
+from components.config.names import KUEUE_NAMESPACE, POOL_LABEL
 from components.governance.policies import POOL_GUARD
 from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.k8s.quantity import canonical

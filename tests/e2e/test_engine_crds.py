@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from components.config import parse_config, raw_from_stack_file
+from components.config.parse import parse_config, raw_from_stack_file
 from components.operators.crd_chart import MANAGED_BY, RELEASE_NAME_ANNOTATION, release_name
 from components.operators.installs import Install, installs
 from tests.harness import ROOT

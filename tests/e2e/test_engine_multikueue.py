@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from components.config import KUEUE_NAMESPACE, StackConfig, parse_config, raw_from_stack_file
+from components.config.names import KUEUE_NAMESPACE
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
 
 from .cluster import Kubectl

@@ -19,7 +19,7 @@ import yaml
 
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.harness import SHARED
+from tests.paths import SHARED
 
 from .binaries import ensure_kueue
 from .cluster import is_true, wait_for

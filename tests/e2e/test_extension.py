@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from components.config import DEFAULT_KUEUE_CHART, KUEUE_NAMESPACE
+from components.config.kueue import DEFAULT_KUEUE_CHART
+from components.config.names import KUEUE_NAMESPACE
 from components.kueue.crds import cache_entry
 from components.kueue.objects import build_objects
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart

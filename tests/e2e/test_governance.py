@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from components.config import POOL_LABEL, SYSTEM_POOL_NAME
+from components.config.names import POOL_LABEL, SYSTEM_POOL_NAME
 from components.kueue.objects import LOCAL_QUEUE_NAME
 from components.governance.policies import POOL_GUARD
 

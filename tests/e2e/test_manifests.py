@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.kueue.policies import AGGREGATED_ROLES, aggregated_role_guard
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
 from components.manifests.folders import AFTER_RELEASES, BEFORE_RELEASES, HELM_FOLDER

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from components.config import parse_config, raw_from_stack_file
+from components.config.parse import parse_config, raw_from_stack_file
 from components.gpu.values import device_plugin_chart
 from components.k8s.charts import ChartRef
 from components.kueue import crds as kc

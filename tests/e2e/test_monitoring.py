@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from components.config import KUEUE_NAMESPACE, POOL_LABEL, parse_config, raw_from_stack_file
+from components.config.names import KUEUE_NAMESPACE, POOL_LABEL
+from components.config.parse import parse_config, raw_from_stack_file
 from components.monitoring.dashboard import dashboard, dashboard_metric_names
 from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects,
                                           service_monitor)

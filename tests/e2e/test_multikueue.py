@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, manager_queue_set,
                                            secret_object)
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.config import KUEUE_NAMESPACE, parse_config, raw_from_stack_file
-from components.gpu.values import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
+from components.config.names import KUEUE_NAMESPACE
+from components.config.parse import parse_config, raw_from_stack_file
+from components.facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
 from components.kueue.objects import build_objects
 from components.kueue.values import kueue_helm_values
 from components.k8s.quantity import QuantityError, parse_quantity

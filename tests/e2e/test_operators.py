@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from components.config import POOL_LABEL
+from components.config.names import POOL_LABEL
 
 from .cluster import is_true, wait_for
 from .conftest import on_stacks

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 
-from components.facts.capacity import RESOURCE_GPU
-from components.config import POOL_LABEL
+from components.k8s.resources import RESOURCE_GPU
+from components.config.names import POOL_LABEL
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import condition, is_true, wait_for

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import POOL_LABEL, NodePool, StackConfig, Team
+from components.config.names import POOL_LABEL
+from components.config.pools import NodePool
+from components.config.stack import StackConfig
+from components.config.teams import Team
 from components.kueue.objects import LOCAL_QUEUE_NAME, TOPOLOGY_LOCAL_QUEUE_NAME, local_queue_targets, team_queues
 from tests.harness import ROOT
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from components.config import POOL_LABEL
+from components.config.names import POOL_LABEL
 from components.k8s.quantity import cpu_millicores
 
 from .cluster import condition, status, wait_for

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import yaml
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.monitoring.scrape import scrape_objects
 from tests.harness import ROOT
 

@@ -7,7 +7,7 @@ CPU its ClusterQueue can use on the cpu flavor (its own quota and what it may bo
 cohort) in one pod larger than any node, so it holds the quota without adding a node. Then a
 low-priority Job and one without a priority label, both pinned to the cpu pool, pend behind it;
 the later one is first in the queue: without a label a job runs at `normal`'s priority, above
-`low` (components/config.py DEFAULT_PRIORITY).
+`low` (components/config/teams.py DEFAULT_PRIORITY).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from components.config import POOL_LABEL
+from components.config.names import POOL_LABEL
 from components.k8s.quantity import parse_quantity
 
 from .cluster import ADMIN_CERT_USER, condition, kubeconfig_entries, wait_for

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from components.config import KUEUE_NAMESPACE
+from components.config.names import KUEUE_NAMESPACE
 from components.kueue.install import is_webhook_not_ready_error, should_retry_webhook_error
 from components.kueue.values import KUEUE_WEBHOOK_SERVICE
 

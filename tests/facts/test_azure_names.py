@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from components.facts.azure_names import (ASSOCIATION_NAME_LIMIT, ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT,
                                             association_name, dns_prefix, endpoint_name, grafana_name,
                                             node_resource_group_length, rule_name)
-from components.config import _CLUSTER_NAME
+from components.config.cluster import CLUSTER_NAME
 
 # aka.ms/aks-naming-rules: 1-54 characters, letters, digits and '-', starting and ending alphanumeric.
 DNS_PREFIX = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,52}[A-Za-z0-9])?$")
@@ -23,7 +23,7 @@ RULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9]$")
 # Every name kueue-aks:cluster.name accepts. Built now, not at the first draw: hypothesis imports its
 # regex module lazily, and on CPython 3.11 that import (rewritten by pytest) can hit "AST constructor
 # recursion depth mismatch" when it happens right after another test's failure report.
-CLUSTER_NAMES = st.from_regex(_CLUSTER_NAME, fullmatch=True)
+CLUSTER_NAMES = st.from_regex(CLUSTER_NAME, fullmatch=True)
 CLUSTER_NAMES.validate()
 REGIONS = st.sampled_from(["eastus2", "westeurope", "germanywestcentral", "East US 2", "australiasoutheast"])
 

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from components.facts import kueue_versions
-from components.config import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
+from components.config.kueue import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
 from components.facts.kueue_versions import Gate, KueueRelease
-from tests.harness import SHARED
+from tests.paths import SHARED
 
 VERSION = "0.19.2"  # the default
 VERSIONS = sorted(kueue_versions.RELEASES)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from components.facts.regions import PUBLIC_REGIONS, REGIONS, region_problem
-from components.config import ConfigError
+from components.config.checks import ConfigError
 from tests.conftest import load_stack
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import celpy
 import pytest
 
-from components.config import StackConfig
+from components.config.stack import StackConfig
 from components.governance.policies import POOL_GUARD, pool_guard
 from components.kueue.policies import AGGREGATED_ROLES, PRIORITY_CLASS_LABEL, aggregated_role_guard, priority_class_guard
 from tests.conftest import load_stack

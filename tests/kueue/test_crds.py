@@ -30,13 +30,15 @@ import yaml
 from components.kueue import crds as kc
 from components import plan
 from components.kueue import queues
-from components.config import DEFAULT_KUEUE_CHART
+from components.config.kueue import DEFAULT_KUEUE_CHART
 from components.kueue.objects import build_objects, queue_set
-from components.kueue.validate import CRDS_ENV, CrdError, validate_objects
+from components.k8s.crd_schema import CrdError
+from components.kueue.validate import CRDS_ENV, validate_objects
 from components.facts.kueue_versions import RELEASES
 from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
 from tests import harness
-from tests.harness import SHARED, run_program, stack_file_config
+from tests.harness import run_program, stack_file_config
+from tests.paths import SHARED
 from tests.loopback_tls import make_tls
 
 VERSION = "0.19.2"

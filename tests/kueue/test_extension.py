@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, KUEUE_NAMESPACE, parse_config, raw_from_stack_file
+from components.config.checks import ConfigError
+from components.config.names import KUEUE_NAMESPACE
+from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.policies import priority_class_guard
 from components.kueue.values import kueue_frameworks
 from components.facts.kueue_versions import AKS_PRIORITY_CLASSES

@@ -19,10 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
+from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.gpu import values as device_plugin_values
 from components.kueue import install as kueue
-from components.config import KUEUE_NAMESPACE, StackConfig
-from components.config import DEFAULT_KUEUE_CHART
+from components.config.names import KUEUE_NAMESPACE
+from components.config.stack import StackConfig
+from components.config.kueue import DEFAULT_KUEUE_CHART
 from components.kueue.values import KUEUE_WEBHOOK_SERVICE, kueue_helm_values
 from components.kueue.policies import AGGREGATED_ROLE_GUARD
 from tests.conftest import load_stack
@@ -170,9 +172,9 @@ def test_device_plugin_release_is_pinned_and_runs_on_gpu_pools(dev_run: ProgramR
     namespace = dev_run.one(NAMESPACE, "gpu-ns")
     assert release.parent == namespace.parent == component.urn
     inputs = release.inputs
-    assert inputs["chart"] == device_plugin_values.DEVICE_PLUGIN_CHART == "nvidia-device-plugin"
+    assert inputs["chart"] == DEVICE_PLUGIN_CHART == "nvidia-device-plugin"
     assert inputs["repositoryOpts"] == {"repo": "https://nvidia.github.io/k8s-device-plugin"}
-    assert inputs["version"] == device_plugin_values.DEVICE_PLUGIN_VERSION
+    assert inputs["version"] == DEVICE_PLUGIN_VERSION
     assert inputs["namespace"] == namespace.inputs["metadata"]["name"] == "nvidia-device-plugin"
     assert release.property_dependencies["namespace"] == [namespace.urn]
     assert inputs["skipAwait"] is False and inputs["timeout"] >= 600

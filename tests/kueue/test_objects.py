@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from components.facts.capacity import lookup_vm_size, pool_capacity
-from components.config import StackConfig, parse_config
-from components.kueue.objects import (API_VERSION, COHORT_NAME, build_objects, flavor_capacity, format_quantity,
-                                      local_queue_targets, most_held, quota_table, team_queues, team_quota)
+from components.config.parse import parse_config
+from components.config.stack import StackConfig
+from components.k8s.resources import format_quantity
+from components.kueue.objects import API_VERSION, COHORT_NAME, build_objects, flavor_capacity, local_queue_targets, most_held, quota_table, team_queues, team_quota
 from components.k8s.quantity import parse_quantity
 from components.kueue.validate import validate_objects
 from tests.conftest import design_example, load_stack

@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from components.kueue.validate import (CRDS_ENV, CrdError, CrdSchemas, KueueValidationError, Violation, check_objects,
-                                       crds_from_env, load_crds, validate_objects)
+from components.k8s.crd_schema import CrdError, CrdSchemas
+from components.kueue.findings import KueueValidationError, Violation
+from components.kueue.validate import CRDS_ENV, check_objects, crds_from_env, load_crds, validate_objects
 from tests.conftest import CRDS_DIR
 
 EXAMPLES_DIR = CRDS_DIR.parent / "examples"

@@ -20,22 +20,20 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_VERSION
 from components.gpu import values as device_plugin_values
-from components.config import (
-    KUEUE_NAMESPACE,
-    MANAGED_LABEL,
-    SPOT_TAINT,
-    TEAM_LABEL,
-    ConfigError,
-    StackConfig,
-)
-from components.config import DEFAULT_DEVICE_PLUGIN_CHART, DEFAULT_KUEUE_CHART, NAMESPACE_SELECTOR_GATE
-from components.kueue.values import (CONTROLLER_POD_LABELS, DEFAULT_MANAGER_MEMORY_MIB, KUEUE_RELEASE_NAME,
-                                     MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config)
+from components.config.checks import ConfigError
+from components.config.names import KUEUE_NAMESPACE, MANAGED_LABEL, SPOT_TAINT, TEAM_LABEL
+from components.config.stack import StackConfig
+from components.config.device_plugin import DEFAULT_DEVICE_PLUGIN_CHART
+from components.config.kueue import DEFAULT_KUEUE_CHART, NAMESPACE_SELECTOR_GATE
+from components.facts.kueue_resources import DEFAULT_MANAGER_MEMORY_MIB
+from components.kueue.values import CONTROLLER_POD_LABELS, KUEUE_RELEASE_NAME, MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config
 from components.facts.kueue_versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
 from components.facts.operators import needed_operators
 from tests.conftest import load_stack
-from tests.harness import ROOT, SHARED, stack_file_config
+from tests.harness import ROOT, stack_file_config
+from tests.paths import SHARED
 from tests.facts.test_kueue_versions import upstream_gates, upstream_removed
 
 VERSIONS = sorted(RELEASES)
@@ -324,7 +322,7 @@ def test_namespace_selector_selects_only_team_namespaces(dev_config_map: dict[st
     assert selector == {"matchLabels": {MANAGED_LABEL: "true"}}
     for team in config.teams:
         assert selects(selector, team_namespace_labels(team.name))
-    for other in ("kube-system", KUEUE_NAMESPACE, device_plugin_values.DEVICE_PLUGIN_NAMESPACE, "default", "monitoring"):
+    for other in ("kube-system", KUEUE_NAMESPACE, DEVICE_PLUGIN_NAMESPACE, "default", "monitoring"):
         assert not selects(selector, {"kubernetes.io/metadata.name": other})
 
 
@@ -452,7 +450,7 @@ def test_any_valid_kueue_config_renders_valid_values(kueue_version: str, draw: s
 
 def test_device_plugin_pin_matches_the_chart_data() -> None:
     chart = yaml.safe_load((PLUGIN_DATA / "Chart.yaml").read_text())
-    assert (chart["name"], chart["version"]) == (device_plugin_values.DEVICE_PLUGIN_CHART, device_plugin_values.DEVICE_PLUGIN_VERSION)
+    assert (chart["name"], chart["version"]) == (DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION)
     assert DEFAULT_DEVICE_PLUGIN_CHART == "https://nvidia.github.io/k8s-device-plugin"
 
 

@@ -23,7 +23,9 @@ import pytest
 import yaml
 
 from components.cluster.component import ExistingClusterMismatch, azure_monitor_profile, check_prometheus_addon
-from components.config import ExistingCluster, Monitoring, StackConfig
+from components.config.cluster import ExistingCluster
+from components.config.monitoring import MonitoringSettings
+from components.config.stack import StackConfig
 from components.monitoring.component import (GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE, check_subscription,
                                              data_collection_rule, resource_id_parts)
 from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE,
@@ -675,9 +677,9 @@ def test_a_resource_in_another_subscription_stops_the_run_before_anything_is_cre
 
 
 def test_check_subscription_compares_without_case() -> None:
-    settings = Monitoring(enabled=True, workspace_id=WORKSPACE_ID.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/"))
+    settings = MonitoringSettings(enabled=True, workspace_id=WORKSPACE_ID.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/"))
     assert check_subscription(settings, SUBSCRIPTION) is True
-    assert check_subscription(Monitoring(enabled=True), OTHER_SUBSCRIPTION) is True  # nothing named: nothing to compare
+    assert check_subscription(MonitoringSettings(enabled=True), OTHER_SUBSCRIPTION) is True  # nothing named: nothing to compare
 
 
 def test_data_collection_rule() -> None:

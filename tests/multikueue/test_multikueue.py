@@ -15,7 +15,9 @@ import pytest
 import yaml
 
 from components import plan
-from components.config import ConfigError, StackConfig, parse_config, raw_from_stack_file
+from components.config.checks import ConfigError
+from components.config.parse import parse_config, raw_from_stack_file
+from components.config.stack import StackConfig
 from components.kueue.crds import kueue_crds
 from components.kueue.objects import quota_table
 from components.kueue.values import manager_config

@@ -20,7 +20,9 @@ import pytest
 import yaml
 
 from components.kueue import install as kueue
-from components.config import ConfigError, StackConfig, system_pool_problems
+from components.config.checks import ConfigError
+from components.config.rules import system_pool_problems
+from components.config.stack import StackConfig
 from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
 from components.kueue.values import SYSTEM_POOL_SELECTOR
 from components.operators import sources
@@ -33,7 +35,8 @@ from components.operators.installs import (
 )
 from components.operators.policies import RAYSERVICE_GUARD, rayservice_guard
 from tests.conftest import load_stack
-from tests.harness import SHARED, ProgramRun, run_program, stack_file_config
+from tests.harness import ProgramRun, run_program, stack_file_config
+from tests.paths import SHARED
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from components.config import StackConfig
+from components.config.stack import StackConfig
 from components.kueue.values import kueue_helm_values
 from components.preflight.incluster import ClusterKueue, newest_release, problems, read
 from tests.harness import parsed_config, stack_file_config

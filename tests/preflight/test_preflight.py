@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from components import plan
-from components.config import ConfigError, parse_config, raw_from_stack_file
+from components.config.checks import ConfigError
+from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.objects import build_objects
 from components.preflight.arm import ArmClient, PreflightError, ProviderToken
 from components.preflight.check import STACK_TAG, PreflightFailed, decide, read

@@ -1,0 +1,214 @@
+"""`kueue-aks:cluster`: the AKS cluster the stack creates, an existing one, or any cluster by
+kubeconfig; its defaults and its parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .checks import ENCRYPTED, INVALID, Checks, Problems, Reader, group_ids
+from .names import NAMESPACE
+from .pools import vm_size_checker
+
+TIERS = ("Free", "Standard", "Premium")
+
+
+# Keys that shape a cluster the program creates; meaningless for a cluster it only uses.
+CREATION_KEYS = (
+    "name",
+    "kubernetesVersion",
+    "tier",
+    "zones",
+    "systemPool",
+    "adminGroupObjectIds",
+    "disableLocalAccounts",
+    "autoUpgradeChannel",
+    "deployerAdmin",
+)
+
+
+UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
+
+
+# AKS cluster names: 1-63 letters, digits, '-' and '_', starting and ending with a letter or digit.
+CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+
+
+_RESOURCE_GROUP = re.compile(r"^[-\w._()]{1,90}$")
+
+
+_K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
+
+
+# ValidatingAdmissionPolicy, which the stack's guards use (components/k8s/admission.py), is GA from 1.30.
+MIN_KUBERNETES_VERSION = (1, 30)
+
+
+def kubernetes_minor(version: str) -> tuple[int, int]:
+    """(major, minor) of a Kubernetes version the config accepted, e.g. "1.33" or "1.33.2"."""
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    vm_size: str = "Standard_D4s_v5"
+    count: int = 2
+
+
+@dataclass(frozen=True)
+class ExistingCluster:
+    resource_group: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    name: str
+    kubernetes_version: str | None = None
+    tier: str = "Free"
+    zones: tuple[str, ...] = ()
+    system_pool: SystemPool = SystemPool()
+    admin_group_object_ids: tuple[str, ...] = ()
+    disable_local_accounts: bool = False
+    auto_upgrade_channel: str = "patch"
+    # The identity that runs `pulumi up` gets AKS RBAC Cluster Admin on the cluster it creates
+    # (components/cluster/deployer.py); false: access comes through adminGroupObjectIds only.
+    deployer_admin: bool = True
+    existing: ExistingCluster | None = None  # an AKS cluster made elsewhere: nothing Azure is created
+    kubeconfig: str | None = field(default=None, repr=False)  # any cluster: no Azure at all; a secret
+
+    @property
+    def mode(self) -> str:
+        """create | existing | kubeconfig"""
+        return "existing" if self.existing else "kubeconfig" if self.kubeconfig else "create"
+
+
+def _is_kubeconfig(value: Any) -> bool:
+    """A kubeconfig document: YAML with a list of clusters, each with a server address."""
+    if not isinstance(value, str):
+        return False
+    try:
+        doc = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return False
+    clusters = doc.get("clusters") if isinstance(doc, Mapping) else None
+    return (
+        isinstance(clusters, list)
+        and bool(clusters)
+        and all(
+            isinstance(c, Mapping)
+            and isinstance(c.get("cluster"), Mapping)
+            and isinstance(c["cluster"].get("server"), str)
+            for c in clusters
+        )
+    )
+
+
+def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
+    c = Checks(problems)
+    r = Reader(problems, f"{NAMESPACE}:cluster", raw, [*CREATION_KEYS, "existing", "kubeconfig"])
+    name = r.get(
+        "name",
+        f"kueue-{stack}",
+        lambda p, v: c.string(
+            p,
+            v,
+            pattern=CLUSTER_NAME,
+            hint=" (1-63 letters, digits, '-' or '_', starting and ending with a letter or digit)",
+        ),
+    )
+
+    def k8s_version(p: str, v: Any) -> Any:
+        if isinstance(v, float):
+            problems.add(p, f'must be a quoted string such as "1.33"; YAML read {v!r} as a number')
+            return INVALID
+        if c.string(p, v, pattern=_K8S_VERSION, hint=' (major.minor such as "1.33", or major.minor.patch)') is INVALID:
+            return INVALID
+        if kubernetes_minor(v) < MIN_KUBERNETES_VERSION:
+            problems.add(
+                p,
+                f"{v!r} is below {'.'.join(map(str, MIN_KUBERNETES_VERSION))}: the program installs a "
+                "ValidatingAdmissionPolicy (GA in Kubernetes 1.30) to make Kueue's uninstall finish",
+            )
+            return INVALID
+        return v
+
+    def zones(p: str, v: Any) -> Any:
+        items = c.items(p, v, 'zone strings such as "1", "2", "3"')
+        if items is None:
+            return INVALID
+        out = [c.enum(f"{p}[{i}]", z, ("1", "2", "3")) for i, z in enumerate(items)]
+        if len(set(items)) != len(items):
+            problems.add(p, "lists a zone twice")
+        return tuple(out) if INVALID not in out else INVALID
+
+    def system_pool(p: str, v: Any) -> Any:
+        s = Reader(problems, p, v, ["vmSize", "count"])
+        return SystemPool(
+            vm_size=s.get("vmSize", SystemPool.vm_size, vm_size_checker(problems, gpu_allowed=False)),
+            count=s.get("count", SystemPool.count, lambda q, n: c.integer(q, n, 1, 100)),
+        )
+
+    def existing(p: str, v: Any) -> Any:
+        e = Reader(problems, p, v, ["resourceGroup", "name"])
+        if not e.value:
+            if isinstance(v, Mapping):
+                problems.add(p, "must name the cluster: {resourceGroup, name}")
+            return INVALID
+        group = e.get(
+            "resourceGroup",
+            None,
+            lambda q, x: c.string(q, x, pattern=_RESOURCE_GROUP, hint=" (an Azure resource group name)"),
+        )
+        cluster_name = e.get(
+            "name", None, lambda q, x: c.string(q, x, pattern=CLUSTER_NAME, hint=" (an AKS cluster name)")
+        )
+        for key in ("resourceGroup", "name"):
+            if key not in e.value:
+                problems.add(e.at(key), "is required")
+        return ExistingCluster(group, cluster_name) if group and cluster_name else INVALID
+
+    def kubeconfig(p: str, v: Any) -> Any:
+        if isinstance(v, Mapping) and set(v) == {"secure"}:
+            # Still encrypted: read from the stack file (the offline plan); the program gets it decrypted.
+            return ENCRYPTED
+        # Never echo the value, not even in a YAML parse error: it holds credentials.
+        if not _is_kubeconfig(v):
+            problems.add(
+                p,
+                "must be a kubeconfig document (set it with `pulumi config set --secret --path "
+                "kueue-aks:cluster.kubeconfig < file`); the value given is not one",
+            )
+            return INVALID
+        return v
+
+    modes = [k for k in ("existing", "kubeconfig") if k in r.value]
+    if len(modes) == 2:
+        problems.add(r.at("kubeconfig"), "cannot be set together with cluster.existing; choose one cluster mode")
+    elif modes:
+        for key in CREATION_KEYS:
+            if key in r.value:
+                problems.add(
+                    r.at(key),
+                    f"configures a cluster the program creates; with cluster.{modes[0]} the "
+                    "program creates no cluster, so remove it",
+                )
+    return ClusterSettings(
+        name=name,
+        kubernetes_version=r.get("kubernetesVersion", None, k8s_version),
+        tier=r.get("tier", "Free", lambda p, v: c.enum(p, v, TIERS)),
+        zones=r.get("zones", (), zones),
+        system_pool=r.get("systemPool", SystemPool(), system_pool),
+        admin_group_object_ids=r.get("adminGroupObjectIds", (), group_ids(problems)),
+        disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
+        auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
+        deployer_admin=r.get("deployerAdmin", True, c.boolean),
+        existing=r.get("existing", None, existing),
+        kubeconfig=r.get("kubeconfig", None, kubeconfig),
+    )

@@ -1,0 +1,187 @@
+"""`kueue-aks:multiKueue`: a stack's MultiKueue role, a manager's worker stacks and its dispatch
+settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..k8s.names import is_dns1123_label, is_label_value
+from .checks import INVALID, Checks, Problems, Reader, checked
+from .kueue import KueueSettings
+from .names import NAMESPACE
+
+MULTIKUEUE_ROLES = ("none", "worker", "manager")
+
+
+# MultiKueueConfig.spec.clusters holds 1 to 20 names (kueue v0.19.2 apis/kueue/v1beta2/multikueue_types.go).
+MAX_WORKERS = 20
+
+
+# The dispatchers Kueue builds in (../shared/reference/multikueue.md §8); any other name would
+# wait for an external controller this program does not install.
+DISPATCHERS = {
+    "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+    "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+}
+
+
+# A stack reference: <organization>/<project>/<stack> (Pulumi Cloud) or <project>/<stack>
+# (self-managed backends, where the organization is "organization").
+_STACK_REF = re.compile(r"^([A-Za-z0-9_.-]+/){1,2}[A-Za-z0-9_.-]+$")
+
+
+# Go's time.ParseDuration, which Kueue's config decoding uses, without signs or fractions.
+_DURATION = re.compile(r"^([0-9]+(ns|us|µs|ms|s|m|h))+$")
+
+
+@dataclass(frozen=True)
+class WorkerStack:
+    """A MultiKueue worker as the manager names it: the MultiKueueCluster's name and the kueue-aks
+    worker stack whose outputs give its credentials, queues and quotas."""
+
+    name: str
+    stack: str
+
+
+@dataclass(frozen=True)
+class MultiKueue:
+    """kueue-aks:multiKueue. A worker is the ordinary single cluster plus a ServiceAccount whose
+    kubeconfig it exports; a manager keeps the teams' queues and dispatches to its workers."""
+
+    role: str = "none"  # none | worker | manager
+    server: str | None = None  # worker: the API server URL its managers dial; default the cluster's own
+    workers: tuple[WorkerStack, ...] = ()  # manager: in dispatch preference order
+    origin: str = ""  # manager: the label value on its objects in the workers; default kueue-aks-<stack>
+    worker_lost_timeout: str = "15m"
+    gc_interval: str = "1m"
+    dispatcher: str = "AllAtOnce"
+
+    @property
+    def is_manager(self) -> bool:
+        return self.role == "manager"
+
+    @property
+    def is_worker(self) -> bool:
+        return self.role == "worker"
+
+
+def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSettings) -> MultiKueue:
+    c = Checks(problems)
+    manager_keys = ("workers", "origin", "workerLostTimeout", "gcInterval", "dispatcher")
+    r = Reader(problems, f"{NAMESPACE}:multiKueue", raw, ["role", "server", *manager_keys])
+    if not r.value:
+        return MultiKueue()
+    role = r.get("role", None, lambda p, v: c.enum(p, v, MULTIKUEUE_ROLES))
+    if "role" not in r.value:
+        problems.add(r.at("role"), f"is required: one of {' | '.join(MULTIKUEUE_ROLES)}")
+    if role is None:
+        return MultiKueue()
+
+    def server(p: str, v: Any) -> Any:
+        # Kueue takes only https servers with an IP or DNS host in a worker's kubeconfig
+        # (kueue v0.19.2 pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig).
+        return c.string(
+            p,
+            v,
+            pattern=re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$"),
+            hint=" (the worker's API server as its managers reach it, https://<host>[:port])",
+        )
+
+    def duration(p: str, v: Any) -> Any:
+        return c.string(p, v, pattern=_DURATION, hint=' (a duration such as "15m", "90s" or "1h30m")')
+
+    origin = checked(
+        problems,
+        lambda v: (
+            None
+            if isinstance(v, str) and v and is_label_value(v)
+            else (
+                f"{v!r} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels the manager's "
+                "objects "
+                "in the workers with it"
+            )
+        ),
+    )
+
+    def workers(p: str, v: Any) -> Any:
+        items = c.items(p, v, "workers {name, stack}")
+        if items is None:
+            return INVALID
+        if not 1 <= len(items) <= MAX_WORKERS:
+            problems.add(p, f"lists {len(items)} workers; a MultiKueueConfig takes 1 to {MAX_WORKERS}")
+        out: list[WorkerStack] = []
+        for i, item in enumerate(items):
+            w = Reader(problems, f"{p}[{i}]", item, ["name", "stack"])
+            if not w.value:
+                if item is None or isinstance(item, Mapping):
+                    problems.add(f"{p}[{i}]", "must be an object with name and stack")
+                continue
+
+            name = w.get(
+                "name",
+                None,
+                checked(
+                    problems,
+                    lambda x: (
+                        None
+                        if isinstance(x, str) and is_dns1123_label(x)
+                        else f"{x!r} must be a DNS-1123 label; it names the worker's MultiKueueCluster"
+                    ),
+                ),
+            )
+            ref = w.get(
+                "stack",
+                None,
+                lambda q, x: c.string(
+                    q,
+                    x,
+                    pattern=_STACK_REF,
+                    hint=(
+                        " (the worker stack's name for a StackReference: <organization>/<project>/<stack>, or "
+                        "<project>/<stack> on a self-managed backend)"
+                    ),
+                ),
+            )
+            for key in ("name", "stack"):
+                if key not in w.value:
+                    problems.add(w.at(key), "is required")
+            if name is None or ref is None:
+                continue
+            if any(o.name == name for o in out):
+                problems.add(w.at("name"), f"{name!r} names another worker too; worker names must be unique")
+            elif any(o.stack == ref for o in out):
+                problems.add(w.at("stack"), f"{ref!r} is listed twice; each worker stack is one cluster")
+            else:
+                out.append(WorkerStack(name, ref))
+        return tuple(out)
+
+    settings = MultiKueue(
+        role=role,
+        server=r.get("server", None, server),
+        workers=r.get("workers", (), workers),
+        origin=r.get("origin", f"kueue-aks-{stack}"[:63].rstrip("-_."), origin),
+        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout, duration),
+        gc_interval=r.get("gcInterval", MultiKueue.gc_interval, duration),
+        dispatcher=r.get("dispatcher", MultiKueue.dispatcher, lambda p, v: c.enum(p, v, tuple(DISPATCHERS))),
+    )
+    if role != "manager":
+        for key in manager_keys:
+            if key in r.value:
+                problems.add(r.at(key), f"configures a MultiKueue manager; this stack's role is {role!r}")
+    elif "workers" not in r.value:
+        problems.add(
+            r.at("workers"),
+            "is required for a manager: the worker stacks it dispatches to, [{name, stack}], in order of preference",
+        )
+    if role == "manager" and "server" in r.value:
+        problems.add(r.at("server"), "is a worker's key: the URL its managers dial")
+    if role != "none" and kueue.feature_gates.get("MultiKueue", kueue.release.gates["MultiKueue"].default) is False:
+        problems.add(
+            f"{NAMESPACE}:kueue.featureGates.MultiKueue",
+            f"is false, but multiKueue.role is {role!r}; enable the gate or set role: none",
+        )
+    return settings if role != "none" else MultiKueue()
