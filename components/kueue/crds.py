@@ -14,6 +14,10 @@ wins:
    The archive goes to a temporary directory, is checked, and is renamed into the cache as a whole:
    a failed or partial download never leaves an entry behind.
 
+Beside the charts, in ``kueue-aks/crd-documents/<digest>.json``, each chart's CRD documents as
+JSON (by the digest of its CRD templates) and in ``kueue-aks/cel-grammar.lark`` the CEL parser's
+tables: a later process reads these instead of parsing YAML and analysing CEL's grammar again.
+
 Every archive is checked before use: it must be a readable chart named ``kueue`` whose Chart.yaml
 holds the pinned version, and for the default source its CRD templates must match the digest
 pinned here (``CRD_TEMPLATE_DIGESTS``). The digest of the published OCI archive itself is not
@@ -35,6 +39,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -489,17 +494,49 @@ def chart_archive(
 
 
 @functools.cache
-def _compiled(label: str, digest: str, templates: tuple[tuple[str, bytes], ...]) -> CrdSchemas:
+def _compiled(label: str, digest: str, templates: tuple[tuple[str, bytes], ...], cache: Path) -> CrdSchemas:
     # Compiling the schemas and CEL rules is the slow part: once per chart content and process.
+    # Across processes (a preview is a new one), the CRD documents are kept as JSON by the digest
+    # of their templates and the CEL parser's tables beside them: what YAML parsing and cel-python's
+    # grammar analysis cost every preview otherwise (docs/performance.md).
     return crds_from_documents(
-        crd_documents(dict(templates), label=label), source=label, where=f"{label}: templates/crd/*.yaml"
+        _documents(label, digest, dict(templates), cache / "crd-documents" / f"{digest}.json"),
+        source=label,
+        where=f"{label}: templates/crd/*.yaml",
+        grammar_cache=cache / "cel-grammar.lark",
     )
+
+
+def _documents(label: str, digest: str, templates: Mapping[str, bytes], kept: Path) -> list[dict[str, Any]]:
+    """The chart's CRD documents, from `kept` when an earlier process wrote them there."""
+    try:
+        docs: list[dict[str, Any]] = json.loads(kept.read_text())
+        return docs
+    except (OSError, ValueError):
+        pass
+    docs = crd_documents(templates, label=label)
+    try:
+        text = json.dumps(docs)
+    except (TypeError, ValueError):
+        return docs  # YAML gave something JSON cannot hold (a date, say): not kept
+    if json.loads(text) != docs:
+        return docs
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        staged = kept.with_name(f".{kept.name}.{os.getpid()}")
+        staged.write_text(text)
+        staged.replace(kept)  # whole or not at all, for a process reading it meanwhile
+    except OSError:
+        pass  # a cache that cannot be written costs only the time
+    return docs
 
 
 def chart_crds(source: str, version: str, **kwargs: Any) -> tuple[Path, CrdSchemas]:
     """The archive read and the CRDs of the Kueue chart `source` at `version` (keywords: chart_archive)."""
     path, chart = chart_archive(source, version, **kwargs)
-    return path, _compiled(f"chart {source} {version}", chart.digest, tuple(sorted(chart.templates.items())))
+    cache = cache_root(kwargs.get("environ", os.environ)).parent  # beside the charts, not among them
+    templates = tuple(sorted(chart.templates.items()))
+    return path, _compiled(f"chart {source} {version}", chart.digest, templates, cache)
 
 
 def in_ci(environ: Mapping[str, str] = os.environ) -> bool:

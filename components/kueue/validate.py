@@ -101,11 +101,14 @@ def _load_crds(path: str) -> CrdSchemas:
     return crds_from_documents(docs, source=path, where=f"{path}/*.yaml")
 
 
-def crds_from_documents(docs: Iterable[object], *, source: str, where: str | None = None) -> CrdSchemas:
+def crds_from_documents(
+    docs: Iterable[object], *, source: str, where: str | None = None, grammar_cache: Path | None = None
+) -> CrdSchemas:
     """The Kueue CRDs among ``docs`` (parsed YAML documents; anything else is ignored), compiled.
 
-    ``source`` names where they came from (a directory, or a chart and its version)."""
-    versions = compile_crds(docs, group=KUEUE_GROUP, rule_id=_cel_rule_id)
+    ``source`` names where they came from (a directory, or a chart and its version);
+    ``grammar_cache`` is where the CEL parser's tables may be kept (crd_schema.cel_environment)."""
+    versions = compile_crds(docs, group=KUEUE_GROUP, rule_id=_cel_rule_id, grammar_cache=grammar_cache)
     if not versions:
         raise CrdError(f"no CustomResourceDefinition of group {KUEUE_GROUP} in {where or source}")
     return CrdSchemas(source=source, versions=versions)

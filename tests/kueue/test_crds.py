@@ -33,8 +33,9 @@ from components.kueue import queues
 from components.config.kueue import DEFAULT_KUEUE_CHART
 from components.kueue.objects import build_objects, queue_set
 from components.k8s.crd_schema import CrdError
+from components.kueue import validate
 from components.kueue.validate import CRDS_ENV, validate_objects
-from components.facts.kueue_versions import RELEASES
+from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
 from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
 from tests import harness
 from tests.harness import run_program, stack_file_config
@@ -260,6 +261,45 @@ def test_helm_directives_are_gone_and_the_schemas_are_the_release_crds(version: 
     assert [d["spec"]["versions"] for d in docs] == [b["spec"]["versions"] for b in bases]
     assert [d["spec"]["names"] for d in docs] == [b["spec"]["names"] for b in bases]
     assert "{{" not in json.dumps(docs)
+
+
+def test_the_crd_documents_are_kept_as_json_and_read_back_by_the_next_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chart = kc.read_chart(shared_chart(DEFAULT_VERSION), label="c")
+    kept = tmp_path / "crd-documents" / f"{chart.digest}.json"
+    parsed = kc._documents("c", chart.digest, chart.templates, kept)
+    assert json.loads(kept.read_text()) == parsed == kc.crd_documents(chart.templates, label="c")
+    # The next process reads the file and parses no YAML.
+    monkeypatch.setattr(kc, "crd_documents", lambda *_a, **_k: pytest.fail("parsed the YAML again"))
+    assert kc._documents("c", chart.digest, chart.templates, kept) == parsed
+    # A damaged file is parsed again, not trusted.
+    kept.write_text("{not json")
+    monkeypatch.undo()
+    assert kc._documents("c", chart.digest, chart.templates, kept) == parsed
+
+
+def test_the_cel_parser_from_its_cache_parses_every_rule_as_cel_pythons_own(tmp_path: Path) -> None:
+    from celpy.celparser import CELParser
+
+    from components.k8s.crd_schema import cel_environment
+
+    rules = {r.expression for r in validate.crds_from_documents(
+        kc.crd_documents(kc.read_chart(shared_chart(DEFAULT_VERSION), label="c").templates, label="c"),
+        source="c").cel_rules}
+    saved = CELParser.CEL_PARSER
+    try:
+        CELParser.CEL_PARSER = None
+        own = CELParser()
+        trees = {e: own.parse(e) for e in rules}
+        for _ in range(2):  # the first run writes the cache, the second loads it
+            CELParser.CEL_PARSER = None
+            cel_environment(tmp_path / "cel-grammar.lark")
+            assert (tmp_path / "cel-grammar.lark").is_file()
+            assert {e: CELParser().parse(e) for e in rules} == trees
+    finally:
+        CELParser.CEL_PARSER = saved
+    assert len(rules) > 20
 
 
 # ---------------------------------------------------------------------------------------------
