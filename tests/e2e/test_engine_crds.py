@@ -38,7 +38,7 @@ CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 EARLIER_LAYOUT = '''
 import pulumi
 from components.cluster.component import KubeconfigCluster
-from components.config import load_stack_config
+from components.config.parse import load_stack_config
 from components.k8s.manifest import ObjectResource
 from components.operators.installs import installs
 
