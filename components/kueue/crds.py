@@ -14,7 +14,7 @@ wins:
    The archive goes to a temporary directory, is checked, and is renamed into the cache as a whole:
    a failed or partial download never leaves an entry behind.
 
-Beside the charts, in ``kueue-aks/crd-documents/<digest>.json``, each chart's CRD documents as
+Beside the charts, in ``kueue-aks/crd-documents/<digest>-<format>.json``, each chart's CRD documents as
 JSON (by the digest of its CRD templates) and in ``kueue-aks/cel-grammar.lark`` the CEL parser's
 tables: a later process reads these instead of parsing YAML and analysing CEL's grammar again.
 
@@ -500,11 +500,16 @@ def _compiled(label: str, digest: str, templates: tuple[tuple[str, bytes], ...],
     # of their templates and the CEL parser's tables beside them: what YAML parsing and cel-python's
     # grammar analysis cost every preview otherwise (docs/performance.md).
     return crds_from_documents(
-        _documents(label, digest, dict(templates), cache / "crd-documents" / f"{digest}.json"),
+        _documents(label, digest, dict(templates), cache / "crd-documents" / f"{digest}-{_DOCUMENTS_FORMAT}.json"),
         source=label,
         where=f"{label}: templates/crd/*.yaml",
         grammar_cache=cache / "cel-grammar.lark",
     )
+
+
+# Part of the kept documents' name: a change to what crd_documents makes of the same templates
+# must count this up, or a later process would read what the earlier code made.
+_DOCUMENTS_FORMAT = 1
 
 
 def _documents(label: str, digest: str, templates: Mapping[str, bytes], kept: Path) -> list[dict[str, Any]]:
@@ -521,13 +526,13 @@ def _documents(label: str, digest: str, templates: Mapping[str, bytes], kept: Pa
         return docs  # YAML gave something JSON cannot hold (a date, say): not kept
     if json.loads(text) != docs:
         return docs
+    staged = kept.with_name(f".{kept.name}.{os.getpid()}")
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
-        staged = kept.with_name(f".{kept.name}.{os.getpid()}")
         staged.write_text(text)
         staged.replace(kept)  # whole or not at all, for a process reading it meanwhile
     except OSError:
-        pass  # a cache that cannot be written costs only the time
+        staged.unlink(missing_ok=True)  # a cache that cannot be written costs only the time
     return docs
 
 
