@@ -3,6 +3,17 @@
 import pulumi
 
 from components.access.component import TeamAccess
+from components.assembly import (
+    ACCESS,
+    DEVICE_PLUGIN,
+    KUEUE,
+    MONITORING,
+    MULTIKUEUE_WORKER,
+    OPERATORS,
+    POOL_GUARD,
+    QUEUES,
+    stack_parts,
+)
 from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
 from components.cluster.component import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config.parse import load_stack_config
@@ -28,6 +39,9 @@ validated_objects(config, stack_queues)
 # A team whose share rounds down to 0 GPUs of a flavor only ever borrows GPUs there (the plan says so too).
 for warning in zero_gpu_quotas(config, stack_queues.rows):
     pulumi.log.warn(str(warning))
+# What the stack creates in the cluster, a part per component, in this order (components/assembly.py,
+# which the plan's --manifests writes out too): a component is built when its part is there.
+parts = {part.name: part for part in stack_parts(config, stack_queues)}
 
 cluster: AksCluster | ExistingAksCluster | KubeconfigCluster
 if config.cluster.mode == "create":
@@ -42,20 +56,25 @@ provisioning = (
     if uses_provisioning(config)
     else None
 )
-operators = JobOperators("operators", config, opts=k8s_opts)
+operators = JobOperators(OPERATORS, config, opts=k8s_opts)
 # Kueue looks for the ProvisioningRequest API and the job kinds' APIs when it starts.
 kueue = KueueInstallation(
-    "kueue",
+    KUEUE,
     config,
+    parts.get(KUEUE),  # none with AKS's managed extension
     cluster=cluster,
     after=[*(provisioning.ready if provisioning else ()), *operators.apis],
     opts=k8s_opts,
 )
-device_plugin = NvidiaDevicePlugin("gpu", config, opts=k8s_opts) if config.has_gpu else None
-pool_guard = PoolGuard("governance", config, opts=k8s_opts) if config.governance.enforce else None
+device_plugin = (
+    NvidiaDevicePlugin(DEVICE_PLUGIN, parts[DEVICE_PLUGIN], opts=k8s_opts) if DEVICE_PLUGIN in parts else None
+)
+pool_guard = PoolGuard(POOL_GUARD, config, parts[POOL_GUARD], opts=k8s_opts) if POOL_GUARD in parts else None
 monitoring = (
-    Monitoring("monitoring", config, cluster=cluster, kueue_namespace=kueue.namespace_ready, opts=k8s_opts)
-    if config.monitoring.enabled
+    Monitoring(
+        MONITORING, config, parts[MONITORING], cluster=cluster, kueue_namespace=kueue.namespace_ready, opts=k8s_opts
+    )
+    if MONITORING in parts
     else None
 )
 manager = (
@@ -64,7 +83,7 @@ manager = (
     else None
 )
 queues = KueueQueues(
-    "queues",
+    QUEUES,
     config,
     stack_queues,
     ready=[*kueue.ready, *(manager.secrets if manager else ())],
@@ -72,16 +91,19 @@ queues = KueueQueues(
     namespaces_after=operators.ready,
     opts=k8s_opts,
 )
-access = TeamAccess("access", config, stack_queues, cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts)
+access = TeamAccess(
+    ACCESS, config, stack_queues, parts[ACCESS], cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts
+)
 worker = (
     MultiKueueWorker(
-        "multikueue",
+        MULTIKUEUE_WORKER,
         config,
+        parts[MULTIKUEUE_WORKER],
         server=api_server(config, cluster.kubeconfig),
         namespace=kueue.namespace_ready,
         opts=k8s_opts,
     )
-    if config.multi_kueue.is_worker
+    if MULTIKUEUE_WORKER in parts
     else None
 )
 

@@ -41,14 +41,14 @@ from typing import Any
 import yaml
 
 from .access.azure_roles import roles_needed
-from .access.members import access_objects, team_access
+from .access.members import team_access
+from .assembly import stack_parts
 from .config.checks import ConfigError, Problem
 from .config.names import NAMESPACE
 from .config.parse import parse_config, raw_from_stack_file
 from .config.stack import StackConfig
 from .config.teams import DEFAULT_PRIORITY, Team
 from .facts.operators import OPERATOR_PINS, OPERATORS
-from .governance.policies import pool_guard
 from .k8s.crd_schema import CrdError
 from .k8s.resources import UNITS, human
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
@@ -65,14 +65,10 @@ from .kueue.objects import (
     queue_set,
     zero_gpu_quotas,
 )
-from .kueue.policies import aggregated_role_guard, priority_class_guard
 from .kueue.validate import check_objects
 from .manifests.folders import write_manifests
-from .monitoring.scrape import scrape_objects
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .operators.installs import operator_objects
-from .operators.policies import rayservice_guard
 from .preflight.arm import ArmClient, PreflightError
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
@@ -424,22 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if crds is None:
         print("_CRD schema and CEL rules not checked: the Kueue chart could not be read (see the warning)._")
     if args.manifests:
-        # The program's order; components/manifests/folders.py puts what needs a release after the releases.
-        role_guard = aggregated_role_guard() if config.kueue.extension is None else []  # for the release's uninstall
-        written = write_manifests(
-            config,
-            [
-                *role_guard,
-                *pool_guard(config),
-                *priority_class_guard(config),
-                *stack_queues.objects,
-                *scrape_objects(config),
-                *rayservice_guard(config),
-                *operator_objects(config),
-                *access_objects(config, stack_queues.local_queues),
-            ],
-            args.manifests,
-        )
+        written = write_manifests(config, stack_parts(config, stack_queues), args.manifests)
         print(f"\nWrote {len(written)} files to {args.manifests}/ (the order below is also in ORDER.md).\n")
         print((args.manifests / "ORDER.md").read_text())
     return 0

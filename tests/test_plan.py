@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components import plan
+from components.assembly import stack_parts
 from components.manifests import folders as manifests
 from components.access.members import access_objects
 from components.kueue.objects import build_objects, queue_set, quota_table
@@ -122,17 +123,21 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     assert not list((tmp_path / "out").glob("*.yaml")), "every object is in one of the two folders"
     before, after = staged(tmp_path / "out").values()
     config = plan.load_stack("dev", ROOT)
-    # In the program's order: the admission policies (the role guard before Kueue's chart, the
-    # pool guard and the priority-class guard before any work is submitted), the Kueue objects,
-    # monitoring's scrape objects, the RayService guard, the job operators' CRDs, manifest objects
-    # and Trainer's runtime, and the team members' RBAC objects (none: the dev stack lists none).
+    # In the program's order (components/assembly.py): the job operators' namespaces, CRDs, manifest
+    # objects, Trainer's runtime and the RayService guard; the role guard (before Kueue's chart); the
+    # pool guard; monitoring's scrape objects; the priority-class guard and the Kueue objects; the
+    # team members' RBAC objects (none: the dev stack lists none).
+    parts = stack_parts(config, queue_set(config))
+    assert [p.name for p in parts] == ["operators", "kueue", "gpu", "governance", "monitoring", "queues", "access"]
     policies = [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config)]
     assert [o["metadata"]["name"] for o in policies] == (["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
                                                          + ["kueue-aks-priority-class-guard"] * 2)
     kueue_objects, scraping = build_objects(config), scrape_objects(config)
     assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
     assert access_objects(config, queue_set(config).local_queues) == []
-    program = [*policies, *kueue_objects, *scraping, *rayservice_guard(config), *operator_objects(config)]
+    program = [*operator_objects(config), *rayservice_guard(config), *aggregated_role_guard(), *pool_guard(config),
+               *scraping, *priority_class_guard(config), *kueue_objects]
+    assert program == [o for p in parts for o in p.objects]
     # Every object once; the namespaces first, the releases' own among them.
     namespaces = [o for o in before if o["kind"] == "Namespace"]
     assert before[:len(namespaces)] == namespaces
@@ -148,8 +153,8 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
                                          "AdmissionCheck", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass",
                                          "ServiceMonitor", "ClusterTrainingRuntime"}
     names = sorted(p.name for p in (tmp_path / "out" / manifests.BEFORE_RELEASES).iterdir())
-    first_policy = names.index("010-validatingadmissionpolicy-kueue-aks-aggregated-role-guard.yaml")
-    assert first_policy == len(namespaces)
+    first_crd = next(i for i, n in enumerate(names) if "-customresourcedefinition-" in n)
+    assert first_crd == len(namespaces), "the operators' CRDs first after the namespaces"
     # The validator knows Kueue's kinds and the team namespaces their LocalQueues select.
     assert validate_objects([*namespaces, *(o for o in after if o["apiVersion"].startswith("kueue.x-k8s.io/"))], crds=crds) == []
     order = (tmp_path / "out" / "ORDER.md").read_text()

@@ -25,8 +25,9 @@ from pulumi_azure_native import authorization
 from ..cluster.component import role_definition
 from ..config.stack import StackConfig
 from ..k8s.manifest import ObjectResource
+from ..k8s.part import Part
 from ..kueue.objects import QueueSet
-from .members import access_objects, member_groups, team_access
+from .members import member_groups, team_access
 
 CLUSTER_USER_ROLE = "4abbcc35-e782-43d8-92c5-2d3f1bd2253f"
 
@@ -44,6 +45,7 @@ class TeamAccess(pulumi.ComponentResource):
         name: str,
         config: StackConfig,
         queues: QueueSet,
+        part: Part,
         *,
         cluster_id: pulumi.Input[str] | None,
         after: Sequence[pulumi.Resource] = (),
@@ -57,7 +59,7 @@ class TeamAccess(pulumi.ComponentResource):
                 obj,
                 in_cluster,
             )
-            for obj in access_objects(config, queues.local_queues)
+            for obj in part.objects  # the members' RBAC objects (components/access/members.py)
         ]
         groups = member_groups(config)
         if cluster_id is not None and groups:

@@ -1,6 +1,7 @@
 """PoolGuard: the ValidatingAdmissionPolicy that keeps pods Kueue did not admit off the user pools.
 
-The policy is built by the pure components/governance/policies.py; this component only registers it.
+The policy is built by the pure components/governance/policies.py into the stack's part
+(components/assembly.py); this component only registers it.
 """
 
 from __future__ import annotations
@@ -9,19 +10,19 @@ import pulumi
 
 from ..config.stack import StackConfig
 from ..k8s.manifest import admission_policy
-from .policies import pool_guard
+from ..k8s.part import Part
 
 
 class PoolGuard(pulumi.ComponentResource):
     """Only what Kueue admitted runs on user pools (kueue-aks:governance; docs/governance.md).
 
-    Create it only when config.governance.enforce is on; the pools' queued taint comes with the
-    pool model (NodePool.node_taints), the `pod` integration with kueue_values.
+    The stack has its part only when config.governance.enforce is on; the pools' queued taint
+    comes with the pool model (NodePool.node_taints), the `pod` integration with kueue_values.
     """
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, config: StackConfig, part: Part, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:governance:PoolGuard", name, None, opts)
-        policy, binding = pool_guard(config)
+        policy, binding = part.objects
         self.resources = admission_policy(self, f"{name}-policy", policy, binding)
         self.policy_name = policy["metadata"]["name"]
         self.register_outputs({"policy": self.policy_name, "exemptNamespaces": list(config.governance.exempt)})

@@ -1,7 +1,7 @@
 """NvidiaDevicePlugin: NVIDIA's k8s-device-plugin on the GPU pools, so nvidia.com/gpu is schedulable.
 
-The values come from the pure components/gpu/values.py, so the offline plan renders them
-without importing Pulumi.
+Its release (chart and values, from the pure components/gpu/values.py) is the stack's part in
+components/assembly.py, which the offline plan renders too.
 """
 
 from __future__ import annotations
@@ -9,28 +9,21 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config.stack import StackConfig
-from ..facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
 from ..k8s.helm import namespaced_release
-from .values import device_plugin_chart, device_plugin_values
+from ..k8s.part import Part
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
-    """The device plugin DaemonSet, pinned, in its own namespace. Create it only when config.has_gpu."""
+    """The device plugin DaemonSet, pinned, in its own namespace: the release of `part` (a stack
+    with GPU pools has one)."""
 
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(self, name: str, part: Part, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("kueue-aks:gpu:NvidiaDevicePlugin", name, None, opts)
+        (plugin,) = part.releases
         # Not tied to the AgentPools: a DaemonSet waits for no node, and its pods start on GPU
         # nodes whenever the autoscaler adds them.
-        self.namespace, self.release = namespaced_release(
-            self,
-            name,
-            namespace=DEVICE_PLUGIN_NAMESPACE,
-            release_name=DEVICE_PLUGIN_RELEASE_NAME,
-            chart=device_plugin_chart(config),
-            values=device_plugin_values(config),
-        )
+        self.namespace, self.release = namespaced_release(self, name, plugin)
         self.register_outputs({"namespace": self.namespace.metadata.name, "releaseStatus": self.release.status})

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .charts import ChartRef
+from .part import HelmRelease
 
 # Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
 RELEASE_TIMEOUT_SECONDS = 600
@@ -18,25 +19,21 @@ RELEASE_MAX_HISTORY = 10
 def namespaced_release(
     parent: pulumi.Resource,
     name: str,
-    *,
-    namespace: str,
-    release_name: str,
-    chart: ChartRef,
-    values: dict[str, Any],
+    spec: HelmRelease,
     depends_on: list[pulumi.Resource] | None = None,
-    skip_crds: bool = False,
 ) -> tuple[k8s.core.v1.Namespace, k8s.helm.v3.Release]:
-    """The chart's Namespace (`chart_namespace`) and Release (`release`), both children of `parent`."""
-    ns = chart_namespace(parent, name, namespace)
+    """The release `spec` describes and its Namespace (`chart_namespace`, `release`), both children
+    of `parent`."""
+    ns = chart_namespace(parent, name, spec.namespace)
     return ns, release(
         parent,
         name,
         namespace=ns,
-        release_name=release_name,
-        chart=chart,
-        values=values,
+        release_name=spec.release,
+        chart=spec.chart,
+        values=spec.values,
         depends_on=depends_on,
-        skip_crds=skip_crds,
+        skip_crds=spec.skip_crds,
     )
 
 

@@ -36,8 +36,8 @@ from ..config.names import KUEUE_NAMESPACE
 from ..config.stack import StackConfig
 from ..k8s.helm import namespaced_release
 from ..k8s.manifest import admission_policy
-from .policies import aggregated_role_guard
-from .values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE, extension_args, kueue_chart, kueue_helm_values
+from ..k8s.part import Part
+from .values import KUEUE_WEBHOOK_SERVICE, extension_args
 
 # Measured on the local control plane (docs/kueue.md#kueues-webhook-at-start-up): the webhook answers
 # about 3 s after the controller starts, certificate bootstrap included; upstream reports 10-30 s
@@ -131,6 +131,7 @@ class KueueInstallation(pulumi.ComponentResource):
         self,
         name: str,
         config: StackConfig,
+        part: Part | None,
         *,
         cluster: Any = None,
         after: Sequence[pulumi.Resource] = (),
@@ -143,18 +144,11 @@ class KueueInstallation(pulumi.ComponentResource):
         super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
         self.namespace_name = KUEUE_NAMESPACE
         outputs: dict[str, Any] = {"namespace": KUEUE_NAMESPACE, "version": config.kueue.running_version}
-        if config.kueue.extension is None:
-            self.guard = admission_policy(self, f"{name}-role-guard", *aggregated_role_guard())
-            namespace, release = namespaced_release(
-                self,
-                name,
-                namespace=KUEUE_NAMESPACE,
-                release_name=KUEUE_RELEASE_NAME,
-                chart=kueue_chart(config),
-                values=kueue_helm_values(config),
-                # Created before the release and deleted after it: uninstall needs the guard.
-                depends_on=[*self.guard, *after],
-            )
+        if part is not None:  # the chart's release, with the role guard
+            self.guard = admission_policy(self, f"{name}-role-guard", *part.objects)
+            (kueue,) = part.releases
+            # Created after the guard and deleted before it: uninstall needs the guard.
+            namespace, release = namespaced_release(self, name, kueue, depends_on=[*self.guard, *after])
             self.namespace_ready, self.ready = [namespace], [release]
             outputs["releaseStatus"] = release.status
         elif config.cluster.mode == "kubeconfig":

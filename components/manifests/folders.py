@@ -1,5 +1,6 @@
-"""The stack's in-cluster setup as files a reviewer can read and an admin can apply by hand, in the
-program's order (pure apart from writing files; no Pulumi import).
+"""The stack's in-cluster setup as files a reviewer can read and an admin can apply by hand: the
+parts of components/assembly.py, which the program builds, in the program's order (pure apart from
+writing files; no Pulumi import).
 
 `pulumi up` registers every object after what it needs; `kubectl apply -f DIR` has no such graph,
 and it reads the API server's kinds once, when it starts, so a custom resource cannot be applied in
@@ -9,9 +10,12 @@ the same pass as its CRD. The objects therefore go to two folders, with the Helm
    policies (the role guard must exist before Kueue's chart is installed), the operators' CRDs (Kueue
    sets up a job kind's controller at start-up only if the kind is served) and the manifest-installed
    operators' objects. Only built-in kinds and CRDs.
-2. the Helm releases (`helm/`), in the program's order, each awaited;
+2. the Helm releases (`helm/`), in the program's order, each awaited (an operator's CRDs, which
+   the program installs as a chart of their own, are in 1-before-releases/ as plain objects);
 3. `2-after-releases/`: every object of a kind a CRD serves (Kueue's objects, Trainer's runtime,
    the ServiceMonitor), once the releases (or, for the ServiceMonitor, Prometheus) serve them.
+
+A MultiKueue manager's kubeconfig Secrets are left out: they hold its workers' credentials.
 
 Within a folder, files are numbered in apply order: a namespace before the objects in it.
 """
@@ -20,19 +24,14 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..config.names import KUEUE_NAMESPACE
 from ..config.stack import StackConfig
-from ..facts.device_plugin import DEVICE_PLUGIN_NAMESPACE, DEVICE_PLUGIN_RELEASE_NAME
-from ..gpu.values import device_plugin_chart, device_plugin_values
-from ..k8s.charts import ChartRef
-from ..kueue.values import KUEUE_RELEASE_NAME, extension_args, kueue_chart, kueue_helm_values
-from ..operators.installs import installs
+from ..k8s.part import HelmRelease, Part
+from ..kueue.values import extension_args
 
 BEFORE_RELEASES = "1-before-releases"
 AFTER_RELEASES = "2-after-releases"
@@ -74,70 +73,39 @@ def needs_a_release(obj: dict[str, Any]) -> bool:
 EXTENSION_FILE = "kueue-aks-extension.yaml"  # in helm/: AKS's extension's arguments instead of Kueue's values
 
 
-@dataclass(frozen=True)
-class HelmStep:
-    """One Helm release as the program installs it (components/k8s/helm.py: atomic, awaited)."""
-
-    release: str
-    namespace: str  # the program makes it (an explicit Namespace), so Helm need not
-    chart: ChartRef
-    values: dict[str, Any]
-    skip_crds: bool  # the stack owns the chart's CRDs (they are in 1-before-releases/)
-
-    @property
-    def values_file(self) -> str:  # in helm/
-        return f"{self.release}-values.yaml"
-
-    def command(self, folder: Path) -> str:
-        words = ["helm", "upgrade", "--install", self.release, self.chart.chart, "--version", self.chart.version]
-        if self.chart.repository:
-            words += ["--repo", self.chart.repository]
-        words += [
-            "--namespace",
-            self.namespace,
-            "--values",
-            str(folder / HELM_FOLDER / self.values_file),
-            "--atomic",
-            "--wait",
-        ]
-        if self.skip_crds:
-            words.append("--skip-crds")
-        return shlex.join(words)
+def values_file(release: HelmRelease) -> str:  # in helm/
+    return f"{release.release}-values.yaml"
 
 
-def helm_steps(config: StackConfig) -> list[HelmStep]:
-    """The releases in the program's order: the operators' (after their CRDs), Kueue's (after every
-    operator's CRDs; none with AKS's extension), the device plugin's."""
-    steps = [
-        HelmStep(i.operator.release_name, i.namespace, i.chart, i.values, True) for i in installs(config) if i.chart
+def helm_command(release: HelmRelease, folder: Path) -> str:
+    """The release as the program installs it (components/k8s/helm.py: atomic, awaited)."""
+    chart = release.chart
+    words = ["helm", "upgrade", "--install", release.release, chart.chart, "--version", chart.version]
+    if chart.repository:
+        words += ["--repo", chart.repository]
+    words += [
+        "--namespace",
+        release.namespace,
+        "--values",
+        str(folder / HELM_FOLDER / values_file(release)),
+        "--atomic",
+        "--wait",
     ]
-    if config.kueue.extension is None:
-        steps.append(
-            HelmStep(KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), kueue_helm_values(config), False)
-        )
-    if config.has_gpu:
-        steps.append(
-            HelmStep(
-                DEVICE_PLUGIN_RELEASE_NAME,
-                DEVICE_PLUGIN_NAMESPACE,
-                device_plugin_chart(config),
-                device_plugin_values(config),
-                False,
-            )
-        )
-    return steps
+    if release.skip_crds:
+        words.append("--skip-crds")
+    return shlex.join(words)
 
 
-def helm_files(config: StackConfig, steps: Sequence[HelmStep]) -> dict[str, dict[str, Any]]:
+def helm_files(config: StackConfig, steps: Sequence[HelmRelease]) -> dict[str, dict[str, Any]]:
     """helm/'s files: each release's values; with AKS's managed extension, its Azure resource's
     arguments too."""
-    files = {s.values_file: s.values for s in steps}
+    files = {values_file(s): s.values for s in steps}
     if config.kueue.extension is not None:
         files[EXTENSION_FILE] = extension_args(config)
     return files
 
 
-def stages(objects: Sequence[dict[str, Any]], steps: Sequence[HelmStep]) -> dict[str, list[dict[str, Any]]]:
+def stages(objects: Sequence[dict[str, Any]], steps: Sequence[HelmRelease]) -> dict[str, list[dict[str, Any]]]:
     """`objects` (in the program's order) and the releases' namespaces split into the two
     folders; every namespace first."""
     releases = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": s.namespace}} for s in steps]
@@ -156,7 +124,7 @@ def file_name(index: int, obj: dict[str, Any]) -> str:
     return f"{index:03d}-{obj['kind'].lower()}-{name}.yaml"
 
 
-def apply_steps(config: StackConfig, steps: Sequence[HelmStep], folder: Path) -> list[str]:
+def apply_steps(config: StackConfig, steps: Sequence[HelmRelease], folder: Path) -> list[str]:
     """What to run, in order, to apply the folder as `pulumi up` would."""
     commands = [f"kubectl apply --server-side -f {shlex.quote(str(folder / BEFORE_RELEASES))}"]
     if config.kueue.extension is not None:
@@ -164,7 +132,7 @@ def apply_steps(config: StackConfig, steps: Sequence[HelmStep], folder: Path) ->
             f"create AKS's managed Kueue extension with the arguments in "
             f"{folder / HELM_FOLDER / EXTENSION_FILE}, and wait for its controller"
         )
-    commands += [s.command(folder) for s in steps]
+    commands += [helm_command(s, folder) for s in steps]
     commands.append(f"kubectl apply --server-side -f {shlex.quote(str(folder / AFTER_RELEASES))}")
     return commands
 
@@ -178,9 +146,11 @@ def served_elsewhere(staged: dict[str, list[dict[str, Any]]]) -> list[str]:
     return sorted({f"{o['kind']} ({o['apiVersion']})" for o in staged[AFTER_RELEASES] if api_group(o) not in served})
 
 
-def write_manifests(config: StackConfig, objects: Sequence[dict[str, Any]], out: Path) -> list[Path]:
-    """The two folders (one file per object), helm/ and ORDER.md, which lists apply_steps."""
-    steps = helm_steps(config)
+def write_manifests(config: StackConfig, parts: Sequence[Part], out: Path) -> list[Path]:
+    """The stack's parts (components/assembly.py) as the two folders (one file per object), helm/
+    and ORDER.md, which lists apply_steps."""
+    objects = [o for part in parts for o in part.objects]
+    steps = [r for part in parts for r in part.releases]
     staged = stages(objects, steps)
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -39,7 +39,8 @@ from ..config.monitoring import MonitoringSettings
 from ..config.names import KUEUE_NAMESPACE
 from ..config.stack import StackConfig
 from ..facts.azure_names import association_name, endpoint_name, grafana_name, rule_name
-from .scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
+from ..k8s.part import Part
+from .scrape import SERVICE_ACCOUNT_ANNOTATION
 
 # Built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 MONITORING_DATA_READER_ROLE = "b0d8363b-8ddd-447d-831f-62ca05bff136"
@@ -111,6 +112,7 @@ class Monitoring(pulumi.ComponentResource):
         self,
         name: str,
         config: StackConfig,
+        part: Part,
         *,
         cluster: Any,
         kueue_namespace: Sequence[pulumi.Resource],
@@ -129,7 +131,7 @@ class Monitoring(pulumi.ComponentResource):
         # AKS the ServiceMonitor kind comes with the cluster's add-on; pulumi-kubernetes retries a
         # create whose kind is not registered yet (pulumi-aks.md §8) while the add-on installs.
         self.scrape_objects: dict[tuple[str, str], pulumi.Resource] = {}
-        for obj in scrape_objects(config):
+        for obj in part.objects:  # the scrape objects (components/monitoring/scrape.py)
             kind, meta = obj["kind"], obj["metadata"]
             needs = [*kueue_namespace] if meta.get("namespace") == KUEUE_NAMESPACE else []
             account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)

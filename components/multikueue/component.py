@@ -14,8 +14,9 @@ from ..cluster.component import kubeconfig_server
 from ..config.checks import ConfigError
 from ..config.stack import StackConfig
 from ..k8s.manifest import ObjectResource
+from ..k8s.part import Part
 from .manager import Worker, secret_object, worker_problems
-from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, access_objects, worker_facts, worker_kubeconfig
+from .worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, worker_facts, worker_kubeconfig
 
 
 def read_workers(config: StackConfig) -> tuple[list[Worker], dict[str, pulumi.Output[Any]]]:
@@ -59,13 +60,14 @@ class MultiKueueWorker(pulumi.ComponentResource):
         self,
         name: str,
         config: StackConfig,
+        part: Part,
         *,
         server: pulumi.Input[str],
         namespace: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
-        *grants, token = access_objects(config)
+        *grants, token = part.objects  # components/multikueue/worker.py's access_objects
         created: list[pulumi.Resource] = []
         for obj in grants:
             created.append(

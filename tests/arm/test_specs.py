@@ -1,9 +1,6 @@
 """Every ARM request the program makes, checked against Azure's REST API specs (issue 50, item 3).
 
-Each stack the tests know is run once under the mocks: the dev stack as committed, the e2e tier's
-shapes, the MultiKueue example, and the modes and features that change what goes to Azure
-(existing cluster, AKS's Kueue extension, monitoring off or on existing Azure resources, a
-cluster by kubeconfig, which sends nothing). Every Azure resource registered is turned into the
+Each stack the tests know (tests/shapes.py) is run once under the mocks. Every Azure resource registered is turned into the
 request azure-native would send and checked strictly (tests/arm/specs.py); so are the mocks'
 own outputs and invoke results, and the preflight's reads of the loopback Azure.
 """
@@ -13,8 +10,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -24,11 +19,8 @@ from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from tests.arm.specs import EXTENSION_SPEC, INVOKES, PREFLIGHT, RESOURCES, STAND_IN_VERSIONS, arm_specs
 from tests.azure_fake import extension, recorded
-from tests.cluster.test_modes import EXISTING, KUBECONFIG, with_cluster
-from tests.e2e import stacks as e2e
-from tests.harness import ProgramMocks, ProgramRun, Registration, generous_azure, run_program, stack_file_config
-from tests.kueue.test_extension import extension_stack
-from tests.monitoring.test_monitoring import GRAFANA_ID, WORKSPACE_ID
+from tests.harness import ProgramMocks, Registration
+from tests.shapes import SHAPES, stack_run
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -36,65 +28,6 @@ POOL = "azure-native:containerservice:AgentPool"
 RULE = "azure-native:monitor:DataCollectionRule"
 ASSOCIATION = "azure-native:monitor:DataCollectionRuleAssociation"
 WORKSPACE = "azure-native:monitor:AzureMonitorWorkspace"
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A stack as a test runs it: its config map, stack name, and (a MultiKueue manager) the
-    workers whose outputs its StackReferences read."""
-    config: Callable[[], dict[str, Any]]
-    stack: str = "dev"
-    workers: tuple[str, ...] = ()
-    mode: str = "create"
-
-
-def _e2e(stack: str) -> Shape:
-    return Shape(lambda: e2e.config_map(stack), stack)
-
-
-def _existing(base: Callable[[], dict[str, Any]], **keys: Any) -> Shape:
-    return Shape(lambda: with_cluster(base(), {"existing": EXISTING}, **keys), mode="existing")
-
-
-SHAPES: dict[str, Shape] = {
-    "dev": Shape(stack_file_config),
-    **{f"e2e-{stack}": _e2e(stack) for stack in (*e2e.STACKS, e2e.UNGOVERNED) if stack != "dev"},  # dev: above
-    **{stack: Shape(lambda stack=stack: e2e.config_map(stack), stack) for stack in e2e.MULTIKUEUE_WORKERS},
-    e2e.MULTIKUEUE_MANAGER: Shape(lambda: e2e.config_map(e2e.MULTIKUEUE_MANAGER), e2e.MULTIKUEUE_MANAGER,
-                                  e2e.MULTIKUEUE_WORKERS),
-    # AKS's Kueue extension, with monitoring on an existing workspace and Grafana.
-    "aks-extension": Shape(lambda: {**extension_stack(), "kueue-aks:monitoring": {
-        "enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID, "grafanaId": GRAFANA_ID}}),
-    "existing": _existing(stack_file_config, monitoring={"enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID}),
-    # In a region the extension is offered in (extension_stack's); monitoring off.
-    "existing-aks-extension": _existing(extension_stack, kueue={"install": "aksExtension"},
-                                        monitoring={"enabled": False}),
-    # The e2e tier's engine stack, a cluster by kubeconfig.
-    "kubeconfig": Shape(lambda: {**e2e.engine_config(), "kueue-aks:cluster": {"kubeconfig": KUBECONFIG}}, e2e.ENGINE,
-                        mode="kubeconfig"),
-}
-
-
-@dataclass
-class StackRun:
-    run: ProgramRun
-    mocks: ProgramMocks
-    preflight: list[tuple[str, Any]]  # each read of the loopback Azure: (path with query, its answer)
-
-    def azure(self) -> list[Registration]:
-        return [r for r in self.run.registrations if r.type in RESOURCES]
-
-
-@cache
-def stack_run(name: str) -> StackRun:
-    """The shape run once a session (a manager's workers first: their outputs are its input)."""
-    shape = SHAPES[name]
-    config = shape.config()
-    mocks = ProgramMocks(stacks={f"organization/kueue-aks/{w}": dict(stack_run(w).run.exports) for w in shape.workers})
-    azure = generous_azure(config, shape.stack)
-    start = len(azure.requests)
-    run = run_program(config, stack=shape.stack, mocks=mocks, azure=azure)
-    return StackRun(run, mocks, [(path, azure.answer(path)[2]) for path, _ in azure.requests[start:]])
 
 
 def label(registration: Registration) -> str:
