@@ -121,12 +121,13 @@ def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: An
     checks it. Returns where the chart came from, or why there is none ("missing")."""
     from components.kueue import crds as kueue_crds
     from components.config.kueue import DEFAULT_KUEUE_CHART
+    from components.k8s.cache import user_cache
     from components.operators import sources
 
     environ = {"XDG_CACHE_HOME": str(cache_home)}
     modules = sources._cache_dir()  # the user's, read before XDG_CACHE_HOME changes
     modules.mkdir(parents=True, exist_ok=True)
-    link = cache_home / "kueue-aks" / modules.name
+    link = user_cache(environ) / modules.name  # where the program, given `environ`, looks for them
     link.parent.mkdir(parents=True, exist_ok=True)
     if not link.is_symlink():
         link.symlink_to(modules, target_is_directory=True)

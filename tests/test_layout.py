@@ -21,6 +21,7 @@ COMPONENTS = ROOT / "components"
 # pool's sizing rule) are a concern of their own above them.
 RANKS = {
     "k8s": 0,
+    "state": 0,  # a stack's Pulumi state, for the command-line tools
     "facts": 1,
     "config": 2,
     "cluster": 3,

@@ -7,8 +7,10 @@ wins:
 
 1. ``$KUEUE_CRDS_DIR``: a directory of CRD files (an override, e.g. for a Kueue build of your own).
 2. A local ``.tgz`` source: read in place.
-3. The user's cache: ``${XDG_CACHE_HOME:-~/.cache}/kueue-aks/charts/<source key>/<version>/
-   <name>-<version>.tgz``, written by 4 (or by ``helm pull ... -d`` into that directory).
+3. The user's cache: ``charts/<source key>/<version>/<name>-<version>.tgz`` in the kueue-aks folder of the
+   user's cache (components/k8s/cache.py: ``~/.cache/kueue-aks`` on Linux, ``~/Library/Caches/kueue-aks`` on
+   macOS, ``$XDG_CACHE_HOME/kueue-aks`` on either when that is an absolute path), written by 4 (or by
+   ``helm pull ... -d`` into that directory).
 4. The network, once: an ``oci://`` registry (oras, with Helm's registry login and Docker's
    credentials, as the Helm release uses) or an ``https://`` chart repository (its index.yaml).
    The archive goes to a temporary directory, is checked, and is renamed into the cache as a whole:
@@ -58,6 +60,7 @@ import yaml
 
 from ..config.checks import PROJECT_ROOT
 from ..config.kueue import DEFAULT_KUEUE_CHART
+from ..k8s.cache import user_cache
 from ..k8s.crd_schema import CrdError, CrdSchemas
 from .validate import CRDS_ENV, crds_from_documents, load_crds
 
@@ -223,9 +226,8 @@ def check_chart(chart: ChartCrds, *, source: str, version: str, label: str) -> N
 
 
 def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "kueue-aks" / "charts"
+    """The charts' folder in the user's cache of a process with environment `environ` (components/k8s/cache.py)."""
+    return user_cache(environ) / "charts"
 
 
 def source_key(source: str) -> str:
@@ -539,7 +541,7 @@ def _documents(label: str, digest: str, templates: Mapping[str, bytes], kept: Pa
 def chart_crds(source: str, version: str, **kwargs: Any) -> tuple[Path, CrdSchemas]:
     """The archive read and the CRDs of the Kueue chart `source` at `version` (keywords: chart_archive)."""
     path, chart = chart_archive(source, version, **kwargs)
-    cache = cache_root(kwargs.get("environ", os.environ)).parent  # beside the charts, not among them
+    cache = user_cache(kwargs.get("environ", os.environ))  # beside the charts, not among them
     templates = tuple(sorted(chart.templates.items()))
     return path, _compiled(f"chart {source} {version}", chart.digest, templates, cache)
 

@@ -14,7 +14,8 @@ What it does, in this order, so a failure leaves the stack as it was:
    annotations, `kubectl label` and `kubectl annotate`), so that `up` adopts it rather than
    refusing to install over it (Helm 3.2 and later adopt an object that carries them);
 2. exports the stack's state, drops those resources (and every reference to them) and imports it
-   again (`pulumi stack export` / `import`; secrets stay encrypted as they are).
+   again (`pulumi stack export` / `import`, through Pulumi's Automation API; secrets stay encrypted
+   as they are).
 The CRDs stay on the cluster throughout; the next `up` installs one release per operator that
 takes them over, and `pulumi preview` before it shows those releases as creates and no delete.
 It reads the state from the project in --cwd, with the `pulumi` and `kubectl` on PATH and the same
@@ -25,17 +26,16 @@ hand over is left alone (exit 0), so running it twice is safe.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..facts.operators import OPERATORS
+from ..state.stack_state import StateError, export_state, import_state
 from .crd_chart import MANAGED_BY, RELEASE_NAME_ANNOTATION, RELEASE_NAMESPACE_ANNOTATION, release_name
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -148,15 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--run", action="store_true", help="run the commands instead of printing them")
     args = parser.parse_args(argv)
-    pulumi = ["--cwd", str(args.cwd), "--non-interactive"]
     kubectl = ["kubectl", *(["--kubeconfig", str(args.kubeconfig)] if args.kubeconfig else [])]
-    exported = subprocess.run(
-        ["pulumi", "stack", "export", "--stack", args.stack, *pulumi], capture_output=True, text=True, check=False
-    )
-    if exported.returncode != 0:
-        print(f"pulumi stack export failed:\n{exported.stderr.strip()}", file=sys.stderr)
+    try:
+        workspace, state = export_state(args.cwd, args.stack)
+    except StateError as err:
+        print(f"pulumi stack export failed:\n{err}", file=sys.stderr)
         return 2
-    state = json.loads(exported.stdout)
     try:
         crds = old_crds(state["deployment"])
         migrated = {**state, "deployment": without(state["deployment"], {c.urn for c in crds})}
@@ -183,10 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for command in commands:
             _run(command)
-        with tempfile.TemporaryDirectory(prefix="kueue-aks-migrate-") as tmp:
-            edited = Path(tmp) / "state.json"
-            edited.write_text(json.dumps(migrated))
-            _run(["pulumi", "stack", "import", "--stack", args.stack, "--file", str(edited), *pulumi])
+        print(f"$ pulumi stack import --stack {args.stack}  # the state without those resources", flush=True)
+        try:
+            import_state(workspace, args.stack, migrated)
+        except StateError as err:
+            raise MigrationError(f"`pulumi stack import --stack {args.stack}` failed: {err}") from None
     except MigrationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

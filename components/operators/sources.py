@@ -7,8 +7,9 @@ zip is immutable and its `h1:` checksum is recorded in Go's public checksum data
 (sum.golang.org), so pinning that checksum pins every byte the program reads. The zip is read from
 the Go module cache when Go already holds it, else downloaded once from the module proxy (the
 first `https://` entry of `GOPROXY`, default https://proxy.golang.org, so a mirror works), checked,
-and kept in `${XDG_CACHE_HOME:-~/.cache}/kueue-aks/modules/`. Nothing is written until the checksum
-matches, and a mismatch is an error naming the module and both checksums.
+and kept in `modules/` of the kueue-aks folder in the user's cache (components/k8s/cache.py; on Linux
+`~/.cache/kueue-aks`, or `$XDG_CACHE_HOME/kueue-aks` when that is an absolute path). Nothing is written until
+the checksum matches, and a mismatch is an error naming the module and both checksums.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import yaml
 
 from ..facts.operators import Module
+from ..k8s.cache import user_cache
 
 DEFAULT_PROXY = "https://proxy.golang.org"
 DOWNLOAD_TIMEOUT_SECONDS = 120
@@ -53,8 +55,7 @@ def dirhash(data: bytes) -> str:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kueue-aks" / "modules"
+    return user_cache() / "modules"
 
 
 def _proxy() -> str:

@@ -3,9 +3,10 @@ or print, the commands that clear them (docs/day-2.md#an-interrupted-up).
 
     python -m components.recovery --stack dev [--kubeconfig FILE] [--run]
 
-It reads the state with `pulumi stack export` (from the project in --cwd, with the same backend
-and secrets settings as `pulumi up`), and the cluster with the kubeconfig (default $KUBECONFIG,
-else ~/.kube/config: on AKS, `az aks get-credentials` writes it). Without --run it only prints.
+It reads the state through Pulumi's Automation API, which runs the `pulumi` on PATH (`pulumi stack
+export`, secrets left encrypted, in the project in --cwd, with the same backend and secrets settings
+as `pulumi up`), and the cluster with the kubeconfig (default $KUBECONFIG, else ~/.kube/config: on
+AKS, `az aks get-credentials` writes it). Without --run it only prints.
 A stack still locked by the dead CLI needs `pulumi cancel` first; this never takes a lock away,
 since it cannot tell a dead update from one still running elsewhere.
 """
@@ -13,7 +14,6 @@ since it cannot tell a dead update from one still running elsewhere.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..k8s.helm_records import ReleaseState, release_state, storage_selector
 from ..k8s.reader import ClusterReader, ReadError
+from ..state.stack_state import StateError, export_state, import_state
 from .pending import Pending, adopted, pending_operations, recorded_releases, recovery_plan
 
 
@@ -53,16 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="store_true", help="run the commands instead of printing them")
     args = parser.parse_args(argv)
 
-    exported = subprocess.run(
-        ["pulumi", "stack", "export", "--stack", args.stack, "--cwd", str(args.cwd), "--non-interactive"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if exported.returncode != 0:
-        print(f"pulumi stack export failed:\n{exported.stderr.strip()}", file=sys.stderr)
+    try:
+        workspace, state = export_state(args.cwd, args.stack)
+    except StateError as err:
+        print(f"pulumi stack export failed:\n{err}", file=sys.stderr)
         return 2
-    state = json.loads(exported.stdout)
     pending, recorded = pending_operations(state), recorded_releases(state)
     kubeconfig = args.kubeconfig or Path(
         os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or Path.home() / ".kube" / "config"
@@ -118,13 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     if not all(run(command) for command in plan.helm):
         return 1
     if plan.adopt:
-        edited = args.cwd / f".recovery-{args.stack}.json"
-        edited.write_text(json.dumps(adopted(state, plan.adopt)))
+        print(f"$ pulumi stack import --stack {args.stack}  # the state with the pending creates adopted", flush=True)
+        edited = adopted(state, plan.adopt)
         try:
-            if not run(f"pulumi stack import --stack {args.stack} --file {shlex.quote(str(edited))}"):
-                return 1
-        finally:
-            edited.unlink()
+            import_state(workspace, args.stack, edited)
+        except StateError as err:
+            print(f"failed: pulumi stack import --stack {args.stack}\n{err}", file=sys.stderr)
+            return 1
     if not all(run(command) for command in plan.refresh):
         return 1
     print("done; now `pulumi up`")

@@ -4,14 +4,14 @@
 
     python -m tests.e2e.binaries --all      # everything the tier builds, with each build's time
 
-Each tool is built once into `$KUEUE_AKS_E2E_CACHE/<tool>-<version>-<key>/` (default
-`${XDG_CACHE_HOME:-~/.cache}/kueue-aks/e2e`), where the key hashes the pins, the Go version and the
-wrapper module files, so changing any of them builds anew and never reuses a stale binary. The
-variable keeps the cache where it is when a run points HOME or XDG_CACHE_HOME elsewhere (.ci/run
-does, for the whole test run). A build goes to a temporary folder first and is renamed into place only
-when it succeeded; a lock per tool lets a second process (the test run beside .ci/run's
-background build) wait for the first instead of building the same thing again. Each build's cold
-time on 2 cores is in docs/e2e-tier.md.
+Each tool is built once into `$KUEUE_AKS_E2E_CACHE/<tool>-<version>-<key>/` (default: `e2e` in the
+kueue-aks folder of the user's cache, components/k8s/cache.py; on Linux `~/.cache/kueue-aks/e2e`, or under
+an absolute `$XDG_CACHE_HOME`), where the key hashes the pins, the Go version and the wrapper module files,
+so changing any of them builds anew and never reuses a stale binary. The variable keeps the cache where it
+is when a run points HOME or XDG_CACHE_HOME elsewhere (.ci/run does, for the whole test run). A build goes
+to a temporary folder first and is renamed into place only when it succeeded; a lock per tool lets a second
+process (the test run beside .ci/run's background build) wait for the first instead of building the same
+thing again. Each build's cold time on 2 cores is in docs/e2e-tier.md.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pathlib import Path
 from components.facts.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VERSION
 from components.facts.kueue_versions import RELEASES
 from components.facts.operators import OPERATOR_PINS
+from components.k8s.cache import user_cache
 from tests.paths import SHARED
 
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
@@ -110,8 +111,7 @@ def cache_root() -> Path:
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kueue-aks" / "e2e"
+    return user_cache() / "e2e"
 
 
 @contextmanager

@@ -7,9 +7,10 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from kubernetes.utils.quantity import parse_quantity as client_parse_quantity
 
-from components.k8s.quantity import (MIB, QuantityError, canonical, format_count, format_cpu, format_memory,
-                                     parse_quantity)
+from components.k8s.quantity import (MIB, QUANTITY_PATTERN, QuantityError, canonical, format_count, format_cpu,
+                                     format_memory, parse_quantity)
 
 
 # (what a user or the program writes, what Quantity.String() returns for it): Kubernetes'
@@ -54,3 +55,34 @@ def test_canonical_keeps_the_value(mantissa: int, exponent: int, binary: bool) -
 @given(st.integers(min_value=1, max_value=2**40))
 def test_memory_in_mib_round_trips(mib: int) -> None:
     assert parse_quantity(format_memory(mib)) == mib * MIB
+
+
+# The official client's parser (kubernetes.utils.quantity) against this one. The program keeps its
+# own: importing the client's loads the whole `kubernetes` package (0.26 s on this machine, which
+# every preview would pay: the validator parses quotas), and it accepts strings the API server
+# refuses, which this one must reject before anything is applied. Where Kubernetes accepts a
+# quantity, the two agree on its value.
+@given(st.from_regex(QUANTITY_PATTERN, fullmatch=True))
+def test_the_official_clients_parser_gives_the_same_value_for_every_quantity(text: str) -> None:
+    try:
+        ours = parse_quantity(text)
+    except QuantityError:  # a fractional exponent (1e2.5): the CRD pattern lets it through, Kubernetes does not
+        with pytest.raises(ValueError):
+            client_parse_quantity(text)
+        return
+    assert client_parse_quantity(text) == ours
+
+
+def test_a_fractional_exponent_is_refused() -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity("1e2.5")
+
+
+@pytest.mark.parametrize("text", ["1K", "1.5e3Mi", "1e3k", "1_000", "NaN", "Infinity"])
+def test_what_the_official_client_accepts_but_kubernetes_refuses_is_refused_here(text: str) -> None:
+    """Upper-case K is no suffix in Kubernetes (k8s.io/apimachinery pkg/api/resource/quantity.go),
+    nor an exponent with a suffix; Python's Decimal reads the rest."""
+    client_parse_quantity(text)
+    assert not QUANTITY_PATTERN.match(text)
+    with pytest.raises(QuantityError):
+        parse_quantity(text)

@@ -15,6 +15,7 @@ import io
 import json
 import socket
 import ssl
+import sys
 import tarfile
 import threading
 import time
@@ -546,12 +547,20 @@ def test_a_bad_cache_entry_is_an_error_that_says_what_to_delete(cache: Path) -> 
         kc.kueue_crds(DEFAULT_KUEUE_CHART, VERSION, fetch=lambda *_: CHART)
 
 
-def test_the_cache_lives_in_the_users_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("XDG_CACHE_HOME")
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG rule of Linux (components/k8s/cache.py)")
+@pytest.mark.parametrize("xdg", [None, "", "  ", "relative"])
+def test_the_cache_lives_in_the_users_cache_dir(xdg: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME")
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)  # not an absolute path: ignored, as the XDG specification says
     assert kc.cache_root() == tmp_path / ".cache" / "kueue-aks" / "charts"
     monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
     entry = kc.cache_entry(DEFAULT_KUEUE_CHART, VERSION)
     assert entry.parent.parent == Path("/xdg/kueue-aks/charts")
+    # A child process's cache, from its environment: what tests/conftest.py and bench/ give the program.
+    child = kc.cache_entry(DEFAULT_KUEUE_CHART, VERSION, {"XDG_CACHE_HOME": str(tmp_path / "child")})
+    assert child == tmp_path / "child" / "kueue-aks" / "charts" / entry.parent.name / VERSION
     assert entry.name == VERSION and entry.parent.name.startswith("oci_registry.k8s.io_kueue_charts_kueue-")
     assert kc.source_key("oci://a/b") != kc.source_key("oci://a_b")

@@ -1,12 +1,12 @@
 """Handing the operators' CRDs from resources of their own to their releases
 (components/operators/migrate.py): the state edit on a state shaped as the earlier layout left it,
-and the command against stand-ins for `pulumi` and `kubectl` that record what they were asked.
+and the command against stand-ins for `pulumi` (answering what the Automation API runs) and
+`kubectl` that record what they were asked.
 tests/e2e/test_engine_crds.py runs it with the real engine and cluster."""
 
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,8 @@ import pytest
 
 from components.operators import migrate
 from components.operators.migrate import COMPONENT_TYPE, CRD_TYPE, MigrationError, old_crds, ownership_commands, without
+from tests import pulumi_fake
+from tests.pulumi_fake import FakePulumi
 
 STACK = "urn:pulumi:dev::kueue-aks::"
 COMPONENT = f"{STACK}{COMPONENT_TYPE}::operators"
@@ -88,46 +90,61 @@ def test_the_ownership_marks_are_helms() -> None:
 
 
 @pytest.fixture
-def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`pulumi` and `kubectl` stand-ins: each call is a line of calls.log; `pulumi stack export`
-    prints the old state, `pulumi stack import --file F` keeps F as imported.json."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (tmp_path / "state.json").write_text(json.dumps({"version": 3, "deployment": old_state()}))
-    script = f"""#!/bin/sh
-echo "$(basename "$0") $*" >> {tmp_path}/calls.log
-case "$*" in
-  "stack export"*) cat {tmp_path}/state.json ;;
-  "stack import"*) shift 5; cp "$1" {tmp_path}/imported.json ;;
-esac
-"""
-    for name in ("pulumi", "kubectl"):
-        (bin_dir / name).write_text(script)
-        (bin_dir / name).chmod(stat.S_IRWXU)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return tmp_path
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakePulumi:
+    """`pulumi` (tests/pulumi_fake.py, answering what the Automation API runs) and `kubectl`
+    stand-ins: each call is a line of calls.log; `pulumi stack export` prints the old state,
+    `pulumi stack import --file F` keeps F as imported.json."""
+    pulumi = pulumi_fake.install(tmp_path, monkeypatch)
+    pulumi.serve({"version": 3, "deployment": old_state()})
+    kubectl = tmp_path / "bin" / "kubectl"
+    kubectl.write_text(f'#!/bin/sh\necho "kubectl $*" >> {tmp_path}/calls.log\n')
+    kubectl.chmod(stat.S_IRWXU)
+    return pulumi
 
 
-def test_without_run_it_prints_and_changes_nothing(tools: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert migrate.main(["--stack", "dev", "--cwd", str(tools)]) == 0
+def test_without_run_it_prints_and_changes_nothing(tools: FakePulumi, capsys: pytest.CaptureFixture[str]) -> None:
+    assert migrate.main(["--stack", "dev", "--cwd", str(tools.folder)]) == 0
     out = capsys.readouterr().out
     assert "kubectl label --overwrite crd jobsets.jobset.x-k8s.io app.kubernetes.io/managed-by=Helm" in out
-    assert [line.split()[:3] for line in (tools / "calls.log").read_text().splitlines()] == [["pulumi", "stack", "export"]]
+    # The Automation API's version check, then the export alone: in the project, encrypted, without a prompt.
+    calls = tools.calls()
+    assert [c.command for c in calls] == [["version"], ["stack", "export", "--stack", "dev"]]
+    assert calls[1].cwd == tools.folder and "--non-interactive" in calls[1].args
+    assert "kubectl" not in (tools.folder / "calls.log").read_text()
 
 
-def test_with_run_it_marks_the_crds_then_imports_the_state_without_them(tools: Path) -> None:
-    assert migrate.main(["--stack", "dev", "--cwd", str(tools), "--kubeconfig", "kc", "--run"]) == 0
-    calls = (tools / "calls.log").read_text().splitlines()
-    assert [c.split()[0] + " " + c.split()[3 if c.startswith("kubectl") else 2] for c in calls] == [
+def test_with_run_it_marks_the_crds_then_imports_the_state_without_them(tools: FakePulumi) -> None:
+    assert migrate.main(["--stack", "dev", "--cwd", str(tools.folder), "--kubeconfig", "kc", "--run"]) == 0
+    calls = [c for c in (tools.folder / "calls.log").read_text().splitlines() if c != "pulumi version"]
+    words = [[w for w in c.split() if w != "--non-interactive"] for c in calls]
+    assert [w[0] + " " + w[3 if w[0] == "kubectl" else 2] for w in words] == [
         "pulumi export", "kubectl label", "kubectl annotate", "kubectl label", "kubectl annotate", "pulumi import"]
     assert all("--kubeconfig kc" in c for c in calls if c.startswith("kubectl"))
-    imported = json.loads((tools / "imported.json").read_text())
-    assert imported["version"] == 3
+    assert not any("--show-secrets" in c for c in calls), "the state is exported with its secrets encrypted"
+    [imported_call] = [c for c in tools.calls() if c.command[:2] == ["stack", "import"]]
+    assert imported_call.cwd == tools.folder and "--stack" in imported_call.args and "dev" in imported_call.args
+    imported = tools.imported()
+    assert imported is not None and imported["version"] == 3
     assert imported["deployment"] == without(old_state(), {c.urn for c in old_crds(old_state())})
 
 
-def test_a_failed_mark_leaves_the_state_as_it_was(tools: Path) -> None:
-    kubectl = tools / "bin" / "kubectl"
+def test_a_failed_mark_leaves_the_state_as_it_was(tools: FakePulumi) -> None:
+    kubectl = tools.folder / "bin" / "kubectl"
     kubectl.write_text("#!/bin/sh\necho 'forbidden' >&2\nexit 1\n")
-    assert migrate.main(["--stack", "dev", "--cwd", str(tools), "--run"]) == 1
-    assert not (tools / "imported.json").exists()
+    assert migrate.main(["--stack", "dev", "--cwd", str(tools.folder), "--run"]) == 1
+    assert tools.imported() is None
+
+
+def test_a_failed_export_says_what_the_cli_said(tools: FakePulumi, capsys: pytest.CaptureFixture[str]) -> None:
+    tools.fail("stack export", "error: no stack named 'dev' found\n")
+    assert migrate.main(["--stack", "dev", "--cwd", str(tools.folder), "--run"]) == 2
+    assert capsys.readouterr().err == "pulumi stack export failed:\nerror: no stack named 'dev' found\n"
+    assert "kubectl" not in (tools.folder / "calls.log").read_text()
+
+
+def test_a_failed_import_says_what_the_cli_said(tools: FakePulumi, capsys: pytest.CaptureFixture[str]) -> None:
+    tools.fail("stack import", "error: the stack is currently locked by 1 lock(s)\n")
+    assert migrate.main(["--stack", "dev", "--cwd", str(tools.folder), "--run"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: `pulumi stack import --stack dev` failed:")
+    assert "the stack is currently locked" in err and tools.imported() is None
