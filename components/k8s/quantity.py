@@ -48,6 +48,8 @@ def parse_quantity(value: str | int | float | Decimal) -> Decimal:
     assert match is not None  # the pattern above guarantees a leading number
     number, suffix = match.groups()
     try:
+        if not suffix:
+            return Decimal(number)  # exact, however many digits (a product would round to the context's 28)
         if suffix in _BINARY:
             return Decimal(number) * _BINARY[suffix]
         if suffix in _DECIMAL:

@@ -1,22 +1,44 @@
 """A read-only Kubernetes API client built from a kubeconfig document, for looking inside a
-cluster at preview, before any Pulumi resource exists (pure; no Pulumi import, no `kubernetes`
-package: requests, PyYAML and the standard library).
+cluster at preview, before any Pulumi resource exists (pure; no Pulumi import).
 
-It reads what kubectl reads from the kubeconfig's current-context: the cluster's `server`,
-`certificate-authority-data` or `certificate-authority`, `insecure-skip-tls-verify`,
-`tls-server-name` and `proxy-url`; the user's `client-certificate-data`/`client-key-data` or the
-`client-certificate`/`client-key` files, `token` or `tokenFile`, `username`/`password`, or an
-`exec` plugin (client.authentication.k8s.io/v1 and v1beta1, as kubelogin writes for AKS). An
-explicit token or basic login wins over `exec`, as in kubectl. Relative file paths start at the
-working directory (the document has no file to be relative to). Impersonation (`as`) and the
-removed `auth-provider` plugins are not read.
+The official `kubernetes` package does the work: its KubeConfigLoader reads the current-context's
+cluster and user (`server`, the certificate authority as data or file, `insecure-skip-tls-verify`,
+`tls-server-name`, `proxy-url`; the client certificate and key as data or files, `token` or
+`tokenFile`, `username`/`password`) into a Configuration, and its ApiClient makes the requests.
+Relative file paths start at the working directory (the document has no file to be relative to).
+`kubernetes` is imported only when a reader is built (a quarter of a second), since every preview
+imports this module.
 
-Certificate and key *data* go to a private temporary directory (0700, files 0600), because ssl
-takes only file paths; `close()` (or leaving the `with` block) removes it, and so does garbage
+A thin layer adds what that client lacks, or does in a way a preview cannot use
+(kubernetes 37.0.3; the files named are under its config/ and client/):
+
+- `exec` plugins (client.authentication.k8s.io/v1 and v1beta1, as kubelogin writes for AKS) run
+  at the first request rather than while the kubeconfig is read, never interactively, and within
+  `exec_timeout`, after which the plugin and whatever it started are killed: ExecProvider.run
+  waits for ever and hands the plugin the terminal when there is one (exec_provider.py:72-100),
+  and the loader logs a failing plugin's whole stderr and carries on without credentials
+  (kube_config.py:473-474). Its credential is fetched again before it expires and once on a 401;
+  a client certificate from it is used too. An explicit token or basic login wins over `exec`, as
+  in kubectl. A `tokenFile` is read here too: the loader sends it newline and all.
+- What kubectl refuses and the loader accepts is refused, naming the kubeconfig entry: half a
+  client certificate pair, data that is not base64, a file that does not exist, a token beside a
+  basic login, an insecure-skip-tls-verify that is not a boolean (the loader takes the string
+  "false" as true, kube_config.py:522-523), an exec apiVersion kubectl dropped or its
+  `interactiveMode: Always`, and the `auth-provider` plugins (the loader ignores azure's, and its
+  oidc refresh calls the identity provider without a timeout, kube_config.py:382-437).
+- Errors: every failure is a ReadError whose message names the server (or the kubeconfig entry)
+  and what failed, never a token, a key, a password or a line of the kubeconfig. The client's own
+  errors are not passed on: ApiException prints the response's headers and body
+  (exceptions.py:163-177), an exec failure the plugin's stderr (exec_provider.py:102-107), and
+  urllib3's errors the pool and URL; a request that gets no answer is told by its cause.
+- Lists come page by page (limit/continue, read again whole when a continue token expires, as
+  client-go's pager does) for any API path, with each item's apiVersion and kind filled in.
+
+Impersonation (`as`) is not read, by the loader either.
+
+Certificate and key data go to a private temporary directory (0700, files 0600, the loader's
+`temp_file_path`); `close()` (or leaving the `with` block) removes it, and so does garbage
 collection or the interpreter's exit if the reader is never closed.
-
-Every failure is a `ReadError` whose message names the server and what failed, never a token, a
-key or a line of the kubeconfig.
 """
 
 from __future__ import annotations
@@ -34,14 +56,14 @@ import tempfile
 import time
 import warnings
 import weakref
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import requests
 import urllib3
 import yaml
-from requests.adapters import HTTPAdapter
-from requests.auth import AuthBase
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient, Configuration
+    from kubernetes.config.exec_provider import ExecProvider
 
 PAGE = 500  # items a list asks for at a time (kubectl's chunk size)
 EXEC_TIMEOUT = 60.0  # seconds an exec plugin may take (kubelogin may call Azure's token endpoint)
@@ -49,6 +71,8 @@ EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k
 EXEC_CONFIG_EXTENSION = "client.authentication.k8s.io/exec"  # the cluster extension passed as spec.cluster.config
 USER_AGENT = "kueue-aks-reader"
 _REFRESH_MARGIN = 10.0  # seconds before an exec credential's expiry at which it is fetched again
+_BASIC = ("username", "password")
+_TOKEN = ("token", "tokenFile")
 
 
 class ReadError(Exception):
@@ -69,15 +93,11 @@ class ClusterReader:
     def __init__(
         self,
         server: str,
+        configuration: Configuration,
         *,
         context: str = "",
         user: str = "",
-        verify: bool | str = True,
-        cert: tuple[str, str] | None = None,
-        authorization: str | None = None,
         exec_plugin: _ExecPlugin | None = None,
-        tls_server_name: str | None = None,
-        proxy_url: str | None = None,
         timeout: float = 15.0,
         secrets: _SecretDir | None = None,
     ) -> None:
@@ -85,20 +105,12 @@ class ClusterReader:
         self.context = context
         self.user = user
         self.timeout = timeout
-        self._verify = verify
-        self._cert = cert
-        self._authorization = authorization
+        self._configuration = configuration
+        self._client: ApiClient | None = None  # made at the first request
         self._exec = exec_plugin
-        self._exec_authorization: str | None = None
-        self._exec_cert: tuple[str, str] | None = None
         self._exec_expiry: float | None = None  # epoch seconds; None: not fetched yet
         self._secrets = secrets or _SecretDir()
-        self._proxies = {"https": proxy_url, "http": proxy_url} if proxy_url else None
         self._closed = False
-        self._session = requests.Session()
-        self._session.headers.update({"Accept": "application/json", "User-Agent": USER_AGENT})
-        if tls_server_name:
-            self._session.mount("https://", _ServerNameAdapter(tls_server_name))
 
     # --- building ---------------------------------------------------------------------------
 
@@ -140,7 +152,17 @@ class ClusterReader:
             server = f"https://{server}"
         secrets = _SecretDir()
         try:
-            return cls._build(server, name, cluster_name, cluster, user_name, user, secrets, timeout, exec_timeout)
+            return cls._build(
+                server,
+                name,
+                cluster_name,
+                {**cluster, "server": server},
+                user_name,
+                user,
+                secrets,
+                timeout,
+                exec_timeout,
+            )
         except ReadError as err:
             secrets.remove()
             raise ReadError(f"cannot read {server}: {err}") from None
@@ -161,86 +183,58 @@ class ClusterReader:
         timeout: float,
         exec_timeout: float,
     ) -> ClusterReader:
-        where = f"cluster {cluster_name!r} of the kubeconfig"
-        insecure = _flag(cluster.get("insecure-skip-tls-verify"), f"{where}: insecure-skip-tls-verify")
-        ca_pem: bytes | None = None
-        verify: bool | str = True
-        if cluster.get("certificate-authority-data"):
-            ca_pem = _decoded(cluster["certificate-authority-data"], f"{where}: certificate-authority-data")
-            if b"-----BEGIN" not in ca_pem:
-                raise ReadError(f"{where}: certificate-authority-data is not a PEM certificate")
-            verify = secrets.write("ca.crt", ca_pem)
-        elif cluster.get("certificate-authority"):
-            verify = _file(cluster["certificate-authority"], f"{where}: certificate-authority")
-        if insecure:
-            if verify is not True:
-                raise ReadError(
-                    f"{where} sets insecure-skip-tls-verify together with a certificate authority; "
-                    "kubectl refuses that too (keep one)"
-                )
-            verify = False
-        tls_server_name = _optional_str(cluster.get("tls-server-name"), f"{where}: tls-server-name")
-        proxy_url = _optional_str(cluster.get("proxy-url"), f"{where}: proxy-url")
+        from kubernetes.client import Configuration
+        from kubernetes.config import kube_config
+        from kubernetes.config.config_exception import ConfigException
+        from kubernetes.config.exec_provider import ExecProvider
 
         who = f"user {user_name!r} of the kubeconfig"
-        cert: tuple[str, str] | None = None
-        if user.get("client-certificate-data") or user.get("client-key-data"):
-            if not (user.get("client-certificate-data") and user.get("client-key-data")):
-                raise ReadError(f"{who} has only one of client-certificate-data and client-key-data; it needs both")
-            cert = (
-                secrets.write(
-                    "client.crt", _decoded(user["client-certificate-data"], f"{who}: client-certificate-data")
-                ),
-                secrets.write("client.key", _decoded(user["client-key-data"], f"{who}: client-key-data")),
-            )
-        elif user.get("client-certificate") or user.get("client-key"):
-            if not (user.get("client-certificate") and user.get("client-key")):
-                raise ReadError(f"{who} has only one of client-certificate and client-key; it needs both")
-            cert = (
-                _file(user["client-certificate"], f"{who}: client-certificate"),
-                _file(user["client-key"], f"{who}: client-key"),
-            )
-
-        authorization: str | None = None
-        token = _optional_str(user.get("token"), f"{who}: token")
-        if user.get("tokenFile"):
-            path = _file(user["tokenFile"], f"{who}: tokenFile")
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    token = handle.read().strip()
-            except (OSError, UnicodeDecodeError) as err:
-                raise ReadError(f"{who}: tokenFile {path} cannot be read ({_reason(err)})") from None
-        username = _optional_str(user.get("username"), f"{who}: username")
-        password = _optional_str(user.get("password"), f"{who}: password")
-        if token and (username or password):
-            raise ReadError(f"{who} has both a token and a username/password; kubectl takes only one of them")
-        if token:
-            authorization = f"Bearer {token}"
-        elif username or password:
-            pair = f"{username or ''}:{password or ''}".encode()
-            authorization = f"Basic {base64.b64encode(pair).decode()}"
+        base = os.getcwd()
+        _check_cluster(cluster, f"cluster {cluster_name!r} of the kubeconfig", base)
+        _check_user(user, who, base)
+        # The loader sees neither the exec plugin (run below, at the first request) nor an auth-provider (refused).
+        static = {key: value for key, value in user.items() if key not in ("exec", "auth-provider")}
+        if user.get("tokenFile") and not user.get("token"):  # the loader prefers the token (kube_config.py:478-482)
+            # It would send the file as it is, newline and all (kube_config.py:131-136); kubectl trims it.
+            static["token"] = _token_file(static.pop("tokenFile"), f"{who}: tokenFile", base)
+        if cluster.get("certificate-authority-data") or user.get("client-certificate-data"):
+            secrets.make()  # the loader writes the data there
+        loader = kube_config.KubeConfigLoader(
+            config_dict={
+                "current-context": context,
+                "contexts": [{"name": context, "context": {"cluster": cluster_name, "user": user_name}}],
+                "clusters": [{"name": cluster_name, "cluster": cluster}],
+                "users": [{"name": user_name, "user": static}],
+            },
+            config_base_path=base,
+            temp_file_path=secrets.path,
+        )
+        configuration = Configuration()
+        try:
+            loader.load_and_set(configuration)
+        except ConfigException as err:  # it names keys, entries and paths, never a value
+            raise ReadError(f"the kubeconfig cannot be used: {err}") from None
+        except (OSError, ValueError) as err:
+            raise ReadError(f"{who} cannot be used ({_reason(err)})") from None
+        # The loader caches the files it writes process-wide by their content (kube_config.py:50,63-78), so the
+        # next reader of the same data would share this reader's files, which close() removes: forget them.
+        for content, path in list(kube_config._temp_files.items()):
+            if secrets.path and os.path.dirname(path) == secrets.path:
+                del kube_config._temp_files[content]
+        configuration.retries = False  # one try, not urllib3's four: a silent server is reported after `timeout`
 
         plugin: _ExecPlugin | None = None
-        if user.get("exec") and authorization is None:
-            info = _cluster_info(server, cluster, ca_pem, verify, insecure, tls_server_name, proxy_url)
-            plugin = _ExecPlugin.parse(user["exec"], who, server, info, exec_timeout)
-        elif user.get("auth-provider") and authorization is None and cert is None:
-            provider = user["auth-provider"].get("name") if isinstance(user["auth-provider"], dict) else None
-            raise ReadError(
-                f"{who} logs in through the {provider or 'unnamed'} auth-provider, which kubectl no "
-                "longer supports either; convert the kubeconfig to an exec plugin "
-                "(for AKS: kubelogin convert-kubeconfig)"
+        if _uses_exec(user):
+            provider = ExecProvider(
+                kube_config.ConfigNode("exec", user["exec"]), base, kube_config.ConfigNode("cluster", cluster)
             )
+            plugin = _ExecPlugin(provider, user["exec"], who, server, exec_timeout)
         return cls(
             server,
+            configuration,
             context=context,
             user=user_name,
-            verify=verify,
-            cert=cert,
-            authorization=authorization,
             exec_plugin=plugin,
-            tls_server_name=tls_server_name,
-            proxy_url=proxy_url,
             timeout=timeout,
             secrets=secrets,
         )
@@ -250,10 +244,10 @@ class ClusterReader:
     def get(self, path: str) -> dict[str, Any] | None:
         """The object at `path` (an API path such as /api/v1/namespaces/kube-system), or None if
         the server answers 404."""
-        response = self._request(path, None)
-        if response.status_code == 404:
+        status, data, content_type = self._request(path, {})
+        if status == 404:
             return None
-        return self._body(response, path)
+        return self._body(status, data, content_type, path)
 
     def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         """The items of the collection at `path`, every page of it (limit/continue), each with the
@@ -263,21 +257,21 @@ class ClusterReader:
         items: list[dict[str, Any]] = []
         token: str | None = None
         while True:
-            params: dict[str, str] = {}
+            query: dict[str, str] = {}
             if limit:
-                params["limit"] = str(limit)
+                query["limit"] = str(limit)
             if token:
-                params["continue"] = token
+                query["continue"] = token
             if label_selector:
-                params["labelSelector"] = label_selector
-            response = self._request(path, params)
-            if response.status_code == 404 and not token:
+                query["labelSelector"] = label_selector
+            status, data, content_type = self._request(path, query)
+            if status == 404 and not token:
                 return []
-            if response.status_code == 410 and token and limit:
+            if status == 410 and token and limit:
                 # The continue token expired between pages: read the whole list at once (client-go's pager does).
                 limit, items, token = None, [], None
                 continue
-            body = self._body(response, path)
+            body = self._body(status, data, content_type, path)
             page = body.get("items") or []
             if not isinstance(page, list):
                 raise ReadError(f"{self.server}: GET {path} answered with items that are not a list")
@@ -308,7 +302,7 @@ class ClusterReader:
     def close(self) -> None:
         """Close the connections and remove the certificate and key files. Idempotent."""
         self._closed = True
-        self._session.close()
+        self._drop_client()
         self._secrets.remove()
 
     def __enter__(self) -> ClusterReader:
@@ -322,67 +316,84 @@ class ClusterReader:
 
     # --- internals --------------------------------------------------------------------------
 
-    def _request(self, path: str, params: dict[str, str] | None) -> requests.Response:
+    def _request(self, path: str, query: dict[str, str]) -> tuple[int, bytes, str]:
+        """The status, body and content type of GET `path`."""
+        from kubernetes.client.exceptions import OpenApiException
+
         if self._closed:
             raise ValueError(f"the reader of {self.server} is closed")
         if not path.startswith("/"):
             raise ValueError(f"an API path starts with '/': {path!r}")
-        url = self.server + path
         for attempt in (1, 2):
-            authorization, cert = self._credentials()
+            client = self._authorized_client()
+            method, url, headers, _, _ = client.param_serialize(
+                "GET",
+                path,
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
             try:
                 with warnings.catch_warnings():
-                    if self._verify is False:
+                    if not self._configuration.verify_ssl:  # the kubeconfig asked for it: no warning per request
                         warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                    response = self._session.get(
-                        url,
-                        params=params,
-                        auth=_Authorization(authorization),
-                        verify=self._verify,
-                        cert=cert,
-                        timeout=self.timeout,
-                        proxies=self._proxies,
-                    )
-            except requests.RequestException as err:
+                    response = client.call_api(method, url, headers, _request_timeout=self.timeout)
+                    data = response.read()
+            except (urllib3.exceptions.HTTPError, OpenApiException, OSError) as err:
                 raise ReadError(f"{self.server} could not be reached: {_why(err, self.timeout)} (GET {path})") from None
-            if response.status_code == 401 and self._exec is not None and attempt == 1:
+            except ValueError:  # http.client's, which quotes the header: the credential
+                raise ReadError(
+                    f"{self.server}: GET {path} could not be sent: the credential holds a character that HTTP "
+                    "headers do not allow (a line break?)"
+                ) from None
+            if response.status == 401 and self._exec is not None and attempt == 1:
                 self._exec_expiry = None  # the plugin's credential was refused: fetch a new one, once
                 continue
-            return response
-        return response
+            break
+        return response.status, data, response.headers.get("Content-Type") or "no content type"
 
-    def _credentials(self) -> tuple[str | None, tuple[str, str] | None]:
-        if self._exec is None:
-            return self._authorization, self._cert
-        if self._exec_expiry is None or time.time() >= self._exec_expiry - _REFRESH_MARGIN:
+    def _authorized_client(self) -> ApiClient:
+        """The ApiClient, with the exec plugin's credential in its configuration when it has one."""
+        from kubernetes.client import ApiClient
+
+        if self._exec is not None and (self._exec_expiry is None or time.time() >= self._exec_expiry - _REFRESH_MARGIN):
             status = self._exec.run()
-            self._exec_authorization = f"Bearer {status['token']}" if status.get("token") else None
-            self._exec_cert = None
+            if status.get("token"):
+                self._configuration.api_key["BearerToken"] = f"Bearer {status['token']}"
             if status.get("clientCertificateData"):
-                self._exec_cert = (
-                    self._secrets.write("exec-client.crt", status["clientCertificateData"].encode()),
-                    self._secrets.write("exec-client.key", status["clientKeyData"].encode()),
+                self._configuration.cert_file = self._secrets.write(
+                    "exec-client.crt", status["clientCertificateData"].encode()
                 )
+                self._configuration.key_file = self._secrets.write("exec-client.key", status["clientKeyData"].encode())
+                self._drop_client()  # its connection pool holds the certificate it was made with
             self._exec_expiry = status.get("expiry") or float("inf")
-        return self._exec_authorization, self._exec_cert or self._cert
+        if self._client is None:
+            self._client = ApiClient(self._configuration)
+            self._client.user_agent = USER_AGENT
+        return self._client
 
-    def _body(self, response: requests.Response, path: str) -> dict[str, Any]:
-        status = response.status_code
+    def _drop_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _body(self, status: int, data: bytes, content_type: str, path: str) -> dict[str, Any]:
         if status in (401, 403):
             who = f"user {self.user!r}" if self.user else "user (anonymous)"
             raise ReadError(
-                f"the kubeconfig's {who} cannot read {path} on {self.server} (HTTP {status}: {_detail(response)})",
+                f"the kubeconfig's {who} cannot read {path} on {self.server} (HTTP {status}: {_detail(data)})",
                 status,
             )
         if status != 200:
-            raise ReadError(f"{self.server}: GET {path} failed (HTTP {status}: {_detail(response)})", status)
+            raise ReadError(f"{self.server}: GET {path} failed (HTTP {status}: {_detail(data)})", status)
         try:
-            body = response.json()
+            body = json.loads(data)
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            kind = response.headers.get("Content-Type") or "no content type"
-            raise ReadError(f"{self.server}: GET {path} answered with something other than a JSON object ({kind})")
+            raise ReadError(
+                f"{self.server}: GET {path} answered with something other than a JSON object ({content_type})"
+            )
         return body
 
 
@@ -429,20 +440,86 @@ def _entry(doc: dict[str, Any], section: str, field: str, name: str) -> dict[str
     return None
 
 
-def _flag(value: object, where: str) -> bool:
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ReadError(f"{where} is neither true nor false")
+def _check_cluster(cluster: dict[str, Any], where: str, base: str) -> None:
+    """Refuse what kubectl refuses and the loader would take. Sets insecure-skip-tls-verify to a bool."""
+    insecure = cluster.get("insecure-skip-tls-verify")
+    if insecure is not None and not isinstance(insecure, bool):
+        if not (isinstance(insecure, str) and insecure.lower() in ("true", "false")):
+            raise ReadError(f"{where}: insecure-skip-tls-verify is neither true nor false")
+        cluster["insecure-skip-tls-verify"] = insecure = insecure.lower() == "true"
+    if cluster.get("certificate-authority-data"):
+        pem = _decoded(cluster["certificate-authority-data"], f"{where}: certificate-authority-data")
+        if b"-----BEGIN" not in pem:
+            raise ReadError(f"{where}: certificate-authority-data is not a PEM certificate")
+    elif cluster.get("certificate-authority"):
+        _file(cluster["certificate-authority"], f"{where}: certificate-authority", base)
+    if insecure and (cluster.get("certificate-authority-data") or cluster.get("certificate-authority")):
+        raise ReadError(
+            f"{where} sets insecure-skip-tls-verify together with a certificate authority; "
+            "kubectl refuses that too (keep one)"
+        )
+    for key in ("tls-server-name", "proxy-url"):
+        if cluster.get(key) is not None and not isinstance(cluster[key], str):
+            raise ReadError(f"{where}: {key} is not a string")
 
 
-def _optional_str(value: object, where: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ReadError(f"{where} is not a string")
-    return value
+def _check_user(user: dict[str, Any], who: str, base: str) -> None:
+    """Refuse what kubectl refuses and the loader would take, or fail on without naming the entry."""
+    for key in ("client-certificate", "client-key"):
+        if user.get(f"{key}-data"):  # the loader prefers the data to the file (kube_config.py:107-111)
+            _decoded(user[f"{key}-data"], f"{who}: {key}-data")
+        elif user.get(key):
+            _file(user[key], f"{who}: {key}", base)
+    has_cert = bool(user.get("client-certificate-data") or user.get("client-certificate"))
+    if has_cert != bool(user.get("client-key-data") or user.get("client-key")):
+        raise ReadError(
+            f"{who} has only one of client-certificate-data and client-key-data "
+            "(or of the files client-certificate and client-key); it needs both"
+        )
+    for key in (*_TOKEN, *_BASIC):
+        if user.get(key) is not None and not isinstance(user[key], str):
+            raise ReadError(f"{who}: {key} is not a string")
+    if any(user.get(key) for key in _TOKEN) and any(user.get(key) for key in _BASIC):
+        raise ReadError(f"{who} has both a token and a username/password; kubectl takes only one of them")
+    if _uses_exec(user):
+        _check_exec(user["exec"], f"{who}: exec")
+    elif user.get("auth-provider") and not (has_cert or any(user.get(key) for key in (*_TOKEN, *_BASIC))):
+        provider = user["auth-provider"].get("name") if isinstance(user["auth-provider"], dict) else None
+        raise ReadError(
+            f"{who} logs in through the {provider or 'unnamed'} auth-provider, which this reader does not "
+            "support (kubectl no longer supports azure's and gcp's either); convert the kubeconfig to an exec "
+            "plugin (for AKS: kubelogin convert-kubeconfig)"
+        )
+
+
+def _uses_exec(user: dict[str, Any]) -> bool:
+    """An explicit token or basic login wins over `exec`, as in kubectl."""
+    return bool(user.get("exec")) and not any(user.get(key) for key in (*_TOKEN, *_BASIC))
+
+
+def _check_exec(spec: object, where: str) -> None:
+    """What ExecProvider would fail on with a bare KeyError or TypeError, or accept where kubectl refuses."""
+    if not isinstance(spec, dict):
+        raise ReadError(f"{where} is not a mapping")
+    command = spec.get("command")
+    if not command or not isinstance(command, str):
+        raise ReadError(f"{where} has no command")
+    api_version = spec.get("apiVersion")
+    if api_version not in EXEC_API_VERSIONS:
+        raise ReadError(f"{where} has apiVersion {api_version!r}; supported: {', '.join(EXEC_API_VERSIONS)}")
+    args = spec.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ReadError(f"{where}.args is not a list of strings")
+    for variable in spec.get("env") or []:
+        if not (isinstance(variable, dict) and isinstance(variable.get("name"), str)):
+            raise ReadError(f"{where}.env holds an entry without a name")
+        if not isinstance(variable.get("value"), str):
+            raise ReadError(f"{where}.env's {variable['name']} has no string value")
+    if spec.get("interactiveMode") == "Always":
+        raise ReadError(
+            f"{where} runs {command} with interactiveMode: Always, and a preview has no terminal "
+            "to give it; log in first (for kubelogin: --login azurecli, or convert-kubeconfig)"
+        )
 
 
 def _decoded(value: object, where: str) -> bytes:
@@ -454,64 +531,43 @@ def _decoded(value: object, where: str) -> bytes:
         raise ReadError(f"{where} is not valid base64") from None
 
 
-def _file(value: object, where: str) -> str:
+def _file(value: object, where: str, base: str) -> None:
     if not isinstance(value, str) or not value:
         raise ReadError(f"{where} is not a file path")
-    path = os.path.expanduser(value)
-    if not os.path.exists(path):
-        raise ReadError(f"{where}: {path} does not exist (relative paths start at {os.getcwd()})")
-    return path
+    if not os.path.isfile(os.path.join(base, value)):
+        raise ReadError(f"{where}: {value} does not exist (relative paths start at {base})")
 
 
-def _cluster_info(
-    server: str,
-    cluster: dict[str, Any],
-    ca_pem: bytes | None,
-    verify: bool | str,
-    insecure: bool,
-    tls_server_name: str | None,
-    proxy_url: str | None,
-) -> dict[str, Any]:
-    """The cluster as an exec plugin sees it in KUBERNETES_EXEC_INFO's spec.cluster (client-go's
-    clientauthentication Cluster; empty fields omitted)."""
-    if ca_pem is None and isinstance(verify, str):
-        try:
-            with open(verify, "rb") as handle:
-                ca_pem = handle.read()
-        except OSError:
-            ca_pem = None
-    info: dict[str, Any] = {"server": server}
-    if tls_server_name:
-        info["tls-server-name"] = tls_server_name
-    if insecure:
-        info["insecure-skip-tls-verify"] = True
-    if ca_pem:
-        info["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    if proxy_url:
-        info["proxy-url"] = proxy_url
-    for extension in cluster.get("extensions") or []:
-        if isinstance(extension, dict) and extension.get("name") == EXEC_CONFIG_EXTENSION:
-            info["config"] = extension.get("extension")
-    return info
+def _token_file(value: object, where: str, base: str) -> str:
+    _file(value, where, base)
+    path = os.path.join(base, str(value))
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ReadError(f"{where}: {path} cannot be read ({_reason(err)})") from None
 
 
 class _SecretDir:
-    """A private temporary directory, made on the first write and removed by `remove()`, by
-    garbage collection or at the interpreter's exit, whichever comes first."""
+    """A private temporary directory, made on demand and removed by `remove()`, by garbage
+    collection or at the interpreter's exit, whichever comes first."""
 
     def __init__(self) -> None:
         self.path: str | None = None
         self._count = 0
         self._finalizer: weakref.finalize | None = None
 
-    def write(self, name: str, data: bytes) -> str:
+    def make(self) -> str:
         if self.path is None:
             path = tempfile.mkdtemp(prefix="kueue-aks-kubeconfig-")  # 0700 already; chmod against an odd umask
             os.chmod(path, 0o700)
             self._finalizer = weakref.finalize(self, shutil.rmtree, path, ignore_errors=True)
             self.path = path
+        return self.path
+
+    def write(self, name: str, data: bytes) -> str:
         self._count += 1
-        file = os.path.join(self.path, f"{self._count}-{name}")
+        file = os.path.join(self.make(), f"{self._count}-{name}")
         fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -527,74 +583,37 @@ class _SecretDir:
 
 
 class _ExecPlugin:
-    """A kubeconfig user's `exec` stanza: runs the command and reads its ExecCredential."""
+    """A kubeconfig user's `exec` stanza, as the client's ExecProvider reads it (command, args,
+    env, provideClusterInfo), run here with a time limit."""
 
-    def __init__(
-        self,
-        command: str,
-        args: list[str],
-        env: dict[str, str],
-        api_version: str,
-        install_hint: str,
-        info: dict[str, Any],
-        who: str,
-        server: str,
-        timeout: float,
-    ) -> None:
-        self.command, self.args, self.env, self.api_version = command, args, env, api_version
-        self.install_hint, self.info, self.who, self.server, self.timeout = install_hint, info, who, server, timeout
-
-    @classmethod
-    def parse(cls, spec: object, who: str, server: str, cluster_info: dict[str, Any], timeout: float) -> _ExecPlugin:
-        where = f"{who}: exec"
-        if not isinstance(spec, dict):
-            raise ReadError(f"{where} is not a mapping")
-        command = spec.get("command")
-        if not command or not isinstance(command, str):
-            raise ReadError(f"{where} has no command")
-        api_version = spec.get("apiVersion")
-        if api_version not in EXEC_API_VERSIONS:
-            raise ReadError(f"{where} has apiVersion {api_version!r}; supported: {', '.join(EXEC_API_VERSIONS)}")
-        args = spec.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) for a in args):
-            raise ReadError(f"{where}.args is not a list of strings")
-        env: dict[str, str] = {}
-        for variable in spec.get("env") or []:
-            if not isinstance(variable, dict) or not isinstance(variable.get("name"), str):
-                raise ReadError(f"{where}.env holds an entry without a name")
-            env[variable["name"]] = "" if variable.get("value") is None else str(variable["value"])
-        if spec.get("interactiveMode") == "Always":
-            raise ReadError(
-                f"{where} runs {command} with interactiveMode: Always, and a preview has no terminal "
-                "to give it; log in first (for kubelogin: --login azurecli, or convert-kubeconfig)"
-            )
-        info: dict[str, Any] = {"interactive": False}
-        if spec.get("provideClusterInfo"):
-            info["cluster"] = cluster_info
-        return cls(
-            command,
-            [str(a) for a in args],
-            env,
-            api_version,
-            str(spec.get("installHint") or ""),
-            {"kind": "ExecCredential", "apiVersion": api_version, "spec": info},
-            who,
-            server,
-            timeout,
-        )
+    def __init__(self, provider: ExecProvider, spec: dict[str, Any], who: str, server: str, timeout: float) -> None:
+        self.provider, self.command, self.install_hint = provider, spec["command"], str(spec.get("installHint") or "")
+        self.who, self.server, self.timeout = who, server, timeout
 
     def run(self) -> dict[str, Any]:
         """The ExecCredential's status, with `expiry` (epoch seconds) when it has expirationTimestamp."""
+        from kubernetes.config.dateutil import parse_rfc3339
+
         fail = f"cannot read {self.server}: {self.who} gets its credentials from {self.command}"
-        environ = {**os.environ, **self.env, "KUBERNETES_EXEC_INFO": json.dumps(self.info)}
+        provider = self.provider
+        # KUBERNETES_EXEC_INFO as ExecProvider.run writes it (exec_provider.py:73-90), never interactive.
+        spec: dict[str, Any] = {"interactive": False}
+        if provider.cluster:
+            cluster = dict(provider.cluster.value)
+            for extension in cluster.get("extensions") or []:
+                if isinstance(extension, dict) and extension.get("name") == EXEC_CONFIG_EXTENSION:
+                    cluster["config"] = extension.get("extension")
+            spec["cluster"] = cluster
+        info = {"apiVersion": provider.api_version, "kind": "ExecCredential", "spec": spec}
         try:
             process = subprocess.Popen(
-                [self.command, *self.args],
+                provider.args,
+                cwd=provider.cwd,
+                env={**provider.env, "KUBERNETES_EXEC_INFO": json.dumps(info)},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=environ,
-                start_new_session=True,
+                start_new_session=True,  # its own process group, killed whole at the timeout
             )
         except OSError as err:
             hint = f"; {self.install_hint.strip()}" if self.install_hint.strip() else ""
@@ -612,10 +631,10 @@ class _ExecPlugin:
             credential = None  # not quoted: it may be a token
         if not isinstance(credential, dict) or credential.get("kind") != "ExecCredential":
             raise ReadError(f"{fail}, which did not print an ExecCredential (JSON) on stdout")
-        if credential.get("apiVersion") != self.api_version:
+        if credential.get("apiVersion") != provider.api_version:
             raise ReadError(
                 f"{fail}, which answered with apiVersion {credential.get('apiVersion')!r} "
-                f"where the kubeconfig asks for {self.api_version}"
+                f"where the kubeconfig asks for {provider.api_version}"
             )
         status = credential.get("status")
         if not isinstance(status, dict):
@@ -632,7 +651,7 @@ class _ExecPlugin:
         stamp = status.get("expirationTimestamp")
         if stamp:
             try:
-                result["expiry"] = datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+                result["expiry"] = parse_rfc3339(str(stamp)).timestamp()
             except ValueError:
                 raise ReadError(
                     f"{fail}, whose ExecCredential's expirationTimestamp {stamp!r} is not RFC 3339"
@@ -660,50 +679,20 @@ def _last_line(stderr: bytes) -> str:
     return last if len(last) <= 400 else last[:400] + "…"
 
 
-# --- HTTP --------------------------------------------------------------------------------------
+# --- errors ------------------------------------------------------------------------------------
 
 
-class _Authorization(AuthBase):
-    """Sets the Authorization header (or none); given on every request so that requests never
-    falls back to ~/.netrc."""
-
-    def __init__(self, value: str | None) -> None:
-        self.value = value
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        if self.value:
-            request.headers["Authorization"] = self.value
-        return request
-
-
-class _ServerNameAdapter(HTTPAdapter):
-    """HTTPS whose TLS server name (SNI and the name the certificate must hold) is the cluster's
-    tls-server-name rather than the server URL's host."""
-
-    def __init__(self, server_name: str) -> None:
-        self.server_name = server_name
-        super().__init__()
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.update(server_hostname=self.server_name, assert_hostname=self.server_name)
-        super().init_poolmanager(*args, **kwargs)
-
-    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
-        kwargs.update(server_hostname=self.server_name, assert_hostname=self.server_name)
-        return super().proxy_manager_for(proxy, **kwargs)
-
-
-def _detail(response: requests.Response) -> str:
+def _detail(data: bytes) -> str:
     """The Status message of an error answer, or the start of its body."""
     try:
-        body = response.json()
+        body = json.loads(data)
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("message"):
         return str(body["message"])
-    text = response.text.strip()
+    text = data.decode(errors="replace").strip()
     if not text:
-        return response.reason or "no message"
+        return "no message"
     return text if len(text) <= 300 else text[:300] + "…"
 
 
@@ -724,13 +713,18 @@ def _chain(err: BaseException) -> list[BaseException]:
     return order
 
 
-def _why(err: requests.RequestException, timeout: float) -> str:
-    """Why a request got no answer, in a few words."""
-    causes = [e for e in _chain(err) if not isinstance(e, (requests.RequestException, urllib3.exceptions.HTTPError))]
-    if isinstance(err, requests.ConnectTimeout):
+def _why(err: BaseException, timeout: float) -> str:
+    """Why a request got no answer, in a few words: from the Python errors behind urllib3's and
+    the client's, whose own messages hold the pool and URL."""
+    from kubernetes.client.exceptions import OpenApiException
+
+    errors = urllib3.exceptions
+    chain = _chain(err)
+    if any(isinstance(e, errors.ConnectTimeoutError) and not isinstance(e, errors.NewConnectionError) for e in chain):
         return f"the connection timed out after {timeout:g} s"
-    if isinstance(err, requests.ReadTimeout) or any(isinstance(e, (TimeoutError, socket.timeout)) for e in causes):
+    if any(isinstance(e, (errors.ReadTimeoutError, TimeoutError, socket.timeout)) for e in chain):
         return f"it did not answer within {timeout:g} s (timed out)"
+    causes = [e for e in chain if not isinstance(e, (errors.HTTPError, OpenApiException))]
     for cause in causes:
         if isinstance(cause, ssl.SSLCertVerificationError):
             return f"its TLS certificate was not accepted ({cause.verify_message or cause.reason})"
@@ -738,8 +732,8 @@ def _why(err: requests.RequestException, timeout: float) -> str:
             return f"the TLS handshake failed ({cause.reason or cause.strerror or cause})"
         if type(cause).__name__ == "CertificateError":  # urllib3's own host name check
             return f"its TLS certificate was not accepted ({cause})"
-    if isinstance(err, requests.exceptions.ProxyError):
-        return f"the proxy failed ({_reason(causes[-1]) if causes else err})"
+    if any(isinstance(e, errors.ProxyError) for e in chain):
+        return f"the proxy failed ({_why(causes[-1], timeout) if causes else 'no reason given'})"
     for cause in causes:
         if isinstance(cause, socket.gaierror):
             return f"its host name could not be resolved ({cause.strerror or cause})"
@@ -747,7 +741,9 @@ def _why(err: requests.RequestException, timeout: float) -> str:
             return "connection refused"
         if isinstance(cause, OSError) and cause.strerror:
             return cause.strerror[0].lower() + cause.strerror[1:]
-    return _reason(causes[-1] if causes else err)
+    # Only an OSError's own words (http.client's and the system's): a ValueError's may quote a header, a token.
+    last = causes[-1] if causes else err
+    return _reason(last) if isinstance(last, OSError) else type(last).__name__
 
 
 def _reason(err: BaseException) -> str:

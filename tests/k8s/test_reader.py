@@ -306,6 +306,24 @@ def test_kubeconfig_variants(case: str, api: FakeApiServer, tls: tuple[Path, Pat
     assert (api.seen[-1].authorization, api.seen[-1].client) == (expected_auth, expected_client)
 
 
+def test_two_open_readers_of_one_kubeconfig_keep_their_own_files(api: FakeApiServer, tls: tuple[Path, Path]) -> None:
+    """The kubernetes loader caches the files it writes by their content, process-wide: the second
+    reader must not be handed the first's CA file, which the first's close() removes."""
+    config = kubeconfig(api.url, cluster=trusted(tls), user={"token": TOKEN})
+    first = ClusterReader.from_kubeconfig(config)
+    with ClusterReader.from_kubeconfig(config) as second:
+        first.close()
+        assert second.secrets_dir is not None and len(list(Path(second.secrets_dir).iterdir())) == 1
+        assert second.get("/api/v1/namespaces/kueue-system") is not None
+
+
+def test_a_token_http_refuses_is_not_quoted(api: FakeApiServer, tls: tuple[Path, Path]) -> None:
+    with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"token": f"{TOKEN}\n"})) as reader:
+        with pytest.raises(ReadError, match="could not be sent: the credential holds a character") as err:
+            reader.get("/api/v1/namespaces/kueue-system")
+    assert TOKEN not in str(err.value)
+
+
 def test_tls_server_name_is_the_name_the_certificate_must_hold(api: FakeApiServer, tls: tuple[Path, Path]) -> None:
     config = kubeconfig(api.url, cluster={**trusted(tls), "tls-server-name": "api.elsewhere.example"})
     with ClusterReader.from_kubeconfig(config) as reader:
@@ -490,6 +508,14 @@ def test_unusable_users_are_read_errors_naming_the_entry(user: dict[str, Any], m
     assert str(err.value).startswith("cannot read https://127.0.0.1:1: user 'u' of the kubeconfig"), str(err.value)
     assert message in str(err.value), str(err.value)
     assert TOKEN not in str(err.value)
+
+
+def test_importing_the_reader_does_not_import_kubernetes() -> None:
+    """A preview imports the reader (components/preflight/incluster.py); the kubernetes package is
+    imported only when a reader is built."""
+    code = "import components.k8s.reader, sys; assert 'kubernetes' not in sys.modules"
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_kubeconfig_that_is_not_yaml_is_not_quoted() -> None:
