@@ -27,6 +27,7 @@ from bench.run import (
     fit_counts,
     idle_nodes,
     loglog_slope,
+    subprocess_env,
 )
 from bench.stacks import (
     GRID,
@@ -372,6 +373,14 @@ def test_a_wrong_seed_is_refused_as_the_program_refuses_it(tmp_path: Path) -> No
 def test_the_override_is_passed_only_when_measured() -> None:
     env = bench_env({"PATH": "/bin"}, Path("/c"), Path("/crds"))
     assert env == {"PATH": "/bin", "XDG_CACHE_HOME": "/c", CRDS_ENV: "/crds", CHARTS_ENV: "/c/crd-charts"}
+
+
+def test_a_measured_process_runs_byte_compiled_as_a_users_preview(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program's modules are compiled once, as the SDK's are, even where the shell says not to
+    write bytecode (this machine's does), and the bytecode stays in the benchmark's folder."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = subprocess_env(Path("/c"), None)
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPYCACHEPREFIX"] == "/c/bytecode"
 
 
 def test_every_benchmark_stack_installs_the_default_chart() -> None:

@@ -3,7 +3,10 @@ plain data: the OpenAPI schema as JSON Schema (unknown fields rejected, int32/in
 patterns read by Python), the schema's defaults applied, x-kubernetes-list-type uniqueness, and every
 x-kubernetes-validations CEL rule evaluated with cel-python (transition rules, which need the old
 object, are kept but not run). Generic: the caller says which group's CRDs to compile and what id
-each CEL rule reports (components/kueue/validate.py for Kueue's)."""
+each CEL rule reports (components/kueue/validate.py for Kueue's).
+
+jsonschema, cel-python and Lark are imported when CRDs are compiled, not with this module (0.14 s
+together): a preview that reuses a verdict (components/kueue/verdicts.py) never loads them."""
 
 from __future__ import annotations
 
@@ -14,13 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import celpy
-import jsonschema
-import lark
-from celpy.celparser import CELParser
-from jsonschema.protocols import Validator
+if TYPE_CHECKING:
+    import celpy
+    from jsonschema.protocols import Validator
 
 Finding = tuple[str, str]  # (rule id, message) before the object's name is attached
 
@@ -101,6 +102,10 @@ def cel_environment(grammar_cache: Path | None = None) -> celpy.Environment:
     analysis in a file and load it in 0.03 s, which cel-python does not ask for. The parser is the
     one celpy.celparser.CELParser makes (cel-python 0.5: the same grammar and options), set where
     CELParser keeps it; a cache that cannot be written costs only the time."""
+    import celpy
+    import lark
+    from celpy.celparser import CELParser
+
     if grammar_cache is not None and CELParser.CEL_PARSER is None:
         grammar = (Path(celpy.__file__).parent / "cel.lark").read_text()
         options: dict[str, Any] = {
@@ -132,6 +137,8 @@ def compile_crds(
     """Every served version of the CRDs of `group` among `docs` (parsed YAML documents; anything
     else is ignored), compiled, by (apiVersion, kind); each CEL rule's id is rule_id(kind, path,
     message). `grammar_cache`: where the CEL parser's tables are kept (cel_environment)."""
+    import jsonschema
+
     env = cel_environment(grammar_cache)
     versions: dict[tuple[str, str], CrdVersion] = {}
     for doc in docs:
@@ -313,6 +320,8 @@ def _walk(node: SchemaNode, value: Any, path: str, skip_rules: AbstractSet[str],
 
 
 def _cel_failure(rule: CelRule, value: Any) -> str | None:
+    import celpy  # loaded already: the rule was compiled
+
     try:
         assert rule.program is not None  # only transition rules have none, and they are skipped
         result: Any = rule.program.evaluate({"self": celpy.json_to_cel(value)})

@@ -19,6 +19,8 @@ wins:
 Beside the charts, in ``kueue-aks/crd-documents/<digest>-<format>.json``, each chart's CRD documents as
 JSON (by the digest of its CRD templates) and in ``kueue-aks/cel-grammar.lark`` the CEL parser's
 tables: a later process reads these instead of parsing YAML and analysing CEL's grammar again.
+The CRDs are compiled only when the validator asks for them (``KueueCrds.crds``): a preview that
+reuses a verdict (components/kueue/verdicts.py) needs only their digest.
 
 Every archive is checked before use: it must be a readable chart named ``kueue`` whose Chart.yaml
 holds the pinned version, and for the default source its CRD templates must match the digest
@@ -50,7 +52,7 @@ import tarfile
 import tempfile
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -119,11 +121,18 @@ class ChartCrds:
 
 @dataclass(frozen=True)
 class KueueCrds:
-    """What the validator gets: the CRDs and where they came from, or why there are none."""
+    """What the validator gets: the CRDs and where they came from, or why there are none. The
+    CRDs are compiled when `crds` is first read (raising CrdError if they cannot be); `digest`
+    names a chart's before that."""
 
-    crds: CrdSchemas | None
-    origin: str  # e.g. "KUEUE_CRDS_DIR=/x" or "oci://... 0.19.2 (cache: /home/u/.cache/...)"
+    origin: str  # e.g. "KUEUE_CRDS_DIR=/x" or "chart oci://... 0.19.2 (/home/u/.cache/...)"
     missing: str | None = None  # the warning to show when crds is None
+    digest: str | None = None  # the digest of the chart's CRD templates; None without a chart
+    compile: Callable[[], CrdSchemas | None] = field(default=lambda: None, repr=False, compare=False)
+
+    @functools.cached_property
+    def crds(self) -> CrdSchemas | None:
+        return self.compile()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,12 +547,18 @@ def _documents(label: str, digest: str, templates: Mapping[str, bytes], kept: Pa
     return docs
 
 
-def chart_crds(source: str, version: str, **kwargs: Any) -> tuple[Path, CrdSchemas]:
-    """The archive read and the CRDs of the Kueue chart `source` at `version` (keywords: chart_archive)."""
+def chart_crds(source: str, version: str, **kwargs: Any) -> KueueCrds:
+    """The CRDs of the Kueue chart `source` at `version` (keywords: chart_archive), compiled when
+    first read."""
     path, chart = chart_archive(source, version, **kwargs)
     cache = user_cache(kwargs.get("environ", os.environ))  # beside the charts, not among them
     templates = tuple(sorted(chart.templates.items()))
-    return path, _compiled(f"chart {source} {version}", chart.digest, templates, cache)
+    label = f"chart {source} {version}"
+    return KueueCrds(
+        f"{label} ({path})",
+        digest=chart.digest,
+        compile=lambda: _compiled(label, chart.digest, templates, cache),
+    )
 
 
 def in_ci(environ: Mapping[str, str] = os.environ) -> bool:
@@ -565,9 +580,10 @@ def kueue_crds(
     chart to read and CI is set; otherwise KueueCrds.missing says why the CRD checks are skipped."""
     override = environ.get(CRDS_ENV, "").strip()
     if override:
-        return KueueCrds(load_crds(override), origin=f"{CRDS_ENV}={override}")
+        crds = load_crds(override)
+        return KueueCrds(f"{CRDS_ENV}={override}", compile=lambda: crds)
     try:
-        path, crds = chart_crds(source, version, root=root, environ=environ, transport=transport, fetch=fetch)
+        return chart_crds(source, version, root=root, environ=environ, transport=transport, fetch=fetch)
     except ChartUnavailable as err:
         if in_ci(environ):
             raise ChartUnavailable(
@@ -575,14 +591,12 @@ def kueue_crds(
                 f"checks may not be skipped in CI. {how_to_get(source, version, environ)}"
             ) from None
         return KueueCrds(
-            None,
-            origin="none",
+            "none",
             missing=(
                 f"Kueue objects are checked WITHOUT the CRD schema and CEL rules: the Kueue {version} chart could "
                 f"not be read ({err}). {how_to_get(source, version, environ)}"
             ),
         )
-    return KueueCrds(crds, origin=f"{crds.source} ({path})")
 
 
 def how_to_get(source: str, version: str, environ: Mapping[str, str] = os.environ) -> str:

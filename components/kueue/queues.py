@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.stack import StackConfig
+from ..k8s.cache import user_cache
 from ..k8s.crd_schema import CrdError
 from ..k8s.manifest import ObjectResource, admission_policy
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
@@ -23,6 +24,7 @@ from .findings import KueueValidationError
 from .objects import QueueSet, QuotaRow, most_held
 from .policies import priority_class_guard
 from .validate import check_objects
+from .verdicts import known_valid, remember_valid, verdict_key
 
 
 def validated_objects(config: StackConfig, queues: QueueSet) -> list[dict[str, Any]]:
@@ -32,19 +34,27 @@ def validated_objects(config: StackConfig, queues: QueueSet) -> list[dict[str, A
     KUEUE_CRDS_DIR, the cache, or the chart source). Without a chart to read, the webhook,
     cross-object and capacity rules still run and one warning says what was skipped; with CI=true,
     or a chart source that answers wrongly, it is an error before any resource is registered.
+    Objects found valid against a chart's CRDs before, by this validator, pass again without the
+    work (components/kueue/verdicts.py).
     """
     objects, capacity = queues.objects, queues.capacity
     try:
         found = kueue_crds(config.kueue.chart, config.kueue.version)
+        key = verdict_key(objects, capacity, found.digest) if found.digest else None
+        cache = user_cache()
+        if key and known_valid(cache, key):
+            return objects
+        crds = found.crds
     except CrdError as err:
         raise pulumi.RunError(f"the Kueue CRDs to validate against: {err}") from None
-    crds = found.crds
     if crds is None:
         pulumi.log.warn(found.missing or "Kueue objects are checked without the CRD schema and CEL rules")
     try:
         check_objects(objects, crds=crds, capacity=capacity)
     except KueueValidationError as err:
         raise pulumi.RunError(f"generated Kueue objects are invalid:\n{err}") from None
+    if key:
+        remember_valid(cache, key)
     return objects
 
 

@@ -21,7 +21,9 @@ from pulumi.runtime import rpc
 
 from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.gpu import values as device_plugin_values
+from components.assembly import KUEUE, stack_parts
 from components.kueue import install as kueue
+from components.kueue.objects import queue_set
 from components.config.names import KUEUE_NAMESPACE
 from components.config.stack import StackConfig
 from components.config.kueue import DEFAULT_KUEUE_CHART
@@ -221,8 +223,9 @@ def test_kueue_objects_can_wait_for_ready_and_carry_the_retry_hook(dev_map: dict
     @pulumi.runtime.test
     def program() -> pulumi.Output[Any]:
         provider = k8s.Provider("k8s", kubeconfig="{}")
+        part = next(p for p in stack_parts(config, queue_set(config)) if p.name == KUEUE)
         installation = kueue.KueueInstallation(
-            "kueue", config, opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
+            "kueue", config, part, opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
         seen["installation"] = installation
         # What the queues component does with each Kueue object.
         flavor = k8s.apiextensions.CustomResource(
