@@ -86,7 +86,8 @@ def parse_stack(stack: str, text: str) -> StackConfig:
     if not isinstance(doc, dict):
         raise ConfigError([Problem(f"Pulumi.{stack}.yaml", "is not a mapping")])
     raw, location = raw_from_stack_file(doc)
-    return parse_config(raw, stack=stack, location=location)
+    others = [str(k) for k in (doc.get("config") or {}) if not str(k).startswith(f"{NAMESPACE}:")]
+    return parse_config(raw, stack=stack, location=location, other_keys=others)
 
 
 @dataclass(frozen=True)

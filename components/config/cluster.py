@@ -4,19 +4,15 @@ kubeconfig; its defaults and its parser.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from .checks import ENCRYPTED, INVALID, Checks, Problems, Reader, group_ids
-from .names import NAMESPACE
+from .checks import ENCRYPTED, INVALID, Problems, Reader, group_ids
+from .keys import CLUSTER, SYSTEM_POOL
 from .pools import vm_size_checker
-
-TIERS = ("Free", "Standard", "Premium")
-
 
 # Keys that shape a cluster the program creates; meaningless for a cluster it only uses.
 CREATION_KEYS = (
@@ -32,21 +28,17 @@ CREATION_KEYS = (
 )
 
 
-UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
-
-
-# AKS cluster names: 1-63 letters, digits, '-' and '_', starting and ending with a letter or digit.
-CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
-
-
-_RESOURCE_GROUP = re.compile(r"^[-\w._()]{1,90}$")
-
-
-_K8S_VERSION = re.compile(r"^[1-9][0-9]*\.[0-9]+(\.[0-9]+)?$")
-
-
 # ValidatingAdmissionPolicy, which the stack's guards use (components/k8s/admission.py), is GA from 1.30.
 MIN_KUBERNETES_VERSION = (1, 30)
+
+
+# The newest Kubernetes minor released upstream when this was written (1.36, the e2e tier's API
+# server); AKS offers a minor only after upstream releases it, so a newer pin is a typo, which AKS
+# would refuse only after the stack's resource group exists.
+MAX_KUBERNETES_VERSION = (1, 36)
+
+
+MAX_KUBECONFIG_BYTES = 1 << 20
 
 
 def kubernetes_minor(version: str) -> tuple[int, int]:
@@ -111,25 +103,11 @@ def _is_kubeconfig(value: Any) -> bool:
 
 
 def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
-    c = Checks(problems)
-    r = Reader(problems, f"{NAMESPACE}:cluster", raw, [*CREATION_KEYS, "existing", "kubeconfig"])
-    name = r.get(
-        "name",
-        f"kueue-{stack}",
-        lambda p, v: c.string(
-            p,
-            v,
-            pattern=CLUSTER_NAME,
-            hint=" (1-63 letters, digits, '-' or '_', starting and ending with a letter or digit)",
-        ),
-    )
+    r = Reader(problems, CLUSTER.name, raw, CLUSTER)
+    name = r.get("name", f"kueue-{stack}")
 
-    def k8s_version(p: str, v: Any) -> Any:
-        if isinstance(v, float):
-            problems.add(p, f'must be a quoted string such as "1.33"; YAML read {v!r} as a number')
-            return INVALID
-        if c.string(p, v, pattern=_K8S_VERSION, hint=' (major.minor such as "1.33", or major.minor.patch)') is INVALID:
-            return INVALID
+    def k8s_version(p: str, v: str) -> Any:
+        newest = ".".join(map(str, MAX_KUBERNETES_VERSION))
         if kubernetes_minor(v) < MIN_KUBERNETES_VERSION:
             problems.add(
                 p,
@@ -137,41 +115,30 @@ def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
                 "ValidatingAdmissionPolicy (GA in Kubernetes 1.30) to make Kueue's uninstall finish",
             )
             return INVALID
+        if kubernetes_minor(v) > MAX_KUBERNETES_VERSION:
+            problems.add(
+                p,
+                f"{v!r} is newer than any Kubernetes AKS offers ({newest} is the newest it has announced); "
+                "run az aks get-versions --location <region> for the versions your region has",
+            )
+            return INVALID
         return v
 
-    def zones(p: str, v: Any) -> Any:
-        items = c.items(p, v, 'zone strings such as "1", "2", "3"')
-        if items is None:
-            return INVALID
-        out = [c.enum(f"{p}[{i}]", z, ("1", "2", "3")) for i, z in enumerate(items)]
-        if len(set(items)) != len(items):
-            problems.add(p, "lists a zone twice")
-        return tuple(out) if INVALID not in out else INVALID
-
     def system_pool(p: str, v: Any) -> Any:
-        s = Reader(problems, p, v, ["vmSize", "count"])
+        s = Reader(problems, p, v, SYSTEM_POOL)
         return SystemPool(
             vm_size=s.get("vmSize", SystemPool.vm_size, vm_size_checker(problems, gpu_allowed=False)),
-            count=s.get("count", SystemPool.count, lambda q, n: c.integer(q, n, 1, 100)),
+            count=s.get("count", SystemPool.count),
         )
 
     def existing(p: str, v: Any) -> Any:
-        e = Reader(problems, p, v, ["resourceGroup", "name"])
+        e = Reader(problems, p, v, CLUSTER.key("existing"))
         if not e.value:
             if isinstance(v, Mapping):
                 problems.add(p, "must name the cluster: {resourceGroup, name}")
             return INVALID
-        group = e.get(
-            "resourceGroup",
-            None,
-            lambda q, x: c.string(q, x, pattern=_RESOURCE_GROUP, hint=" (an Azure resource group name)"),
-        )
-        cluster_name = e.get(
-            "name", None, lambda q, x: c.string(q, x, pattern=CLUSTER_NAME, hint=" (an AKS cluster name)")
-        )
-        for key in ("resourceGroup", "name"):
-            if key not in e.value:
-                problems.add(e.at(key), "is required")
+        group = e.get("resourceGroup", None)
+        cluster_name = e.get("name", None)
         return ExistingCluster(group, cluster_name) if group and cluster_name else INVALID
 
     def kubeconfig(p: str, v: Any) -> Any:
@@ -179,6 +146,9 @@ def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
             # Still encrypted: read from the stack file (the offline plan); the program gets it decrypted.
             return ENCRYPTED
         # Never echo the value, not even in a YAML parse error: it holds credentials.
+        if isinstance(v, str) and len(v) > MAX_KUBECONFIG_BYTES:
+            problems.add(p, f"has {len(v)} characters; a kubeconfig document is at most {MAX_KUBECONFIG_BYTES}")
+            return INVALID
         if not _is_kubeconfig(v):
             problems.add(
                 p,
@@ -188,6 +158,11 @@ def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
             return INVALID
         return v
 
+    if isinstance(r.value.get("kubernetesVersion"), float):
+        problems.add(
+            r.at("kubernetesVersion"),
+            f'must be a quoted string such as "1.33"; YAML read {r.value["kubernetesVersion"]!r} as a number',
+        )
     modes = [k for k in ("existing", "kubeconfig") if k in r.value]
     if len(modes) == 2:
         problems.add(r.at("kubeconfig"), "cannot be set together with cluster.existing; choose one cluster mode")
@@ -201,14 +176,16 @@ def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
                 )
     return ClusterSettings(
         name=name,
-        kubernetes_version=r.get("kubernetesVersion", None, k8s_version),
-        tier=r.get("tier", "Free", lambda p, v: c.enum(p, v, TIERS)),
-        zones=r.get("zones", (), zones),
+        kubernetes_version=None
+        if isinstance(r.value.get("kubernetesVersion"), float)
+        else r.get("kubernetesVersion", None, k8s_version),
+        tier=r.get("tier", "Free"),
+        zones=tuple(r.get("zones", ())),
         system_pool=r.get("systemPool", SystemPool(), system_pool),
         admin_group_object_ids=r.get("adminGroupObjectIds", (), group_ids(problems)),
-        disable_local_accounts=r.get("disableLocalAccounts", False, c.boolean),
-        auto_upgrade_channel=r.get("autoUpgradeChannel", "patch", lambda p, v: c.enum(p, v, UPGRADE_CHANNELS)),
-        deployer_admin=r.get("deployerAdmin", True, c.boolean),
+        disable_local_accounts=r.get("disableLocalAccounts", False),
+        auto_upgrade_channel=r.get("autoUpgradeChannel", "patch"),
+        deployer_admin=r.get("deployerAdmin", True),
         existing=r.get("existing", None, existing),
         kubeconfig=r.get("kubeconfig", None, kubeconfig),
     )

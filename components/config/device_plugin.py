@@ -8,7 +8,7 @@ from typing import Any
 from ..facts.device_plugin import DEVICE_PLUGIN_VERSION
 from ..k8s.charts import chart_source_problem, image_repository_problem
 from .checks import PROJECT_ROOT, Problems, Reader, checked
-from .names import NAMESPACE
+from .keys import DEVICE_PLUGIN
 
 DEFAULT_DEVICE_PLUGIN_CHART = "https://nvidia.github.io/k8s-device-plugin"
 
@@ -20,7 +20,7 @@ class DevicePluginSettings:
 
 
 def parse_device_plugin(problems: Problems, raw: Any) -> DevicePluginSettings:
-    r = Reader(problems, f"{NAMESPACE}:devicePlugin", raw, ["chart", "imageRepository"])
+    r = Reader(problems, DEVICE_PLUGIN.name, raw, DEVICE_PLUGIN)
     return DevicePluginSettings(
         chart=r.get(
             "chart",

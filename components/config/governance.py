@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..k8s.names import is_dns1123_label
-from .checks import INVALID, Checks, Problems, Reader
-from .names import NAMESPACE
+from .checks import Problems, Reader, shown
+from .keys import GOVERNANCE
 from .teams import Team
 
 # Namespaces whose pods may always reach pool nodes: Kubernetes' and AKS's own DaemonSets and
@@ -28,17 +28,13 @@ class Governance:
 
 
 def parse_governance(problems: Problems, raw: Any, teams: tuple[Team, ...]) -> Governance:
-    c = Checks(problems)
-    r = Reader(problems, f"{NAMESPACE}:governance", raw, ["enforce", "exemptNamespaces"])
+    r = Reader(problems, GOVERNANCE.name, raw, GOVERNANCE)
     team_names = {t.name for t in teams}
 
-    def namespaces(p: str, v: Any) -> Any:
-        items = c.items(p, v, "namespace names")
-        if items is None:
-            return INVALID
+    def namespaces(p: str, items: list[str]) -> Any:
         for i, name in enumerate(items):
-            if not isinstance(name, str) or not is_dns1123_label(name):
-                problems.add(f"{p}[{i}]", f"{name!r} is not a namespace name (a DNS-1123 label)")
+            if not is_dns1123_label(name):
+                problems.add(f"{p}[{i}]", f"{shown(name)} is not a namespace name (a DNS-1123 label)")
             elif name in team_names:
                 problems.add(
                     f"{p}[{i}]", f"{name!r} is a team namespace; its pods are queued by Kueue and cannot be exempt"
@@ -47,6 +43,4 @@ def parse_governance(problems: Problems, raw: Any, teams: tuple[Team, ...]) -> G
                 problems.add(f"{p}[{i}]", f"{name!r} is listed twice")
         return tuple(items)
 
-    return Governance(
-        enforce=r.get("enforce", True, c.boolean), exempt_namespaces=r.get("exemptNamespaces", (), namespaces)
-    )
+    return Governance(enforce=r.get("enforce", True), exempt_namespaces=r.get("exemptNamespaces", (), namespaces))

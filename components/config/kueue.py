@@ -4,7 +4,6 @@ extension), its feature gates and job frameworks; their defaults and parser.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +17,10 @@ from .checks import (
     Problems,
     Reader,
     checked,
+    shown,
     suggest,
-    type_name,
 )
+from .keys import KUEUE
 from .names import NAMESPACE
 
 DEFAULT_KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
@@ -47,13 +47,9 @@ DEFAULT_FEATURE_GATES = {"TopologyAwareScheduling": True, "LocalQueueMetrics": T
 NAMESPACE_SELECTOR_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 
 
-_SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+$")
-
-
-# How Kueue gets onto the cluster: the stack's pinned Helm release, or AKS's managed Kueue extension
-# (docs/kueue-install.md): on create and existing clusters the stack creates the extension, in
-# kubeconfig mode it uses the one the cluster has.
-KUEUE_INSTALLS = ("helm", "aksExtension")
+# How Kueue gets onto the cluster (keys.KUEUE_INSTALLS): the stack's pinned Helm release, or AKS's
+# managed Kueue extension (docs/kueue-install.md): on create and existing clusters the stack creates
+# the extension, in kubeconfig mode it uses the one the cluster has.
 
 
 # What only the Helm release lets the stack set; the extension runs Kueue with its own settings
@@ -94,22 +90,8 @@ class KueueSettings:
 
 def parse_kueue(problems: Problems, raw: Any) -> KueueSettings:
     c = Checks(problems)
-    r = Reader(
-        problems,
-        f"{NAMESPACE}:kueue",
-        raw,
-        [
-            "version",
-            "featureGates",
-            "frameworks",
-            "replicas",
-            "chart",
-            "imageRepository",
-            "install",
-            "extensionVersion",
-        ],
-    )
-    install = r.get("install", "helm", lambda p, v: c.enum(p, v, KUEUE_INSTALLS))
+    r = Reader(problems, KUEUE.name, raw, KUEUE)
+    install = r.get("install", "helm")
     if install == "aksExtension":
         return _parse_kueue_extension(problems, r)
     if "extensionVersion" in r.value:
@@ -120,17 +102,7 @@ def parse_kueue(problems: Problems, raw: Any) -> KueueSettings:
         )
     supported = sorted(kueue_versions.RELEASES)
 
-    def version(p: str, v: Any) -> Any:
-        if isinstance(v, str) and v.startswith("v"):
-            problems.add(p, f"{v!r}: write the chart version without 'v', e.g. {v[1:]!r}")
-            return INVALID
-        if (
-            c.string(
-                p, v, pattern=_SEMVER, hint=' (an exact chart version such as "0.19.2"; never a range or "latest")'
-            )
-            is INVALID
-        ):
-            return INVALID
+    def version(p: str, v: str) -> Any:
         if v not in kueue_versions.RELEASES:
             problems.add(
                 p,
@@ -140,18 +112,18 @@ def parse_kueue(problems: Problems, raw: Any) -> KueueSettings:
             return INVALID
         return v
 
-    ver = r.get("version", kueue_versions.DEFAULT_VERSION, version)
+    given = r.value.get("version")
+    if isinstance(given, str) and given.startswith("v"):
+        problems.add(r.at("version"), f"{shown(given)}: write the chart version without 'v', e.g. {shown(given[1:])}")
+        ver = kueue_versions.DEFAULT_VERSION
+    else:
+        ver = r.get("version", kueue_versions.DEFAULT_VERSION, version)
     release = kueue_versions.RELEASES[ver]
 
-    def gates(p: str, v: Any) -> Any:
-        if not isinstance(v, Mapping):
-            problems.add(p, f"must be an object of GateName: true|false; got {type_name(v)}")
-            return INVALID
+    def gates(p: str, v: Mapping[str, bool]) -> Any:
         for gate, on in v.items():
             gp = f"{p}.{gate}"
-            if not isinstance(on, bool):
-                problems.add(gp, f"must be true or false; got {type_name(on)} {on!r}")
-            elif gate in release.removed_gates:
+            if gate in release.removed_gates:
                 problems.add(gp, f"was removed from Kueue before {ver}; Kueue refuses to start with it. Remove the key")
             elif gate not in release.gates:
                 problems.add(gp, f"is not a Kueue {ver} feature gate{suggest(str(gate), sorted(release.gates))}")
@@ -200,7 +172,7 @@ def parse_kueue(problems: Problems, raw: Any) -> KueueSettings:
         version=ver,
         feature_gates=feature_gates,
         frameworks=fw,
-        replicas=r.get("replicas", 2, lambda p, v: c.integer(p, v, 1, 10)),
+        replicas=r.get("replicas", 2),
         chart=r.get(
             "chart", DEFAULT_KUEUE_CHART, checked(problems, lambda v: chart_source_problem(v, ver, PROJECT_ROOT))
         ),
@@ -220,11 +192,7 @@ def _parse_kueue_extension(problems: Problems, r: Reader) -> KueueSettings:
                 "stack (docs/kueue-install.md#what-the-extension-does-not-let-you-set); remove it, or set "
                 "install: helm",
             )
-    name = r.get(
-        "extensionVersion",
-        kueue_versions.DEFAULT_AKS_EXTENSION,
-        lambda p, v: c.enum(p, v, tuple(sorted(kueue_versions.AKS_EXTENSIONS))),
-    )
+    name = r.get("extensionVersion", kueue_versions.DEFAULT_AKS_EXTENSION)
     extension = kueue_versions.AKS_EXTENSIONS[name]
     frameworks = r.get(
         "frameworks",

@@ -4,26 +4,13 @@ kubeconfig mode.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import Checks, Problems, Reader, group_ids
+from .checks import Problems, Reader, group_ids
 from .cluster import ClusterSettings
+from .keys import MONITORING
 from .kueue import KueueSettings
-from .names import NAMESPACE
-
-# Azure resource IDs (learn.microsoft.com/azure/azure-resource-manager/templates/
-# template-functions-resource#resourceid); resource provider and type names compare without case.
-_RESOURCE_ID = (
-    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w._()]{1,90}/providers/%s/[A-Za-z0-9][A-Za-z0-9-]{0,62}$"
-)
-
-
-_WORKSPACE_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Monitor/accounts", re.IGNORECASE)
-
-
-_GRAFANA_ID = re.compile(_RESOURCE_ID % r"Microsoft\.Dashboard/grafana", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -40,37 +27,12 @@ class MonitoringSettings:
 def parse_monitoring(
     problems: Problems, raw: Any, cluster: ClusterSettings, kueue: KueueSettings
 ) -> MonitoringSettings:
-    c = Checks(problems)
-    r = Reader(
-        problems,
-        f"{NAMESPACE}:monitoring",
-        raw,
-        ["enabled", "azureMonitorWorkspaceId", "grafanaId", "grafanaAdminGroupObjectIds", "serviceMonitor"],
-    )
-    example = "/subscriptions/<id>/resourceGroups/<group>/providers/"
+    r = Reader(problems, MONITORING.name, raw, MONITORING)
     monitoring = MonitoringSettings(
-        enabled=r.get("enabled", False, c.boolean),
-        workspace_id=r.get(
-            "azureMonitorWorkspaceId",
-            None,
-            lambda p, v: c.string(
-                p,
-                v,
-                pattern=_WORKSPACE_ID,
-                hint=f" (an Azure Monitor workspace's resource ID, {example}Microsoft.Monitor/accounts/<name>)",
-            ),
-        ),
-        grafana_id=r.get(
-            "grafanaId",
-            None,
-            lambda p, v: c.string(
-                p,
-                v,
-                pattern=_GRAFANA_ID,
-                hint=f" (an Azure Managed Grafana's resource ID, {example}Microsoft.Dashboard/grafana/<name>)",
-            ),
-        ),
-        service_monitor=r.get("serviceMonitor", False, c.boolean),
+        enabled=r.get("enabled", False),
+        workspace_id=r.get("azureMonitorWorkspaceId", None),
+        grafana_id=r.get("grafanaId", None),
+        service_monitor=r.get("serviceMonitor", False),
         grafana_admin_group_ids=r.get(
             "grafanaAdminGroupObjectIds", cluster.admin_group_object_ids, group_ids(problems)
         ),

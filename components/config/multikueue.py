@@ -4,18 +4,15 @@ settings.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..k8s.names import is_dns1123_label, is_label_value
-from .checks import INVALID, Checks, Problems, Reader, checked
+from .checks import Problems, Reader, checked, shown
+from .keys import MULTIKUEUE
 from .kueue import KueueSettings
 from .names import NAMESPACE
-
-MULTIKUEUE_ROLES = ("none", "worker", "manager")
-
 
 # MultiKueueConfig.spec.clusters holds 1 to 20 names (kueue v0.19.2 apis/kueue/v1beta2/multikueue_types.go).
 MAX_WORKERS = 20
@@ -27,15 +24,6 @@ DISPATCHERS = {
     "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
     "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
 }
-
-
-# A stack reference: <organization>/<project>/<stack> (Pulumi Cloud) or <project>/<stack>
-# (self-managed backends, where the organization is "organization").
-_STACK_REF = re.compile(r"^([A-Za-z0-9_.-]+/){1,2}[A-Za-z0-9_.-]+$")
-
-
-# Go's time.ParseDuration, which Kueue's config decoding uses, without signs or fractions.
-_DURATION = re.compile(r"^([0-9]+(ns|us|µs|ms|s|m|h))+$")
 
 
 @dataclass(frozen=True)
@@ -70,52 +58,32 @@ class MultiKueue:
 
 
 def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSettings) -> MultiKueue:
-    c = Checks(problems)
     manager_keys = ("workers", "origin", "workerLostTimeout", "gcInterval", "dispatcher")
-    r = Reader(problems, f"{NAMESPACE}:multiKueue", raw, ["role", "server", *manager_keys])
+    r = Reader(problems, MULTIKUEUE.name, raw, MULTIKUEUE)
     if not r.value:
         return MultiKueue()
-    role = r.get("role", None, lambda p, v: c.enum(p, v, MULTIKUEUE_ROLES))
-    if "role" not in r.value:
-        problems.add(r.at("role"), f"is required: one of {' | '.join(MULTIKUEUE_ROLES)}")
-    if role is None:
-        return MultiKueue()
-
-    def server(p: str, v: Any) -> Any:
-        # Kueue takes only https servers with an IP or DNS host in a worker's kubeconfig
-        # (kueue v0.19.2 pkg/controller/admissionchecks/multikueue/multikueuecluster.go, validateKubeconfig).
-        return c.string(
-            p,
-            v,
-            pattern=re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?$"),
-            hint=" (the worker's API server as its managers reach it, https://<host>[:port])",
-        )
-
-    def duration(p: str, v: Any) -> Any:
-        return c.string(p, v, pattern=_DURATION, hint=' (a duration such as "15m", "90s" or "1h30m")')
+    role = r.get("role", None)
 
     origin = checked(
         problems,
         lambda v: (
             None
-            if isinstance(v, str) and v and is_label_value(v)
+            if v and is_label_value(v)
             else (
-                f"{v!r} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels the manager's "
-                "objects "
-                "in the workers with it"
+                f"{shown(v)} must be a label value (≤ 63 letters, digits, '-', '_' or '.'); Kueue labels the "
+                "manager's objects in the workers with it"
             )
         ),
     )
+    worker_spec = MULTIKUEUE.key("workers").items
+    assert worker_spec is not None
 
-    def workers(p: str, v: Any) -> Any:
-        items = c.items(p, v, "workers {name, stack}")
-        if items is None:
-            return INVALID
+    def workers(p: str, items: list[Any]) -> Any:
         if not 1 <= len(items) <= MAX_WORKERS:
             problems.add(p, f"lists {len(items)} workers; a MultiKueueConfig takes 1 to {MAX_WORKERS}")
         out: list[WorkerStack] = []
         for i, item in enumerate(items):
-            w = Reader(problems, f"{p}[{i}]", item, ["name", "stack"])
+            w = Reader(problems, f"{p}[{i}]", item, worker_spec)
             if not w.value:
                 if item is None or isinstance(item, Mapping):
                     problems.add(f"{p}[{i}]", "must be an object with name and stack")
@@ -128,27 +96,12 @@ def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSetti
                     problems,
                     lambda x: (
                         None
-                        if isinstance(x, str) and is_dns1123_label(x)
-                        else f"{x!r} must be a DNS-1123 label; it names the worker's MultiKueueCluster"
+                        if is_dns1123_label(x)
+                        else f"{shown(x)} must be a DNS-1123 label; it names the worker's MultiKueueCluster"
                     ),
                 ),
             )
-            ref = w.get(
-                "stack",
-                None,
-                lambda q, x: c.string(
-                    q,
-                    x,
-                    pattern=_STACK_REF,
-                    hint=(
-                        " (the worker stack's name for a StackReference: <organization>/<project>/<stack>, or "
-                        "<project>/<stack> on a self-managed backend)"
-                    ),
-                ),
-            )
-            for key in ("name", "stack"):
-                if key not in w.value:
-                    problems.add(w.at(key), "is required")
+            ref = w.get("stack", None)
             if name is None or ref is None:
                 continue
             if any(o.name == name for o in out):
@@ -161,13 +114,15 @@ def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSetti
 
     settings = MultiKueue(
         role=role,
-        server=r.get("server", None, server),
+        server=r.get("server", None),
         workers=r.get("workers", (), workers),
         origin=r.get("origin", f"kueue-aks-{stack}"[:63].rstrip("-_."), origin),
-        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout, duration),
-        gc_interval=r.get("gcInterval", MultiKueue.gc_interval, duration),
-        dispatcher=r.get("dispatcher", MultiKueue.dispatcher, lambda p, v: c.enum(p, v, tuple(DISPATCHERS))),
+        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout),
+        gc_interval=r.get("gcInterval", MultiKueue.gc_interval),
+        dispatcher=r.get("dispatcher", MultiKueue.dispatcher),
     )
+    if role is None:  # its problem is recorded; the other keys were checked above
+        return MultiKueue()
     if role != "manager":
         for key in manager_keys:
             if key in r.value:

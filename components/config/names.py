@@ -61,3 +61,46 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/",)
 # learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; ../shared/reference/
 # managed-kueue.md §1.7), so no name the stack turns into an object may start so.
 RESERVED_PREFIX = "aks-"
+
+
+# Label keys kubelet sets itself or accepts from --node-labels in the kubernetes.io and k8s.io
+# namespaces; every other key there is refused, so the node would not join (k8s.io/kubernetes
+# pkg/kubelet/apis/well_known_labels.go KubeletLabels and IsKubeletLabel).
+KUBELET_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/instance-type",
+        "node.kubernetes.io/instance-type",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+        "kubernetes.io/os",
+        "kubernetes.io/arch",
+    }
+)
+
+
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+def reserved_node_label(key: str) -> str | None:
+    """Why a node label key in Kubernetes' own namespaces cannot be set on a pool, or None."""
+    prefix = key.rpartition("/")[0].lower()
+    if not prefix:
+        return None
+    kubernetes = any(prefix == d or prefix.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
+    if (
+        not kubernetes
+        or prefix in KUBELET_LABEL_NAMESPACES
+        or any(prefix.endswith("." + d) for d in KUBELET_LABEL_NAMESPACES)
+    ):
+        return None
+    if key in KUBELET_LABELS:
+        return "is set by kubelet and AKS themselves; remove it"
+    return (
+        f"is in Kubernetes' {prefix} namespace, where kubelet refuses labels other than its own (the nodes "
+        "would not join); use your own prefix, or node.kubernetes.io/ or kubelet.kubernetes.io/"
+    )

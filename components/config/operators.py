@@ -10,9 +10,9 @@ from typing import Any
 
 from ..facts import operators as operator_catalog
 from ..k8s.charts import chart_source_problem, image_repository_problem
-from .checks import PROJECT_ROOT, Checks, Problems, Reader, checked
+from .checks import PROJECT_ROOT, Problems, Reader, checked
+from .keys import OPERATORS
 from .kueue import KueueSettings
-from .names import NAMESPACE
 
 
 @dataclass(frozen=True)
@@ -25,22 +25,19 @@ class OperatorSettings:
     image_repository: str | None = None  # a mirror of the controller image; tag = the pinned version
 
 
-OPERATOR_INSTALLS = ("managed", "external")
-
-
 def parse_operators(problems: Problems, raw: Any, kueue: KueueSettings) -> tuple[OperatorSettings, ...]:
     """`kueue-aks:operators`: one entry per operator, all optional. The frameworks decide which
     operators are needed; an entry may only say how (managed or external) and from where."""
-    c = Checks(problems)
-    path = f"{NAMESPACE}:operators"
+    path = OPERATORS.name
     catalog = operator_catalog.OPERATORS
-    r = Reader(problems, path, raw, list(catalog))
+    r = Reader(problems, path, raw, OPERATORS)
     needed = {o.key: o for o in operator_catalog.needed_operators(kueue.frameworks)}
     out: list[OperatorSettings] = []
     for key, operator in catalog.items():
         op = f"{path}.{key}"
-        allowed = ["install", "imageRepository"] + (["chart"] if operator.chart else [])
-        entry = Reader(problems, op, r.value.get(key), allowed if operator.managed else ["install"])
+        if key in r.value and r.value[key] is None:
+            problems.add(op, "is empty; allowed: an object with keys " + ", ".join(OPERATORS.key(key).names))
+        entry = Reader(problems, op, r.value.get(key), OPERATORS.key(key))
         if key not in needed:
             if key in r.value:
                 problems.add(
@@ -50,7 +47,7 @@ def parse_operators(problems: Problems, raw: Any, kueue: KueueSettings) -> tuple
                 )
             continue
         default = "managed" if operator.managed else None
-        install = entry.get("install", default, lambda p, v: c.enum(p, v, OPERATOR_INSTALLS))
+        install = entry.get("install", default)
         if install is None:
             problems.add(
                 entry.at("install"),
@@ -82,8 +79,14 @@ def parse_operators(problems: Problems, raw: Any, kueue: KueueSettings) -> tuple
                 "(components/facts/operators.py OPERATOR_PINS); set install: external",
             )
             continue
-        chart = entry.get(
-            "chart", None, checked(problems, partial(chart_source_problem, version=version.version, root=PROJECT_ROOT))
+        chart = (
+            entry.get(
+                "chart",
+                None,
+                checked(problems, partial(chart_source_problem, version=version.version, root=PROJECT_ROOT)),
+            )
+            if operator.chart
+            else None
         )
         image = entry.get("imageRepository", None, checked(problems, image_repository_problem))
         out.append(OperatorSettings(key=key, install=install, chart=chart, image_repository=image))

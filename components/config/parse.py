@@ -5,16 +5,19 @@ reads the running stack's config through Pulumi.
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..facts import operators as operator_catalog
 from ..facts.regions import region_problem
-from .checks import ConfigError, Problem, Problems, suggest
+from .checks import ConfigError, Problem, Problems, shown, suggest, type_name
 from .cluster import parse_cluster
 from .device_plugin import parse_device_plugin
 from .governance import parse_governance
+from .keys import BY_NAME, describe
 from .kueue import parse_kueue
 from .monitoring import parse_monitoring
 from .multikueue import parse_multikueue
@@ -32,31 +35,58 @@ from .stack import StackConfig
 from .teams import parse_priority_classes, parse_teams
 from .topology import parse_topology
 
-KEYS = (
-    "cluster",
-    "nodePools",
-    "kueue",
-    "teams",
-    "priorityClasses",
-    "topology",
-    "governance",
-    "devicePlugin",
-    "monitoring",
-    "operators",
-    "preflight",
-    "multiKueue",
-)
+KEYS = tuple(BY_NAME)
 
 
-def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) -> StackConfig:
-    """Parse the `kueue-aks:` keys (given without the namespace) into a StackConfig.
+# Namespaces the stack's job operators run in: no team may take one (its Namespace, labels and
+# RoleBindings would land on the operator's, and removing the team would delete it).
+OPERATOR_NAMESPACES = frozenset(o.namespace for o in operator_catalog.OPERATORS.values() if o.namespace)
+
+
+def namespace_problems(keys: Iterable[str]) -> list[Problem]:
+    """The stack file's keys whose namespace is a near miss of ours (`kueue-ask:cluster`,
+    `Kueue-aks:teams`, `kueue:teams`): their settings would be ignored without a word."""
+    out = []
+    for full in keys:
+        space, colon, rest = str(full).partition(":")
+        if not colon or space == NAMESPACE:
+            continue
+        folded = space.lower().replace("_", "-")
+        near = folded.startswith("kueue") or difflib.SequenceMatcher(None, folded, NAMESPACE).ratio() >= 0.75
+        if near:
+            nearest = f"{NAMESPACE}:{rest}"
+            out.append(
+                Problem(
+                    str(full)[:80],
+                    f"is in the namespace {shown(space, 40)}, which this program does not read: its value would be "
+                    f"ignored; did you mean {shown(nearest, 80)}?",
+                )
+            )
+    return out
+
+
+def parse_config(
+    raw: Mapping[str, Any], *, stack: str, location: str | None, other_keys: Iterable[str] = ()
+) -> StackConfig:
+    """Parse the `kueue-aks:` keys (given without the namespace) into a StackConfig; `other_keys`
+    are the stack's keys in other namespaces, for near misses of ours.
 
     Raises ConfigError listing every problem; returns only a fully valid config.
     """
     problems = Problems()
+    problems.items.extend(namespace_problems(other_keys))
     for key in raw:
         if key not in KEYS:
-            problems.add(f"{NAMESPACE}:{key}", f"unknown key{suggest(str(key), KEYS)}; allowed keys: {', '.join(KEYS)}")
+            problems.add(
+                f"{NAMESPACE}:{str(key)[:80]}",
+                f"unknown key{suggest(str(key)[:100], KEYS)}; allowed keys: {', '.join(KEYS)}",
+            )
+    # `kueue-aks:teams:` with nothing after it reaches the program as "" (the Pulumi CLI's text of
+    # an empty value) and the plan as None: either way a section given empty, never a default.
+    empty = [k for k in KEYS if k in raw and raw[k] in (None, "")]
+    for key in empty:
+        problems.add(f"{NAMESPACE}:{key}", f"is empty; allowed: {describe(BY_NAME[key])}")
+    raw = {k: v for k, v in raw.items() if k not in empty}
     cluster = parse_cluster(problems, raw.get("cluster"), stack)
     asked_for_kubeconfig = isinstance(raw.get("cluster"), Mapping) and "kubeconfig" in raw["cluster"]
     if not location and cluster.mode != "kubeconfig" and not asked_for_kubeconfig:
@@ -68,6 +98,11 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
                 "is required: the Azure region, e.g. eastus2 (only a cluster.kubeconfig stack needs none)",
             ),
         )
+    if location is not None and not isinstance(location, str):
+        problems.items.insert(
+            0, Problem("azure-native:location", f"must be a region name such as eastus2; got {type_name(location)}")
+        )
+        location = None
     region = region_problem(location) if location else None
     if region:
         problems.items.insert(0, Problem("azure-native:location", region))
@@ -94,6 +129,7 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
         pools_ok,
         manager=manager,
         azure_groups=cluster.mode != "kubeconfig" and not asked_for_kubeconfig,
+        reserved=OPERATOR_NAMESPACES,
     )
     priority_classes = parse_priority_classes(problems, raw.get("priorityClasses"))
     levels = parse_topology(problems, raw.get("topology"))
@@ -121,6 +157,12 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
             "is false, but teams have members: they see their place in the queue through Kueue's "
             "visibility API, which this gate serves; enable it or remove the members",
         )
+    # A section given empty is named once, not again as missing.
+    problems.items = [
+        p
+        for p in problems.items
+        if not (p.message.startswith("is required") and p.path in {f"{NAMESPACE}:{k}" for k in empty})
+    ]
     if problems.items:
         raise ConfigError(problems.items)
     config = StackConfig(
@@ -147,8 +189,12 @@ def parse_config(raw: Mapping[str, Any], *, stack: str, location: str | None) ->
 
 def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     """Split a parsed `Pulumi.<stack>.yaml` into our keys (namespace stripped) and the location."""
-    config = doc.get("config") or {}
-    ours = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith(f"{NAMESPACE}:")}
+    config = doc.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, Mapping):
+        raise ConfigError([Problem("config", f"must be a map of key: value; got {type_name(config)}")])
+    ours = {str(k).split(":", 1)[1]: v for k, v in config.items() if str(k).startswith(f"{NAMESPACE}:")}
     return ours, config.get("azure-native:location")
 
 
@@ -161,11 +207,17 @@ def load_stack_config() -> StackConfig:
     from pulumi.runtime.config import CONFIG, get_config, get_config_env
 
     raw: dict[str, Any] = {}
-    for full_key in {*CONFIG.get(), *get_config_env()}:
+    keys = {*CONFIG.get(), *get_config_env()}
+    for full_key in keys:
         if full_key.startswith(f"{NAMESPACE}:"):
             raw[full_key.split(":", 1)[1]] = decode_config_value(get_config(full_key))
     try:
-        return parse_config(raw, stack=pulumi.get_stack(), location=pulumi.Config("azure-native").get("location"))
+        return parse_config(
+            raw,
+            stack=pulumi.get_stack(),
+            location=pulumi.Config("azure-native").get("location"),
+            other_keys=sorted(k for k in keys if not k.startswith(f"{NAMESPACE}:")),
+        )
     except ConfigError as err:
         raise pulumi.RunError(str(err)) from None
 

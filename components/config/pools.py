@@ -4,7 +4,6 @@ taints, labels, topology and ProvisioningRequest settings; their defaults and pa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -14,10 +13,16 @@ from ..facts.capacity import NodeResources, VmSize
 from ..k8s.names import TAINT_EFFECTS, is_label_value, is_qualified_name
 from ..k8s.quantity import QuantityError, cpu_millicores, memory_mib
 from ..k8s.resources import RESOURCE_GPU
-from .checks import INVALID, Checks, Problems, Reader, type_name
-from .names import DEFAULT_GPU_TAINT, NAMESPACE, QUEUED_TAINT, RESERVED_LABEL_PREFIXES, SPOT_TAINT, SYSTEM_POOL_NAME
-
-_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")  # AKS's; no "-", so no pool name is in the aks- prefix
+from .checks import INVALID, Checks, Problems, Reader, shown, type_name
+from .keys import NODE_POOLS, POOL
+from .names import (
+    DEFAULT_GPU_TAINT,
+    QUEUED_TAINT,
+    RESERVED_LABEL_PREFIXES,
+    SPOT_TAINT,
+    SYSTEM_POOL_NAME,
+    reserved_node_label,
+)
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,7 @@ def taint_problem(text: str) -> str | None:
 
 def vm_size_checker(problems: Problems, *, gpu_allowed: bool, has_override: bool = False) -> Callable[[str, Any], Any]:
     def check(path: str, v: Any) -> Any:
-        if not isinstance(v, str) or not v:
+        if not v:
             problems.add(path, f"must be an Azure VM size such as Standard_D16s_v5; got {type_name(v)}")
             return INVALID
         vm = capacity.lookup_vm_size(v)
@@ -156,6 +161,11 @@ def _gpu_override_problem(
                 f"is 0, but {have}: they would count as none, the nodes as expensive CPU nodes, and no team "
                 f"would get GPU quota on them; write {RESOURCE_GPU}: {vm.gpus}, or choose a CPU size"
             )
+    elif vm is not None and gpus:
+        return f"capacity.{RESOURCE_GPU}", (
+            f"is {gpus}, but {vm_size} has no NVIDIA GPU (catalog): Kueue would admit GPU jobs to nodes that "
+            f"cannot run them; remove {RESOURCE_GPU}, or choose a GPU size (docs/vm-sizes.md)"
+        )
     elif vm is None and gpus is None and capacity.is_gpu_family(vm_size):
         # The catalog cannot tell; only the config can say that an N-family size has no whole GPU.
         return "capacity", (
@@ -167,27 +177,37 @@ def _gpu_override_problem(
     return None
 
 
+MAX_NODE_VCPUS = 4096
+
+
+MAX_NODE_MEMORY_GIB = 65536
+
+
 def _parse_override(problems: Problems, path: str, raw: Any) -> dict[str, Any] | None:
     """A per-node hardware override: {cpu, memory, nvidia.com/gpu}, as Azure lists the VM size."""
-    c = Checks(problems)
-    r = Reader(problems, path, raw, ["cpu", "memory", RESOURCE_GPU])
+    r = Reader(problems, path, raw, POOL.key("capacity"))
 
-    def quantity(parse: Callable[[Any], int], example: str) -> Callable[[str, Any], Any]:
+    def quantity(parse: Callable[[Any], int], example: str, limit: int, shown_limit: str) -> Callable[[str, Any], Any]:
         def check(p: str, v: Any) -> Any:
             try:
                 amount = parse(v) if not isinstance(v, bool) else -1
             except QuantityError:
                 amount = -1
             if amount <= 0:
-                problems.add(p, f"{v!r} must be a positive quantity such as {example}")
+                problems.add(p, f"{shown(v)} must be a positive quantity such as {example}")
+                return INVALID
+            if amount > limit:
+                problems.add(p, f"{shown(v)} is more than any Azure VM has per node; allowed: at most {shown_limit}")
                 return INVALID
             return amount
 
         return check
 
-    cpu = r.get("cpu", None, quantity(cpu_millicores, '"24" (vCPUs)'))
-    mem = r.get("memory", None, quantity(memory_mib, '"220Gi"'))
-    gpus = r.get(RESOURCE_GPU, None, lambda p, v: c.integer(p, v, 0, 64))
+    # Bounds well above Azure's largest sizes (896 vCPUs and 32 TiB on the M-series): past them a
+    # value is a typo, and would give teams quotas no node can hold.
+    cpu = r.get("cpu", None, quantity(cpu_millicores, '"24" (vCPUs)', MAX_NODE_VCPUS * 1000, f"{MAX_NODE_VCPUS} vCPUs"))
+    mem = r.get("memory", None, quantity(memory_mib, '"220Gi"', MAX_NODE_MEMORY_GIB * 1024, f"{MAX_NODE_MEMORY_GIB}Gi"))
+    gpus = r.get(RESOURCE_GPU, None)
     if cpu is not None and cpu % 1000:
         problems.add(r.at("cpu"), "must be a whole number of vCPUs, as Azure sizes have")
         cpu = None
@@ -212,53 +232,29 @@ def _apply_override(vm: VmSize | None, vm_size: str, override: Mapping[str, Any]
 
 
 def _parse_pool(problems: Problems, path: str, raw: Any) -> NodePool | None:
-    c = Checks(problems)
-    r = Reader(
-        problems,
-        path,
-        raw,
-        [
-            "name",
-            "vmSize",
-            "minCount",
-            "maxCount",
-            "spot",
-            "taints",
-            "labels",
-            "topology",
-            "provisioningRequest",
-            "capacity",
-        ],
-    )
+    r = Reader(problems, path, raw, POOL)
     if not r.value:
         if raw is None or isinstance(raw, Mapping):
             problems.add(path, "must be an object with at least name, vmSize and maxCount")
         return None
 
-    def pool_name(p: str, v: Any) -> Any:
-        name = c.string(p, v, pattern=_POOL_NAME, hint=" (1-12 lowercase letters and digits, starting with a letter)")
-        if name == SYSTEM_POOL_NAME:
+    def pool_name(p: str, v: str) -> Any:
+        if v == SYSTEM_POOL_NAME:
             problems.add(p, f"{SYSTEM_POOL_NAME!r} is the system pool's name; choose another")
             return INVALID
-        return name
+        return v
 
     name = r.get("name", None, pool_name)
-    if "name" not in r.value:
-        problems.add(r.at("name"), "is required (1-12 lowercase letters and digits, starting with a letter)")
     override = r.get("capacity", None, lambda p, v: _parse_override(problems, p, v))
     vm_size = r.get("vmSize", None, vm_size_checker(problems, gpu_allowed=True, has_override=bool(override)))
-    if "vmSize" not in r.value:
-        problems.add(r.at("vmSize"), "is required (an Azure VM size such as Standard_D16s_v5)")
-    min_count = r.get("minCount", 0, lambda p, v: c.integer(p, v, 0, 1000))
-    max_count = r.get("maxCount", None, lambda p, v: c.integer(p, v, 1, 1000))
-    if "maxCount" not in r.value:
-        problems.add(r.at("maxCount"), "is required (the autoscaler's upper bound, 1 to 1000)")
-    elif max_count is not None and max_count < min_count:
+    min_count = r.get("minCount", 0)
+    max_count = r.get("maxCount", None)
+    if max_count is not None and max_count < min_count:
         problems.add(r.at("maxCount"), f"{max_count} is below minCount {min_count}; must be >= max(1, minCount)")
         max_count = None
-    spot = r.get("spot", False, c.boolean)
-    topology = r.get("topology", False, c.boolean)
-    provisioning = r.get("provisioningRequest", None, c.boolean)
+    spot = r.get("spot", False)
+    topology = r.get("topology", False)
+    provisioning = r.get("provisioningRequest", None)
     min_count_valid = "minCount" not in r.value or min_count == r.value["minCount"]
     fixed_size = max_count is not None and min_count_valid and min_count == max_count
     if provisioning and fixed_size:
@@ -269,37 +265,48 @@ def _parse_pool(problems: Problems, path: str, raw: Any) -> NodePool | None:
             "(minCount < maxCount)",
         )
 
-    def taints(p: str, v: Any) -> Any:
-        items = c.items(p, v, 'taints "key=value:Effect"')
-        if items is None:
-            return INVALID
-        out: list[Taint] = []
-        for i, t in enumerate(items):
-            problem = (
-                f"must be a string key=value:Effect; got {type_name(t)}" if not isinstance(t, str) else taint_problem(t)
-            )
+    def taints(p: str, items: list[str]) -> Any:
+        parsed: list[tuple[int, Taint]] = []
+        for i, text in enumerate(items):
+            problem = taint_problem(text)
             if problem:
                 problems.add(f"{p}[{i}]", problem)
             else:
-                out.append(parse_taint(t))
+                parsed.append((i, parse_taint(text)))
+        out = [t for _, t in parsed]
         if len({(t.key, t.effect) for t in out}) != len(out):
             problems.add(p, "lists the same key and effect twice")
+        queued, spot_taint = parse_taint(QUEUED_TAINT), parse_taint(SPOT_TAINT)
+        for i, t in parsed:
+            if t.key == queued.key and str(t) != QUEUED_TAINT:
+                problems.add(
+                    f"{p}[{i}]",
+                    f"{str(t)!r} uses the key of the stack's governance taint ({QUEUED_TAINT}, which "
+                    "governance.enforce puts on every user pool); a node cannot carry two taints of one key and "
+                    "effect: remove it (governance.enforce: false removes the stack's)",
+                )
+            elif t.key == spot_taint.key and str(t) != SPOT_TAINT:
+                problems.add(
+                    f"{p}[{i}]",
+                    f"{str(t)!r} uses the key of AKS's spot taint ({SPOT_TAINT}, which AKS puts on Spot "
+                    "nodes itself; spot: true declares it); remove it",
+                )
         return tuple(out)
 
-    def labels(p: str, v: Any) -> Any:
-        if not isinstance(v, Mapping):
-            problems.add(p, f"must be an object of label key: value; got {type_name(v)}")
-            return INVALID
+    def labels(p: str, v: Mapping[str, str]) -> Any:
         for k, val in v.items():
-            if not is_qualified_name(str(k)):
-                problems.add(f"{p}.{k}", "is not a valid label key")
-            elif str(k).startswith(RESERVED_LABEL_PREFIXES):
+            reserved = reserved_node_label(k)
+            if not is_qualified_name(k):
+                problems.add(f"{p}.{shown(k, 60)}", "is not a valid label key")
+            elif k.startswith(RESERVED_LABEL_PREFIXES):
                 problems.add(f"{p}.{k}", f"AKS reserves the {RESERVED_LABEL_PREFIXES[0]} prefix; use your own prefix")
-            if not isinstance(val, str) or not is_label_value(val):
+            elif reserved:
+                problems.add(f"{p}.{k}", reserved)
+            if not is_label_value(val):
                 problems.add(
-                    f"{p}.{k}",
-                    f"value {val!r} must be a string label value (≤ 63 alphanumerics, '-', '_', '.'); quote numbers "
-                    "and booleans",
+                    f"{p}.{shown(k, 60)}",
+                    f"value {shown(val)} must be a string label value (≤ 63 alphanumerics, '-', '_', '.'); quote "
+                    "numbers and booleans",
                 )
         return dict(v)
 
@@ -346,12 +353,11 @@ def _parse_pool(problems: Problems, path: str, raw: Any) -> NodePool | None:
 
 
 def parse_pools(problems: Problems, raw: Any) -> tuple[NodePool, ...]:
-    path = f"{NAMESPACE}:nodePools"
+    path = NODE_POOLS.name
     if raw is None:
-        problems.add(path, "is required: a list of at least one user node pool")
+        problems.add(path, f"is required{NODE_POOLS.required}")
         return ()
-    if not isinstance(raw, list) or not raw:
-        problems.add(path, f"must be a non-empty list of node pools; got {type_name(raw)}")
+    if Checks(problems).value(path, raw, NODE_POOLS) is INVALID:
         return ()
     pools = [_parse_pool(problems, f"{path}[{i}]", p) for i, p in enumerate(raw)]
     seen: set[str] = set()

@@ -7,10 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .checks import Checks, Problems, Reader
-from .names import NAMESPACE
-
-QUOTA_POLICIES = ("error", "warn", "clamp")
+from .checks import Problems, Reader
+from .keys import PREFLIGHT
 
 
 @dataclass(frozen=True)
@@ -23,11 +21,10 @@ class Preflight:
 
 
 def parse_preflight(problems: Problems, raw: Any) -> Preflight:
-    c = Checks(problems)
-    r = Reader(problems, f"{NAMESPACE}:preflight", raw, ["enabled", "quotaPolicy"])
+    r = Reader(problems, PREFLIGHT.name, raw, PREFLIGHT)
     # With cluster.kubeconfig there is no Azure to read; the keys stay valid (Pulumi.yaml's declared
     # defaults reach every stack) and the program skips the check.
     return Preflight(
-        enabled=r.get("enabled", True, c.boolean),
-        quota_policy=r.get("quotaPolicy", "error", lambda p, v: c.enum(p, v, QUOTA_POLICIES)),
+        enabled=r.get("enabled", True),
+        quota_policy=r.get("quotaPolicy", "error"),
     )

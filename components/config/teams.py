@@ -11,27 +11,25 @@ from typing import Any
 
 from ..k8s.names import is_dns1123_label, is_dns1123_subdomain
 from .checks import (
-    INT32_MAX,
     INVALID,
     Checks,
     Problems,
     Reader,
     group_ids,
     group_names,
-    type_name,
+    shown,
 )
+from .keys import PRIORITY_CLASSES, TEAM, TEAMS, UNLIMITED
 from .names import (
-    NAMESPACE,
     RESERVED_NAMESPACES,
     RESERVED_PREFIX,
     TOPOLOGY_QUEUE_SUFFIX,
 )
 from .pools import NodePool
 
-# How much a team may borrow of each flavor's resources, as a multiple of its own quota there
-# (Kueue's borrowingLimit). No limit by default: on the outcome benchmark (docs/outcomes.md) a
+# How much a team may borrow of each flavor's resources is a multiple of its own quota there
+# (Kueue's borrowingLimit), UNLIMITED by default: on the outcome benchmark (docs/outcomes.md) a
 # limit of 2 never shortened the makespan, and its fairness gain did not repeat.
-UNLIMITED = "unlimited"
 
 
 @dataclass(frozen=True)
@@ -76,40 +74,45 @@ def parse_teams(
     *,
     manager: bool = False,
     azure_groups: bool = True,
+    reserved: frozenset[str] = frozenset(),
 ) -> tuple[Team, ...]:
-    """The teams; on a MultiKueue manager only their names: its quotas are the sum of the workers'."""
+    """The teams; on a MultiKueue manager only their names: its quotas are the sum of the workers'.
+    `reserved`: namespaces other parts of the stack own (the operators'), which no team may take."""
     c = Checks(problems)
-    path = f"{NAMESPACE}:teams"
+    path = TEAMS.name
     if raw is None:
-        problems.add(path, "is required: a list of at least one team")
+        problems.add(path, f"is required{TEAMS.required}")
         return ()
-    items = c.items(path, raw, "teams")
-    if not items:
-        if items is not None:
-            problems.add(path, "must list at least one team")
+    items = c.value(path, raw, TEAMS)
+    if items is INVALID:
         return ()
     pool_names = [p.name for p in pools]
     teams: dict[str, Team] = {}  # by name: uniqueness in constant time for hundreds of teams
     for i, t in enumerate(items):
         tp = f"{path}[{i}]"
-        r = Reader(problems, tp, t, ["name", "share", "pools", "members", "borrowing"])
+        r = Reader(problems, tp, t, TEAM, exempt=("share",) if manager else ())
         if not r.value:
             if t is None or isinstance(t, Mapping):
                 problems.add(tp, "must be an object with name and share")
             continue
 
-        def team_name(p: str, v: Any) -> Any:
-            if c.string(p, v) is INVALID:
-                return INVALID
+        def team_name(p: str, v: str) -> Any:
             if not is_dns1123_label(v):
                 problems.add(
                     p,
-                    f"{v!r} must be a DNS-1123 label (≤ 63 lowercase letters, digits and '-'); it names the team's "
-                    "namespace and ClusterQueue",
+                    f"{shown(v)} must be a DNS-1123 label (≤ 63 lowercase letters, digits and '-'); it names the "
+                    "team's namespace and ClusterQueue",
                 )
                 return INVALID
             if v in RESERVED_NAMESPACES:
                 problems.add(p, f"{v!r} is a reserved namespace; choose another team name")
+                return INVALID
+            if v in reserved:
+                problems.add(
+                    p,
+                    f"{v!r} is the namespace of a job operator the stack installs; a team there would share it "
+                    "with the operator's controller (and removing the team would delete it): choose another team name",
+                )
                 return INVALID
             if v.startswith(RESERVED_PREFIX):
                 problems.add(
@@ -120,28 +123,6 @@ def parse_teams(
                 )
                 return INVALID
             return v
-
-        def share(p: str, v: Any) -> Any:
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                problems.add(p, f"must be a number of percent in (0, 100]; got {type_name(v)} {v!r}")
-                return INVALID
-            d = Decimal(str(v))
-            if not 0 < d <= 100:
-                problems.add(p, f"{v} is out of range; allowed: more than 0, at most 100 (percent)")
-                return INVALID
-            return d
-
-        def borrowing(p: str, v: Any) -> Any:
-            if v == UNLIMITED:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 100:
-                problems.add(
-                    p,
-                    f"must be a multiple of the team's quota in [0, 100] (0: no borrowing) or "
-                    f"{UNLIMITED!r} (the default); got {type_name(v)} {v!r}",
-                )
-                return INVALID
-            return Decimal(str(v))
 
         def team_pools(p: str, v: Any) -> Any:
             return c.choices(
@@ -154,8 +135,6 @@ def parse_teams(
             )
 
         name = r.get("name", None, team_name)
-        if "name" not in r.value:
-            problems.add(r.at("name"), "is required (a DNS-1123 label such as research)")
         if manager:
             for key in ("share", "pools"):
                 if key in r.value:
@@ -167,22 +146,15 @@ def parse_teams(
             s: Decimal | None = Decimal(0)
             team_pool_names: tuple[str, ...] = ()
         else:
-            s = r.get("share", None, share)
-            if "share" not in r.value:
-                problems.add(r.at("share"), "is required (percent of every flavor's capacity, in (0, 100])")
+            s = r.get("share", None)
             team_pool_names = r.get("pools", tuple(pool_names), team_pools)
         members = r.get("members", (), group_ids(problems) if azure_groups else group_names(problems))
-        # `borrowing:` left empty is a slip, not a choice: the error asks for one.
-        borrow = None if "borrowing" not in r.value else r.get("borrowing", INVALID, borrowing)
-        if "borrowing" in r.value and r.value["borrowing"] is None:
-            problems.add(
-                r.at("borrowing"), f"is empty; allowed: a multiple of the team's quota in [0, 100] or {UNLIMITED!r}"
-            )
-        if name is not None and s is not None and borrow is not INVALID:
+        borrow = r.get("borrowing", UNLIMITED)
+        if name is not None and s is not None:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
             else:
-                teams[name] = Team(name, s, team_pool_names, members, borrow)
+                teams[name] = Team(name, s, team_pool_names, members, None if borrow == UNLIMITED else borrow)
     by_pool = {p.name: p for p in pools}
     for i, t in enumerate(items):
         name = t.get("name") if isinstance(t, Mapping) else None
@@ -203,21 +175,25 @@ def parse_teams(
 
 def parse_priority_classes(problems: Problems, raw: Any) -> tuple[PriorityClass, ...]:
     c = Checks(problems)
-    path = f"{NAMESPACE}:priorityClasses"
+    path = PRIORITY_CLASSES.name
     if raw is None:
         return DEFAULT_PRIORITY_CLASSES
-    items = c.items(path, raw, "priority classes {name, value, description}")
-    if items is None:
+    items = c.value(path, raw, PRIORITY_CLASSES)
+    if items is INVALID:
         return DEFAULT_PRIORITY_CLASSES
     out: dict[str, PriorityClass] = {}
     for i, pc in enumerate(items):
-        r = Reader(problems, f"{path}[{i}]", pc, ["name", "value", "description"])
+        r = Reader(problems, f"{path}[{i}]", pc, PRIORITY_CLASSES.items)  # type: ignore[arg-type]
+        if not r.value:
+            if pc is None or isinstance(pc, Mapping):
+                problems.add(f"{path}[{i}]", "must be an object with name and value")
+            continue
 
-        def pc_name(p: str, v: Any) -> Any:
-            if c.string(p, v) is INVALID:
-                return INVALID
+        def pc_name(p: str, v: str) -> Any:
             if not (is_dns1123_subdomain(v) and len(v) <= 63):
-                problems.add(p, f"{v!r} must be a DNS-1123 name of at most 63 characters (it becomes a label value)")
+                problems.add(
+                    p, f"{shown(v)} must be a DNS-1123 name of at most 63 characters (it becomes a label value)"
+                )
                 return INVALID
             if v.startswith(RESERVED_PREFIX):
                 problems.add(
@@ -230,18 +206,8 @@ def parse_priority_classes(problems: Problems, raw: Any) -> tuple[PriorityClass,
             return v
 
         name = r.get("name", None, pc_name)
-        value = r.get("value", None, lambda p, v: c.integer(p, v, -(2**31), INT32_MAX))
-        for key in ("name", "value"):
-            if key not in r.value:
-                problems.add(r.at(key), "is required")
-
-        def description(p: str, v: Any) -> Any:
-            if isinstance(v, str) and len(v) > 2048:
-                problems.add(p, f"has {len(v)} characters; Kueue allows at most 2048")
-                return INVALID
-            return c.string(p, v)
-
-        text = r.get("description", "", description)
+        value = r.get("value", None)
+        text = r.get("description", "")
         if name is not None and value is not None:
             if name in out:
                 problems.add(r.at("name"), f"{name!r} is used twice; names must be unique")

@@ -14,11 +14,11 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def is_dns1123_label(name: str) -> bool:
-    return len(name) <= 63 and bool(_DNS1123_LABEL.match(name))
+    return len(name) <= 63 and bool(_DNS1123_LABEL.fullmatch(name))
 
 
 def is_dns1123_subdomain(name: str) -> bool:
-    return len(name) <= 253 and bool(_DNS1123_SUBDOMAIN.match(name))
+    return len(name) <= 253 and bool(_DNS1123_SUBDOMAIN.fullmatch(name))
 
 
 def is_qualified_name(key: str) -> bool:
@@ -26,8 +26,8 @@ def is_qualified_name(key: str) -> bool:
     prefix, _, name = key.rpartition("/")
     if "/" in key and not (prefix and is_dns1123_subdomain(prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.fullmatch(name))
 
 
 def is_label_value(value: str) -> bool:
-    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+    return len(value) <= 63 and bool(_LABEL_VALUE.fullmatch(value))

@@ -42,7 +42,7 @@ def parse_quantity(value: str | int | float | Decimal) -> Decimal:
     if isinstance(value, float):
         return Decimal(str(value))
     text = str(value).strip()
-    if not QUANTITY_PATTERN.match(text):
+    if not QUANTITY_PATTERN.fullmatch(text):
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 500m, 4, 16Gi)")
     match = _SPLIT.match(text)
     assert match is not None  # the pattern above guarantees a leading number

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from components.facts.azure_names import (ASSOCIATION_NAME_LIMIT, ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT,
                                             association_name, dns_prefix, endpoint_name, grafana_name,
                                             node_resource_group_length, rule_name)
-from components.config.cluster import CLUSTER_NAME
+from components.config.keys import CLUSTER_NAME
 
 # aka.ms/aks-naming-rules: 1-54 characters, letters, digits and '-', starting and ending alphanumeric.
 DNS_PREFIX = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,52}[A-Za-z0-9])?$")
