@@ -221,13 +221,15 @@ class Checks:
 
     def enum(self, path: str, v: Any, allowed: Sequence[str]) -> Any:
         if v not in allowed or not isinstance(v, str):
-            quote = (
-                f"; it is read as a number: quote it, {str(v)!r}"
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and str(v) in allowed
-                else ""
-            )
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and str(v) in allowed:
+                self.problems.add(
+                    path,
+                    f'{v} is read as a number, and this key takes text: quote it, "{v}" '
+                    f"(one of: {' | '.join(allowed)})",
+                )
+                return INVALID
             self.problems.add(
-                path, f"{shown(v)} is not allowed{quote}{suggest(str(v)[:100], allowed)}; one of: {' | '.join(allowed)}"
+                path, f"{shown(v)} is not allowed{suggest(str(v)[:100], allowed)}; one of: {' | '.join(allowed)}"
             )
             return INVALID
         return v

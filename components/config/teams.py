@@ -35,7 +35,7 @@ from .pools import NodePool
 @dataclass(frozen=True)
 class Team:
     name: str
-    share: Decimal  # percent of every flavor's capacity, (0, 100]
+    share: Decimal  # percent of every flavor's capacity, 0.01 to 100 with at most 10 decimal places
     pools: tuple[str, ...]
     # The groups whose users may submit to the team's queues: Entra ID group object IDs on AKS, the
     # cluster's own group names in kubeconfig mode (components/access grants them).
