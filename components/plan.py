@@ -47,6 +47,7 @@ from .config.checks import ConfigError, Problem
 from .config.names import NAMESPACE
 from .config.parse import parse_config, raw_from_stack_file
 from .config.stack import StackConfig
+from .config.stackfile import read_stack_file
 from .config.teams import DEFAULT_PRIORITY, Team
 from .facts.operators import OPERATOR_PINS, OPERATORS
 from .k8s.crd_schema import CrdError
@@ -79,15 +80,12 @@ def load_stack(stack: str, root: Path) -> StackConfig:
 
 
 def parse_stack(stack: str, text: str) -> StackConfig:
-    try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError([Problem(f"Pulumi.{stack}.yaml", f"is not YAML: {err}")]) from None
-    if not isinstance(doc, dict):
-        raise ConfigError([Problem(f"Pulumi.{stack}.yaml", "is not a mapping")])
+    # As the Pulumi CLI reads the file and hands its config to the program (components/config/stackfile.py).
+    doc = read_stack_file(stack, text)
     raw, location = raw_from_stack_file(doc)
     others = [str(k) for k in (doc.get("config") or {}) if not str(k).startswith(f"{NAMESPACE}:")]
-    return parse_config(raw, stack=stack, location=location, other_keys=others)
+    # No secret keys: a secret in the stack file is still {secure: ...}; plain text is plain.
+    return parse_config(raw, stack=stack, location=location, other_keys=others, secret_keys=())
 
 
 @dataclass(frozen=True)

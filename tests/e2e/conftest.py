@@ -22,7 +22,7 @@ import pytest
 from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
 from components.monitoring.scrape import PROMETHEUS_OPERATOR_API_VERSION
 
-from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_engine, ensure_kueue,
+from .binaries import (Binaries, BuildError, Engine, ensure_binaries, ensure_cli, ensure_engine, ensure_kueue,
                        ensure_operator_binaries, ensure_registry)
 from .cluster import E2EError, worker_service_cidr
 from .forward import Forwarder
@@ -214,6 +214,17 @@ def cluster(stack: str, control_planes: ControlPlanes) -> StackCluster:
 @pytest.fixture(scope="session")
 def engine(control_planes: ControlPlanes) -> Engine:
     return control_planes.engine()
+
+
+@pytest.fixture(scope="session")
+def pulumi_cli() -> Path:
+    """The Pulumi CLI alone, the engine's (binaries.ensure_cli), for the tests that only ask it how
+    it reads a stack file (test_stack_file_cli.py): no control plane, language host or provider."""
+    try:
+        with build_wait():
+            return ensure_cli()
+    except BuildError as err:
+        pytest.fail(str(err), pytrace=False)
 
 
 @pytest.fixture(scope="session")
