@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from ..config.names import MANAGED_LABEL, POOL_LABEL, TEAM_LABEL, TOPOLOGY_QUEUE_SUFFIX
@@ -31,6 +31,7 @@ from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, format_
 
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 COHORT_NAME = "teams"
+NANO = Decimal("1e-9")  # the finest a Kubernetes quantity holds
 # Kueue puts jobs that name no queue into the LocalQueue called "default" of their namespace.
 LOCAL_QUEUE_NAME = "default"
 # The LocalQueue for topology-aware pools, in namespaces of teams that use any.
@@ -69,6 +70,12 @@ def flavor_order(pools: tuple[NodePool, ...]) -> list[NodePool]:
 def team_quota(capacity: int, share: Decimal) -> int:
     """A team's share of a capacity, rounded down so quotas never add up to more than exists."""
     return int((Decimal(capacity) * share / 100).to_integral_value(rounding=ROUND_FLOOR))
+
+
+def fair_sharing_weight(share: Decimal) -> Decimal:
+    """A team's fair-sharing weight: its share as a fraction, to the nano a Kubernetes quantity
+    holds (a share has up to 10 decimals, so 33.3333333333 % is 0.333333333, not 0.333333333333)."""
+    return (share / 100).quantize(NANO, rounding=ROUND_HALF_EVEN)
 
 
 @dataclass(frozen=True)
@@ -348,7 +355,7 @@ def team_cluster_queue(
             # fits rather than spill onto the next (GPU) flavor.
             "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
             # Under fair sharing, borrowed capacity is divided in proportion to the shares.
-            "fairSharing": {"weight": canonical(share / 100)},
+            "fairSharing": {"weight": canonical(fair_sharing_weight(share))},
             **strategy,
         },
     }

@@ -140,6 +140,27 @@ def test_quotas_add_up_to_no_more_than_capacity(teams: int) -> None:
         assert team_cpu <= cap.cpu_millicores
 
 
+
+FINE_SPLITS = {
+    "three ways to 10 decimals": ["33.3333333333"] * 3,
+    "the smallest share beside the rest": ["0.01", "99.99"],
+    "ten decimals that do not add up": ["12.3456789012", "45.6789012345", "41.9754198643"],
+}
+
+
+@pytest.mark.parametrize("shares", FINE_SPLITS.values(), ids=FINE_SPLITS.keys())
+def test_fine_shares_give_quantities_kubernetes_holds_and_never_more_than_the_pool(shares: list[str], crds: Any) -> None:
+    """A share may have 10 decimals; a quantity holds 9 (1n). Quotas round down, the weight to the
+    nearest nano, and the result passes the pinned CRDs' schema and the capacity check."""
+    cfg = config_with([{"name": f"t{i}", "share": float(s)} for i, s in enumerate(shares)])  # as JSON gives it
+    objects = build_objects(cfg)
+    weights = {name: parse_quantity(q["spec"]["fairSharing"]["weight"]) for name, q in by_kind(objects, "ClusterQueue").items()}
+    for i, share in enumerate(shares):
+        assert abs(weights[f"t{i}"] - Decimal(share) / 100) <= Decimal("0.5e-9"), weights
+    for row in quota_table(cfg):
+        assert sum(row.teams.values()) <= row.capacity and row.cohort >= 0, row
+    assert validate_objects(objects, crds=crds, capacity=flavor_capacity(cfg)) == []
+
 def test_teams_only_get_flavors_of_their_pools() -> None:
     cfg = config_with([{"name": "a", "share": 50, "pools": ["cpu"]}, {"name": "b", "share": 50}])
     cq = by_kind(build_objects(cfg), "ClusterQueue")
