@@ -9,7 +9,7 @@ import base64
 import json
 import runpy
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
 from components.config.checks import ConfigError
+from components.config.names import NAMESPACE
 from components.config.parse import decode_config_value, parse_config, raw_from_stack_file
 from components.config.pools import NodePool
 from components.config.stack import StackConfig
@@ -295,21 +296,27 @@ def stack_file_config(stack: str = "dev") -> dict[str, Any]:
 
 def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
                 mocks: ProgramMocks | None = None, azure: FakeArm | None = None,
-                cluster: FakeCluster | None = None) -> ProgramRun:
+                cluster: FakeCluster | None = None, secret_keys: Iterable[str] | None = None) -> ProgramRun:
     """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks, the
     preflight reading `azure` (default: a loopback Azure where every pool fits) and, for a
-    kubeconfig stack, `cluster` (default: one with no Kueue yet)."""
+    kubeconfig stack, `cluster` (default: one with no Kueue yet). `secret_keys`: the keys the
+    engine marks secret; by default `kueue-aks:cluster` when it holds a kubeconfig, as
+    `pulumi config set --secret --path kueue-aks:cluster.kubeconfig` leaves it."""
+    if secret_keys is None:
+        cluster_config = config.get(f"{NAMESPACE}:cluster")
+        secret_keys = [f"{NAMESPACE}:cluster"] if isinstance(cluster_config, Mapping) and "kubeconfig" in cluster_config else []
     azure = azure or generous_azure(config, stack)
     with azure.serving(), (cluster or FakeCluster()).serving():
-        return _run_program(config, stack=stack, preview=preview, mocks=mocks)
+        return _run_program(config, stack=stack, preview=preview, mocks=mocks, secret_keys=list(secret_keys))
 
 
-def _run_program(config: Mapping[str, Any], *, stack: str, preview: bool, mocks: ProgramMocks | None) -> ProgramRun:
+def _run_program(config: Mapping[str, Any], *, stack: str, preview: bool, mocks: ProgramMocks | None,
+                 secret_keys: list[str]) -> ProgramRun:
     mocks = mocks or ProgramMocks()
     mocks.config_map = (config, stack)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="kueue-aks", stack=stack, preview=preview, monitor=monitor)
-    set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()})
+    set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}, secret_keys)
     exports: dict[str, Any] = {}
     resolved: dict[str, Any] = {}
     secret: set[str] = set()

@@ -198,11 +198,30 @@ class Checks:
             return self.array(path, v, key)
         if kind == "map":
             return self.map(path, v, key)
+        if kind == "secret":
+            return self.secret(path, v, key)
         if kind in ("quantity", "kubeconfig") and isinstance(v, str):
             problem = string_problem(v, key) if kind == "quantity" else None
             if problem:
                 self.problems.add(path, problem)
                 return INVALID
+        return v
+
+    def secret(self, path: str, v: Any, key: Key) -> Any:
+        """A credential: ENCRYPTED while the stack file holds it encrypted (the plan), the text once
+        the program has it decrypted. Whatever is wrong, the value is never quoted."""
+        if isinstance(v, Mapping) and set(v) == {"secure"} and isinstance(v["secure"], str):
+            return ENCRYPTED
+        if not isinstance(v, str) or not v:
+            self.problems.add(path, f"must be {describe(key)}; got {type_name(v)} (not shown)")
+            return INVALID
+        bad = next((i for i, ch in enumerate(v) if unicodedata.category(ch) in _INVISIBLE), None)
+        if bad is not None:
+            self.problems.add(path, f"holds an invisible character at position {bad} (not shown); remove it")
+            return INVALID
+        if len(v) > key.max_length:
+            self.problems.add(path, f"has {len(v)} characters; allowed: at most {key.max_length}")
+            return INVALID
         return v
 
     def string(self, path: str, v: Any, key: Key) -> Any:

@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from .checks import ENCRYPTED, INVALID, Problems, Reader, group_ids
+from .credentials import kubeconfig_credentials, kubeconfig_document, plain_text_problem
 from .keys import CLUSTER, SYSTEM_POOL
 from .pools import vm_size_checker
 
@@ -81,14 +80,8 @@ class ClusterSettings:
         return "existing" if self.existing else "kubeconfig" if self.kubeconfig else "create"
 
 
-def _is_kubeconfig(value: Any) -> bool:
+def _is_kubeconfig(doc: Any) -> bool:
     """A kubeconfig document: YAML with a list of clusters, each with a server address."""
-    if not isinstance(value, str):
-        return False
-    try:
-        doc = yaml.safe_load(value)
-    except yaml.YAMLError:
-        return False
     clusters = doc.get("clusters") if isinstance(doc, Mapping) else None
     return (
         isinstance(clusters, list)
@@ -102,7 +95,8 @@ def _is_kubeconfig(value: Any) -> bool:
     )
 
 
-def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
+def parse_cluster(problems: Problems, raw: Any, stack: str, *, secret: bool | None = None) -> ClusterSettings:
+    """`secret`: whether the program was handed the section as a Pulumi secret (None: unknown)."""
     r = Reader(problems, CLUSTER.name, raw, CLUSTER)
     name = r.get("name", f"kueue-{stack}")
 
@@ -149,12 +143,18 @@ def parse_cluster(problems: Problems, raw: Any, stack: str) -> ClusterSettings:
         if isinstance(v, str) and len(v) > MAX_KUBECONFIG_BYTES:
             problems.add(p, f"has {len(v)} characters; a kubeconfig document is at most {MAX_KUBECONFIG_BYTES}")
             return INVALID
-        if not _is_kubeconfig(v):
+        doc = kubeconfig_document(v) if isinstance(v, str) else None
+        if not _is_kubeconfig(doc):
             problems.add(
                 p,
                 "must be a kubeconfig document (set it with `pulumi config set --secret --path "
                 "kueue-aks:cluster.kubeconfig < file`); the value given is not one",
             )
+            return INVALID
+        held = kubeconfig_credentials(doc)
+        if held and secret is False:
+            # A kubeconfig whose users sign in by exec (kubelogin) holds none and may stay in plain text.
+            problems.add(p, plain_text_problem(f"a credential ({', '.join(held[:3])})", p, "< kubeconfig"))
             return INVALID
         return v
 

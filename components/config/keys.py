@@ -20,6 +20,7 @@ from typing import Any
 
 from ..facts import kueue_versions
 from ..facts import operators as operator_catalog
+from ..k8s.charts import REGISTRY
 from .names import NAMESPACE
 from .refusals import REFUSALS
 
@@ -32,7 +33,7 @@ NONE = object()
 class Key:
     """One config key. `kind` is string | integer | number | boolean | object | array | map
     (an object of free keys, e.g. labels) | quantity (a Kubernetes quantity, text or a number) |
-    kubeconfig (a string or a Pulumi secret)."""
+    kubeconfig (a string or a Pulumi secret) | secret (a credential: a Pulumi secret only)."""
 
     name: str
     kind: str
@@ -468,6 +469,39 @@ DEVICE_PLUGIN = Key(
 )
 
 
+REGISTRY_CREDENTIALS = Key(
+    f"{NAMESPACE}:registryCredentials",
+    "array",
+    "sign-ins Helm uses to pull charts from private registries; each password a Pulumi secret (docs/registries.md)",
+    default=[],
+    items=Key(
+        "[]",
+        "object",
+        "one registry's sign-in",
+        keys=(
+            Key(
+                "registry",
+                "string",
+                "the host[:port] of a chart URL above, e.g. myregistry.azurecr.io",
+                required="(the host[:port] of a chart URL, e.g. myregistry.azurecr.io)",
+                pattern=REGISTRY,
+                hint=" (a host name with an optional :port, no scheme or path)",
+            ),
+            Key("username", "string", "the user Helm signs in as", required="(the user Helm signs in as)"),
+            Key(
+                "password",
+                "secret",
+                "its password or token, set with pulumi config set --secret --path",
+                required="(set it with pulumi config set --secret --path 'kueue-aks:registryCredentials[0].password')",
+                max_length=8192,
+            ),
+        ),
+    ),
+    max_items=50,
+    what="registry sign-ins {registry, username, password}",
+)
+
+
 def _operator(op: operator_catalog.Operator) -> Key:
     keys = [
         Key(
@@ -628,6 +662,7 @@ SECTIONS: tuple[Key, ...] = (
     OPERATORS,
     PREFLIGHT,
     MULTIKUEUE,
+    REGISTRY_CREDENTIALS,
 )
 
 BY_NAME: Mapping[str, Key] = {k.name.split(":", 1)[1]: k for k in SECTIONS}
@@ -652,6 +687,8 @@ def describe(key: Key) -> str:
         return f"an object of {key.what}"
     if key.kind == "kubeconfig":
         return "a kubeconfig document, set with pulumi config set --secret"
+    if key.kind == "secret":
+        return "a Pulumi secret, set with pulumi config set --secret"
     if key.kind == "quantity":
         return "a Kubernetes quantity"
     return "an object with keys " + ", ".join(key.names)
@@ -686,6 +723,8 @@ def json_schema(key: Key) -> dict[str, Any]:
         out["maxLength"] = key.max_length
     elif key.kind == "kubeconfig":
         out["anyOf"] = [secret, {"type": "string"}]
+    elif key.kind == "secret":
+        out.update(secret)
     elif key.kind == "quantity":
         out["type"] = ["string", "integer"]
     elif key.kind in ("integer", "number"):

@@ -15,9 +15,10 @@ from ..facts import operators as operator_catalog
 from ..facts.regions import region_problem
 from .checks import ConfigError, Problem, Problems, shown, suggest, type_name
 from .cluster import parse_cluster
+from .credentials import was_secret
 from .device_plugin import parse_device_plugin
 from .governance import parse_governance
-from .keys import BY_NAME, describe
+from .keys import BY_NAME, CLUSTER, REGISTRY_CREDENTIALS, describe
 from .kueue import parse_kueue
 from .monitoring import parse_monitoring
 from .multikueue import parse_multikueue
@@ -25,6 +26,7 @@ from .names import NAMESPACE
 from .operators import parse_operators
 from .pools import NodePool, parse_pools
 from .preflight import parse_preflight
+from .registries import parse_registry_credentials
 from .rules import (
     check_aks_rules,
     check_extension,
@@ -66,10 +68,18 @@ def namespace_problems(keys: Iterable[str]) -> list[Problem]:
 
 
 def parse_config(
-    raw: Mapping[str, Any], *, stack: str, location: str | None, other_keys: Iterable[str] = ()
+    raw: Mapping[str, Any],
+    *,
+    stack: str,
+    location: str | None,
+    other_keys: Iterable[str] = (),
+    secret_keys: Iterable[str] | None = None,
 ) -> StackConfig:
     """Parse the `kueue-aks:` keys (given without the namespace) into a StackConfig; `other_keys`
-    are the stack's keys in other namespaces, for near misses of ours.
+    are the stack's keys in other namespaces, for near misses of ours. `secret_keys` are the full
+    keys the program was handed as Pulumi secrets (the stack file's reader passes none: a secret
+    there is still `{secure: ...}`); a credential in plain text outside them is refused. None: the
+    caller does not know, and plain-text credentials are not looked for.
 
     Raises ConfigError listing every problem; returns only a fully valid config.
     """
@@ -87,7 +97,8 @@ def parse_config(
     for key in empty:
         problems.add(f"{NAMESPACE}:{key}", f"is empty; allowed: {describe(BY_NAME[key])}")
     raw = {k: v for k, v in raw.items() if k not in empty}
-    cluster = parse_cluster(problems, raw.get("cluster"), stack)
+    secrets = None if secret_keys is None else frozenset(secret_keys)
+    cluster = parse_cluster(problems, raw.get("cluster"), stack, secret=was_secret(CLUSTER.name, secrets))
     asked_for_kubeconfig = isinstance(raw.get("cluster"), Mapping) and "kubeconfig" in raw["cluster"]
     if not location and cluster.mode != "kubeconfig" and not asked_for_kubeconfig:
         # Listed first, where a reader of the stack file finds the key.
@@ -139,6 +150,13 @@ def parse_config(
     operators = parse_operators(problems, raw.get("operators"), kueue)
     preflight = parse_preflight(problems, raw.get("preflight"))
     multi_kueue = parse_multikueue(problems, raw.get("multiKueue"), stack, kueue)
+    registry_logins = parse_registry_credentials(
+        problems,
+        raw.get("registryCredentials"),
+        # The sources the releases pull from (components/operators/installs.py: a mirror, else the catalog's).
+        [kueue.chart, device_plugin.chart, *(o.chart or operator_catalog.OPERATORS[o.key].chart for o in operators)],
+        secret=was_secret(REGISTRY_CREDENTIALS.name, secrets),
+    )
     if governance.enforce:
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
@@ -180,6 +198,7 @@ def parse_config(
         operators=operators,
         preflight=preflight,
         multi_kueue=multi_kueue,
+        registry_logins=registry_logins,
     )
     sizing = system_pool_problems(config)
     if sizing:
@@ -204,10 +223,11 @@ def load_stack_config() -> StackConfig:
     RunError is printed without a Python traceback, so the user sees only the problem list.
     """
     import pulumi  # imported here so the pure functions above work without a Pulumi runtime
-    from pulumi.runtime.config import CONFIG, get_config, get_config_env
+    from pulumi.runtime.config import CONFIG, get_config, get_config_env, is_config_secret
 
     raw: dict[str, Any] = {}
     keys = {*CONFIG.get(), *get_config_env()}
+    secrets = [k for k in keys if is_config_secret(k)]
     for full_key in keys:
         if full_key.startswith(f"{NAMESPACE}:"):
             raw[full_key.split(":", 1)[1]] = decode_config_value(get_config(full_key))
@@ -217,6 +237,7 @@ def load_stack_config() -> StackConfig:
             stack=pulumi.get_stack(),
             location=pulumi.Config("azure-native").get("location"),
             other_keys=sorted(k for k in keys if not k.startswith(f"{NAMESPACE}:")),
+            secret_keys=secrets,
         )
     except ConfigError as err:
         raise pulumi.RunError(str(err)) from None

@@ -134,4 +134,35 @@ REFUSALS: tuple[Refusal, ...] = (
         "the Pulumi state; give registry credentials as Pulumi secrets instead (docs/registries.md)",
         {"kueue": {"chart": "https://user:token@charts.example.com/kueue"}},
     ),
+    Refusal(
+        "kueue-aks:cluster.kubeconfig",
+        "a kubeconfig with a token, password or client key in plain text",
+        "the credential would sit in the repository; set it with pulumi config set --secret, or use a "
+        "kubeconfig whose users sign in by exec (kubelogin), which holds none",
+        {
+            "cluster": {
+                "kubeconfig": "clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+                "users: [{name: u, user: {token: not-a-real-token}}]\n"
+            }
+        },
+    ),
+    Refusal(
+        "kueue-aks:registryCredentials[0].password",
+        "a registry password in plain text",
+        "it would sit in the repository; set it with pulumi config set --secret --path",
+        {
+            "kueue": {"chart": "oci://myregistry.azurecr.io/helm/kueue"},
+            "registryCredentials": [{"registry": "myregistry.azurecr.io", "username": "ci", "password": "hunter2"}],
+        },
+    ),
+    Refusal(
+        "kueue-aks:registryCredentials[0].registry",
+        "a registry sign-in for a registry no chart comes from",
+        "a misspelt host: the chart would be pulled without the sign-in",
+        {
+            "registryCredentials": [
+                {"registry": "myregistry.azurecr.io", "username": "ci", "password": {"secure": "v1:x"}}
+            ]
+        },
+    ),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..k8s.charts import RegistryLogin
 from .cluster import ClusterSettings
 from .device_plugin import DevicePluginSettings
 from .governance import Governance
@@ -33,6 +34,7 @@ class StackConfig:
     operators: tuple[OperatorSettings, ...] = ()  # every operator the frameworks need, in catalog order
     preflight: Preflight = Preflight()
     multi_kueue: MultiKueue = MultiKueue()
+    registry_logins: tuple[RegistryLogin, ...] = ()  # Helm's sign-ins to private chart registries
 
     def pool(self, name: str) -> NodePool:
         return next(p for p in self.node_pools if p.name == name)

@@ -20,7 +20,7 @@ from ..k8s.charts import ChartRef, chart_ref
 
 
 def device_plugin_chart(config: StackConfig) -> ChartRef:
-    return chart_ref(config.device_plugin.chart, DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION)
+    return chart_ref(config.device_plugin.chart, DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, config.registry_logins)
 
 
 def gpu_pools(config: StackConfig) -> list[NodePool]:

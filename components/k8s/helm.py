@@ -44,6 +44,19 @@ def chart_namespace(parent: pulumi.Resource, name: str, namespace: str) -> k8s.c
     return k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=pulumi.ResourceOptions(parent=parent))
 
 
+def repository_opts(chart: ChartRef) -> dict[str, Any] | None:
+    """The release's repositoryOpts: the https repository, and the registry's sign-in when one is
+    configured, its password a secret (encrypted in the state, masked in every diff). Helm signs in
+    with it for an https repository and, since pulumi-kubernetes 4.27 (#3661), for an OCI registry."""
+    opts: dict[str, Any] = {}
+    if chart.repository:
+        opts["repo"] = chart.repository
+    if chart.login:
+        opts["username"] = chart.login.username
+        opts["password"] = pulumi.Output.secret(chart.login.password)
+    return opts or None
+
+
 def release(
     parent: pulumi.Resource,
     name: str,
@@ -65,7 +78,7 @@ def release(
         # (components/k8s/charts.py) and a chart folder the program wrote (components/operators/
         # crd_chart.py); the version is always exact (a local file is checked to hold it).
         chart=chart.chart,
-        repository_opts={"repo": chart.repository} if chart.repository else None,
+        repository_opts=repository_opts(chart),
         version=chart.version,
         namespace=namespace.metadata.name,
         values=values,

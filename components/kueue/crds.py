@@ -63,6 +63,7 @@ import yaml
 from ..config.checks import PROJECT_ROOT
 from ..config.kueue import DEFAULT_KUEUE_CHART
 from ..k8s.cache import user_cache
+from ..k8s.charts import RegistryLogin
 from ..k8s.crd_schema import CrdError, CrdSchemas
 from .validate import CRDS_ENV, crds_from_documents, load_crds
 
@@ -105,6 +106,9 @@ class Transport:
 
     timeout: float = 20.0  # seconds per connect and per read: a preview must not hang
     max_bytes: int = MAX_ARCHIVE_BYTES
+    # kueue-aks:registryCredentials' sign-in for the chart's registry, as the Helm release has it
+    # (the program only: the plan cannot decrypt it); without one, Helm's and Docker's logins.
+    login: RegistryLogin | None = None
 
 
 @dataclass(frozen=True)
@@ -393,7 +397,9 @@ def _fetch_oci(source: str, version: str, transport: Transport) -> bytes:
     _session(registry.session, transport)
     container = oras.container.Container(f"{source[len('oci://') :].rstrip('/')}:{version}")
     configs = [str(p) for p in (helm_registry_config(), _docker_config()) if p.is_file()]
-    if configs:
+    if transport.login:
+        registry.auth.set_basic_auth(transport.login.username, transport.login.password)
+    elif configs:
         registry.auth.load_configs(container, configs=configs)
     ref = f"{source}:{version}"
     try:
@@ -437,6 +443,8 @@ def _docker_config() -> Path:
 def _fetch_repository(source: str, version: str, transport: Transport) -> bytes:
     base = source.rstrip("/") + "/"
     with _session(requests.Session(), transport) as session:
+        if transport.login:
+            session.auth = (transport.login.username, transport.login.password)
         response = session.get(urljoin(base, "index.yaml"))
         problem = _http_problem(response, source, version, "index.yaml")
         if problem:

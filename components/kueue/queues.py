@@ -19,11 +19,12 @@ from ..k8s.cache import user_cache
 from ..k8s.crd_schema import CrdError
 from ..k8s.manifest import ObjectResource, admission_policy
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from .crds import kueue_crds
+from .crds import Transport, kueue_crds
 from .findings import KueueValidationError
 from .objects import QueueSet, QuotaRow, most_held
 from .policies import priority_class_guard
 from .validate import check_objects
+from .values import kueue_chart
 from .verdicts import known_valid, remember_valid, verdict_key
 
 
@@ -39,7 +40,10 @@ def validated_objects(config: StackConfig, queues: QueueSet) -> list[dict[str, A
     """
     objects, capacity = queues.objects, queues.capacity
     try:
-        found = kueue_crds(config.kueue.chart, config.kueue.version)
+        # With the Helm release's own sign-in, when the stack gives one for the chart's registry.
+        found = kueue_crds(
+            config.kueue.chart, config.kueue.version, transport=Transport(login=kueue_chart(config).login)
+        )
         key = verdict_key(objects, capacity, found.digest) if found.digest else None
         cache = user_cache()
         if key and known_valid(cache, key):

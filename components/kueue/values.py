@@ -122,7 +122,7 @@ def multikueue_settings(config: StackConfig) -> dict[str, Any]:
 
 
 def kueue_chart(config: StackConfig) -> ChartRef:
-    return chart_ref(config.kueue.chart, KUEUE_CHART_NAME, config.kueue.version)
+    return chart_ref(config.kueue.chart, KUEUE_CHART_NAME, config.kueue.version, config.registry_logins)
 
 
 def kueue_frameworks(config: StackConfig) -> list[str]:

@@ -93,6 +93,10 @@ def helm_command(release: HelmRelease, folder: Path) -> str:
     ]
     if release.skip_crds:
         words.append("--skip-crds")
+    if chart.login:
+        # The password stays out of the folder: the shell reads it from a variable the reader sets.
+        words += ["--username", chart.login.username]
+        return shlex.join(words) + ' --password "$HELM_REGISTRY_PASSWORD"'
     return shlex.join(words)
 
 

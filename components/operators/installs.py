@@ -112,8 +112,8 @@ def _requests(operator: Operator) -> dict[str, Any]:
     return {"requests": r.as_requests(), "limits": {"memory": f"{r.memory_mib}Mi"}}
 
 
-def _chart(settings: OperatorSettings, operator: Operator, pin: Pin) -> ChartRef:
-    return chart_ref(settings.chart or operator.chart or "", operator.chart_name, pin.version)
+def _chart(config: StackConfig, settings: OperatorSettings, operator: Operator, pin: Pin) -> ChartRef:
+    return chart_ref(settings.chart or operator.chart or "", operator.chart_name, pin.version, config.registry_logins)
 
 
 def _kuberay(config: StackConfig, settings: OperatorSettings) -> Install:
@@ -125,7 +125,7 @@ def _kuberay(config: StackConfig, settings: OperatorSettings) -> Install:
         "tolerations": copy.deepcopy(SYSTEM_POOL_TOLERATIONS),
         "resources": _requests(KUBERAY),
     }
-    return Install(KUBERAY, pin, _crds(KUBERAY, pin), _chart(settings, KUBERAY, pin), values)
+    return Install(KUBERAY, pin, _crds(KUBERAY, pin), _chart(config, settings, KUBERAY, pin), values)
 
 
 def _jobset(config: StackConfig, settings: OperatorSettings) -> Install:
@@ -140,7 +140,7 @@ def _jobset(config: StackConfig, settings: OperatorSettings) -> Install:
     if settings.image_repository:
         # The published chart names registry.k8s.io/jobset/jobset:v<version> (operators.md §1).
         values["image"] = {"repository": settings.image_repository, "tag": pin.image_tag}
-    return Install(JOBSET, pin, _crds(JOBSET, pin), _chart(settings, JOBSET, pin), values)
+    return Install(JOBSET, pin, _crds(JOBSET, pin), _chart(config, settings, JOBSET, pin), values)
 
 
 def _trainer(config: StackConfig, settings: OperatorSettings) -> Install:
@@ -158,7 +158,7 @@ def _trainer(config: StackConfig, settings: OperatorSettings) -> Install:
     if settings.image_repository:
         registry, _, repository = settings.image_repository.partition("/")
         values["image"] = {"registry": registry, "repository": repository, "tag": pin.image_tag}
-    return Install(TRAINER, pin, _crds(TRAINER, pin), _chart(settings, TRAINER, pin), values)
+    return Install(TRAINER, pin, _crds(TRAINER, pin), _chart(config, settings, TRAINER, pin), values)
 
 
 def _place(deployment: dict[str, Any], operator: Operator, image: str, args: list[str] | None = None) -> None:

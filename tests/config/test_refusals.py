@@ -18,7 +18,8 @@ def test_the_examples_start_from_a_valid_stack() -> None:
 def test_each_refusal_is_made_at_its_key(refusal: Refusal) -> None:
     raw = {**MINIMAL, **refusal.example}
     with pytest.raises(ConfigError) as err:
-        parse_config(raw, stack="test", location="eastus2", other_keys=refusal.other_keys)
+        # No secret keys, as the stack file's reader (components/plan.py) passes none.
+        parse_config(raw, stack="test", location="eastus2", other_keys=refusal.other_keys, secret_keys=())
     paths = [p.path for p in err.value.problems]
     assert refusal.path in paths, [str(p) for p in err.value.problems]
     # The message says what is allowed or what to do, in a readable length.

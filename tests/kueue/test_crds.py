@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from components.kueue import crds as kc
+from components.config.parse import parse_config
 from components import plan
 from components.kueue import queues
 from components.config.kueue import DEFAULT_KUEUE_CHART
@@ -126,6 +127,10 @@ class ChartServer:
         if path == "/token" and self.login:
             good = "Basic " + base64.b64encode(":".join(self.login).encode()).decode()
             return (200, {"Content-Type": "application/json"}, b'{"token": "t0ken"}') if authorization == good else (401, {}, b"")
+        if self.login and path.startswith("/charts/"):  # a chart repository behind basic auth
+            good = "Basic " + base64.b64encode(":".join(self.login).encode()).decode()
+            if authorization != good:
+                return 401, {"Www-Authenticate": 'Basic realm="charts"'}, b""
         if self.login and path.startswith("/v2/") and authorization != "Bearer t0ken":
             challenge = f'Bearer realm="https://{self.host}/token",service="{self.host}",scope="repository:{REPO}:pull"'
             return 401, {"Www-Authenticate": challenge}, b'{"errors": [{"code": "UNAUTHORIZED"}]}'
@@ -354,6 +359,26 @@ def test_a_private_mirror_is_read_with_helms_registry_login(server: ChartServer,
 
     assert_chart_crds_catch_cel(kc.kueue_crds(server.oci, VERSION), server.oci)
 
+
+
+@pytest.mark.parametrize("kind", ["oci", "https"])
+def test_the_program_reads_a_private_mirror_with_the_stacks_registry_sign_in(kind: str, server: ChartServer, cache: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """No `helm registry login` on this machine: the sign-in of kueue-aks:registryCredentials, which
+    the Helm release gets as a secret, is also what the program reads the CRDs with."""
+    server.serve_oci() if kind == "oci" else server.serve_repository()
+    server.login = ("puller", "s3cret")
+    source = server.oci if kind == "oci" else server.https
+    login = {"registry": server.host, "username": "puller", "password": "s3cret"}
+    stack = {**stack_file_config("dev"), "kueue-aks:kueue": {"chart": source}}
+    config = parse_config({k.split(":", 1)[1]: v for k, v in {**stack, "kueue-aks:registryCredentials": [login]}.items()
+                           if k.startswith("kueue-aks:")}, stack="dev", location="eastus2",
+                          secret_keys=["kueue-aks:registryCredentials"])
+    warnings: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, *a, **k: warnings.append(msg))
+
+    assert queues.validated_objects(config, queue_set(config)) == build_objects(config)
+    assert warnings == [] and (kc.cache_entry(source, VERSION) / "kueue-0.19.2.tgz").is_file()
 
 def test_a_local_tgz_is_read_in_place(cache: Path) -> None:
     found = kc.kueue_crds(str(CHART_TGZ), VERSION)
