@@ -107,7 +107,7 @@ def test_pulumi_yaml_declares_every_key_with_the_same_defaults() -> None:
     """Pulumi.yaml's declared defaults, injected as the CLI would, change nothing."""
     declared = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
     assert set(declared) == {"cluster", "nodePools", "kueue", "teams", "priorityClasses", "topology", "governance",
-                             "devicePlugin", "monitoring", "operators", "preflight", "multiKueue"}
+                             "devicePlugin", "monitoring", "operators", "preflight", "multiKueue", "registryCredentials"}
     assert set(declared) == set(KEYS)  # every key the parser accepts is declared, and no other
     for key, decl in declared.items():
         assert {"type", "default", "description"} <= set(decl), key

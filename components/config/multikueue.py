@@ -4,6 +4,7 @@ settings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,22 @@ DISPATCHERS = {
     "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
     "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
 }
+
+
+# Go's time.ParseDuration, which reads Kueue's configuration, refuses a sum past int64 nanoseconds
+# (about 292 years): Kueue's controller would not start, after `pulumi up`.
+_DURATION_PART = re.compile(r"([0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_NANOSECONDS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9}
+_NANOSECONDS["h"] = 60 * _NANOSECONDS["m"]
+MAX_DURATION_NS = 2**63 - 1
+
+
+def duration_problem(v: str) -> str | None:
+    """What is wrong with a duration the key's pattern allows, or None."""
+    total = sum(int(n) * _NANOSECONDS[unit] for n, unit in _DURATION_PART.findall(v))
+    if total > MAX_DURATION_NS:
+        return f"{shown(v)} is longer than a Go duration holds (about 292 years): Kueue would refuse its configuration"
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,6 +92,7 @@ def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSetti
             )
         ),
     )
+    durations = checked(problems, duration_problem)
     worker_spec = MULTIKUEUE.key("workers").items
     assert worker_spec is not None
 
@@ -117,8 +135,8 @@ def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSetti
         server=r.get("server", None),
         workers=r.get("workers", (), workers),
         origin=r.get("origin", f"kueue-aks-{stack}"[:63].rstrip("-_."), origin),
-        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout),
-        gc_interval=r.get("gcInterval", MultiKueue.gc_interval),
+        worker_lost_timeout=r.get("workerLostTimeout", MultiKueue.worker_lost_timeout, durations),
+        gc_interval=r.get("gcInterval", MultiKueue.gc_interval, durations),
         dispatcher=r.get("dispatcher", MultiKueue.dispatcher),
     )
     if role is None:  # its problem is recorded; the other keys were checked above

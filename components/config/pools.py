@@ -4,14 +4,16 @@ taints, labels, topology and ProvisioningRequest settings; their defaults and pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from ..facts import capacity
 from ..facts.capacity import NodeResources, VmSize
 from ..k8s.names import TAINT_EFFECTS, is_label_value, is_qualified_name
-from ..k8s.quantity import QuantityError, cpu_millicores, memory_mib
+from ..k8s.quantity import QuantityError, cpu_millicores, memory_mib, parse_quantity
 from ..k8s.resources import RESOURCE_GPU
 from .checks import INVALID, Checks, Problems, Reader, shown, type_name
 from .keys import NODE_POOLS, POOL
@@ -187,17 +189,26 @@ def _parse_override(problems: Problems, path: str, raw: Any) -> dict[str, Any] |
     """A per-node hardware override: {cpu, memory, nvidia.com/gpu}, as Azure lists the VM size."""
     r = Reader(problems, path, raw, POOL.key("capacity"))
 
-    def quantity(parse: Callable[[Any], int], example: str, limit: int, shown_limit: str) -> Callable[[str, Any], Any]:
+    def quantity(
+        parse: Callable[[Any], int], example: str, shown_limit: str, most: Decimal
+    ) -> Callable[[str, Any], Any]:
+        """`most`: the limit in the quantity's base units (cores, bytes), checked before `parse` makes
+        an integer of it: "1e999999" overflows decimal's range, or takes a minute to convert."""
+
         def check(p: str, v: Any) -> Any:
+            if isinstance(v, float) and math.isnan(v):  # json.loads reads NaN in a JSON-text value
+                problems.add(p, f"{shown(v)} is not a number; allowed: a positive quantity such as {example}")
+                return INVALID
             try:
-                amount = parse(v) if not isinstance(v, bool) else -1
+                size = parse_quantity(v) if not isinstance(v, bool) else Decimal(-1)
             except QuantityError:
-                amount = -1
+                size = Decimal(-1)
+            if size > most:  # an infinity too
+                problems.add(p, f"{shown(v)} is more than any Azure VM has per node; allowed: at most {shown_limit}")
+                return INVALID
+            amount = parse(v) if size > 0 else -1
             if amount <= 0:
                 problems.add(p, f"{shown(v)} must be a positive quantity such as {example}")
-                return INVALID
-            if amount > limit:
-                problems.add(p, f"{shown(v)} is more than any Azure VM has per node; allowed: at most {shown_limit}")
                 return INVALID
             return amount
 
@@ -205,8 +216,10 @@ def _parse_override(problems: Problems, path: str, raw: Any) -> dict[str, Any] |
 
     # Bounds well above Azure's largest sizes (896 vCPUs and 32 TiB on the M-series): past them a
     # value is a typo, and would give teams quotas no node can hold.
-    cpu = r.get("cpu", None, quantity(cpu_millicores, '"24" (vCPUs)', MAX_NODE_VCPUS * 1000, f"{MAX_NODE_VCPUS} vCPUs"))
-    mem = r.get("memory", None, quantity(memory_mib, '"220Gi"', MAX_NODE_MEMORY_GIB * 1024, f"{MAX_NODE_MEMORY_GIB}Gi"))
+    cpus = quantity(cpu_millicores, '"24" (vCPUs)', f"{MAX_NODE_VCPUS} vCPUs", Decimal(MAX_NODE_VCPUS))
+    memory = quantity(memory_mib, '"220Gi"', f"{MAX_NODE_MEMORY_GIB}Gi", Decimal(MAX_NODE_MEMORY_GIB * 2**30))
+    cpu = r.get("cpu", None, cpus)
+    mem = r.get("memory", None, memory)
     gpus = r.get(RESOURCE_GPU, None)
     if cpu is not None and cpu % 1000:
         problems.add(r.at("cpu"), "must be a whole number of vCPUs, as Azure sizes have")

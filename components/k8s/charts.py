@@ -26,7 +26,7 @@ _DIGEST = re.compile(r"@sha[0-9]{3}:")
 
 # Messages quote a value at most this long: a 10 MB value is not echoed whole.
 _QUOTED = reprlib.Repr()
-_QUOTED.maxstring = 80
+_QUOTED.maxstring = 256  # a real URL or path fits; a 10 MB value does not
 _CREDENTIAL_WAY = (
     "the URL is printed by the plan, written into ORDER.md and kept in Pulumi's state in plain text; "
     "give it without the credential and the credential as kueue-aks:registryCredentials, a Pulumi "

@@ -77,6 +77,8 @@ def test_the_plan_says_which_roles_up_needs(dev_config_map: dict[str, Any], tmp_
     assert all(role in line for role in ASSIGNING_ROLES) and "on the subscription" in line
     assert f"group {GROUP_B}" in line and "the deploying identity on the cluster" in line
     doc["config"] = variant(doc["config"], "kubeconfig")
+    # In the stack file as `pulumi config set --secret` leaves it: a kubeconfig with a token in plain text is refused.
+    doc["config"]["kueue-aks:cluster"] = {"kubeconfig": {"secure": "v1:ZW5jcnlwdGVk"}}
     (tmp_path / "Pulumi.roles.yaml").write_text(yaml.safe_dump(doc))
     assert plan_main(["--stack", "roles", "--root", str(tmp_path)]) == 0
     assert "**Azure roles:**" not in capsys.readouterr().out
