@@ -136,7 +136,7 @@ def parse_cluster(problems: Problems, raw: Any, stack: str, *, secret: bool | No
         return ExistingCluster(group, cluster_name) if group and cluster_name else INVALID
 
     def kubeconfig(p: str, v: Any) -> Any:
-        if isinstance(v, Mapping) and set(v) == {"secure"}:
+        if isinstance(v, Mapping) and set(v) == {"secure"} and isinstance(v["secure"], str):
             # Still encrypted: read from the stack file (the offline plan); the program gets it decrypted.
             return ENCRYPTED
         # Never echo the value, not even in a YAML parse error: it holds credentials.

@@ -30,7 +30,7 @@ def kubeconfig_document(text: str) -> Any:
             if isinstance(event, yaml.AliasEvent):
                 return None
         return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+    except (yaml.YAMLError, UnicodeError):  # a lone surrogate cannot be UTF-8 for the C reader
         return None
 
 

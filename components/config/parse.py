@@ -249,5 +249,5 @@ def decode_config_value(value: Any) -> Any:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # json.loads recurses per `[`: a deep nest stays text, refused as such
         return value

@@ -381,6 +381,7 @@ other_keys = st.lists(
 @example(raw=_pool(capacity={"cpu": math.nan, "memory": math.inf}), location="eastus2", others=[])
 @example(raw=_manager(workerLostTimeout="999999999h"), location="eastus2", others=[])
 @example(raw={**MINIMAL, "cluster": {"kubeconfig": "x: " + "[" * 999 + "]" * 999}}, location=None, others=[])
+@example(raw={**MINIMAL, "cluster": {"kubeconfig": "clusters: \ud800"}}, location=None, others=[])  # JSON text's \ud800
 def test_any_structured_config_is_parsed_or_refused_at_its_keys(
     raw: dict[str, Any], location: Any, others: list[str]
 ) -> None:
