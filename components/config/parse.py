@@ -248,6 +248,15 @@ def decode_config_value(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return json.loads(value, object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError):  # json.loads recurses per `[`: a deep nest stays text, refused as such
         return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different: `{"share": 50, "share": 100}` as text would
+    otherwise keep the last without a word; raising leaves the value text, refused at its key."""
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key given twice")
+    return dict(pairs)
