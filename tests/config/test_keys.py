@@ -55,6 +55,10 @@ def test_pulumi_yaml_declares_every_section_with_its_type() -> None:
     assert set(declared) == set(BY_NAME)
     for name, key in BY_NAME.items():
         assert declared[name]["type"] == ("array" if key.kind == "array" else "object"), name
+        if key.kind == "array":
+            # The Pulumi CLI refuses the project otherwise: "declares an array but does not specify
+            # the underlying type via the 'items' attribute" (seen on `pulumi stack init`).
+            assert declared[name].get("items", {}).get("type") == "object", name
 
 
 def leaves(key: Key, path: list[Any]) -> list[tuple[list[Any], Key]]:
