@@ -2,10 +2,11 @@
 
 import pulumi
 
-from components.access.component import TeamAccess
+from components.access.component import TeamAccess, TeamIdentities
 from components.assembly import (
     ACCESS,
     DEVICE_PLUGIN,
+    IDENTITIES,
     KUEUE,
     MONITORING,
     MULTIKUEUE_WORKER,
@@ -94,6 +95,12 @@ queues = KueueQueues(
 access = TeamAccess(
     ACCESS, config, stack_queues, parts[ACCESS], cluster_id=cluster.cluster_id, after=[queues], opts=k8s_opts
 )
+# Only on AKS: the config refuses team identities with a cluster by kubeconfig.
+identities = (
+    TeamIdentities(IDENTITIES, config, parts[IDENTITIES], cluster=cluster, after=[queues], opts=k8s_opts)
+    if IDENTITIES in parts
+    else None
+)
 worker = (
     MultiKueueWorker(
         MULTIKUEUE_WORKER,
@@ -131,6 +138,8 @@ pulumi.export("operatorVersions", operators.versions)
 pulumi.export("localQueues", queues.local_queues)
 pulumi.export("quotaTable", queues.quota_table)
 pulumi.export("teams", access.teams)  # who can submit where: namespace, LocalQueues, quota, member groups
+if identities:  # what a team's jobs run as in Azure: client ID (no secret), principal, ServiceAccount
+    pulumi.export("teamIdentities", identities.identities)
 if worker:  # what a manager reads through its StackReference (components/multikueue)
     pulumi.export(FACTS_OUTPUT, worker.facts)
     pulumi.export(KUBECONFIG_OUTPUT, worker.kubeconfig)

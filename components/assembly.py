@@ -19,6 +19,7 @@ while the program runs).
 
 from __future__ import annotations
 
+from .access.identity import identity_objects
 from .access.members import access_objects
 from .config.names import KUEUE_NAMESPACE
 from .config.stack import StackConfig
@@ -41,6 +42,7 @@ POOL_GUARD = "governance"
 MONITORING = "monitoring"
 QUEUES = "queues"
 ACCESS = "access"
+IDENTITIES = "identities"
 MULTIKUEUE_WORKER = "multikueue"
 
 
@@ -81,6 +83,9 @@ def stack_parts(config: StackConfig, queues: QueueSet) -> tuple[Part, ...]:
         Part(QUEUES, "kueue-aks:queues:KueueQueues", (*priority_class_guard(config), *queues.objects)),
     )
     parts.append(Part(ACCESS, "kueue-aks:access:TeamAccess", tuple(access_objects(config, queues.local_queues))))
+    identities = identity_objects(config)
+    if identities:
+        parts.append(Part(IDENTITIES, "kueue-aks:access:TeamIdentities", tuple(identities)))
     if config.multi_kueue.is_worker:
         parts.append(
             Part(MULTIKUEUE_WORKER, "kueue-aks:multikueue:MultiKueueWorker", tuple(worker_access_objects(config)))

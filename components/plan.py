@@ -41,14 +41,24 @@ from typing import Any
 import yaml
 
 from .access.azure_roles import roles_needed
+from .access.identity import (
+    SERVICE_ACCOUNT,
+    USE_LABEL,
+    aks_cluster_name,
+    identity_teams,
+    role_changes,
+    role_text,
+)
 from .access.members import team_access
 from .assembly import stack_parts
 from .config.checks import ConfigError, Problem
 from .config.names import NAMESPACE
+from .config.network import ApiServer, NetworkSettings, vnet_of
 from .config.parse import parse_config, raw_from_stack_file
 from .config.stack import StackConfig
 from .config.stackfile import read_stack_file
 from .config.teams import DEFAULT_PRIORITY, Team
+from .facts.azure_names import team_identity_name
 from .facts.operators import OPERATOR_PINS, OPERATORS
 from .k8s.crd_schema import CrdError
 from .k8s.resources import UNITS, human
@@ -249,6 +259,46 @@ def pools_markdown(config: StackConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
+def network_markdown(config: StackConfig) -> str:
+    """Where the nodes are and who reaches the API server, when the stack says (docs/network.md);
+    empty for AKS's own VNet and a public API server."""
+    settings = config.cluster
+    network, api = settings.network, settings.api_server
+    if settings.mode != "create" or (network == NetworkSettings() and api == ApiServer()):
+        return ""
+    lines = []
+    if network.subnet_id:
+        own = ", ".join(f"{p.name} in `{p.subnet_id.rsplit('/', 1)[1]}`" for p in config.node_pools if p.subnet_id)
+        lines.append(
+            f"**Network:** every pool in subnet `{network.subnet_id.rsplit('/', 1)[1]}` of VNet "
+            f"`{vnet_of(network.subnet_id).rsplit('/', 1)[1]}`{f' (but {own})' if own else ''}; the control plane's "
+            "own identity joins them (Network Contributor on the VNet)."
+        )
+    ranges = [
+        f"{k} {v}"
+        for k, v in (
+            ("pods", network.pod_cidr),
+            ("Services", network.service_cidr),
+            ("cluster DNS", network.dns_service_ip),
+        )
+        if v
+    ]
+    egress = f"Egress: {network.outbound_type or 'loadBalancer'}" + (f"; {', '.join(ranges)}." if ranges else ".")
+    lines.append(egress)
+    if api.exposure == "private":
+        lines.append(
+            "**API server:** private, reachable only from the VNet and networks peered to it: `pulumi up` (its "
+            "Kubernetes half) must run there, e.g. on a self-hosted runner, and so must the batch users' kubectl "
+            "(docs/network.md)."
+        )
+    elif api.exposure == "authorized":
+        lines.append(
+            f"**API server:** public, but only {', '.join(api.authorized_ip_ranges)} reach it: the machine that runs "
+            "`pulumi up` and the batch users' kubectl must have an address in them (docs/network.md)."
+        )
+    return "\n\n".join(lines) + "\n\n"
+
+
 def operators_markdown(config: StackConfig) -> str:
     """The operators the stack installs (or expects) for its frameworks; read from the catalog
     alone, so the plan stays offline-fast (the modules are read only for --manifests)."""
@@ -284,6 +334,22 @@ def access_markdown(config: StackConfig, queues: QueueSet) -> str:
         "",
         f"Priorities: {classes}. A job without the `kueue.x-k8s.io/priority-class` label runs at "
         f"{DEFAULT_PRIORITY}" + (f", as `{same}`." if same else ", which no class here has."),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def identities_markdown(config: StackConfig) -> str:
+    """Each team identity: the managed identity, what the team's jobs run as, and its roles."""
+    teams = identity_teams(config)
+    if not teams:
+        return ""
+    cluster = aks_cluster_name(config)
+    lines = ["", "| team | Azure identity (managed) | its jobs run as | roles |", "|---|---|---|---|"]
+    lines += [
+        f"| {t.name} | `{team_identity_name(cluster, t.name)}` | ServiceAccount `{t.name}/{SERVICE_ACCOUNT}`, "
+        f'pods labelled `{USE_LABEL}: "true"` | {"; ".join(role_text(r) for r in t.identity.roles)} |'
+        for t in teams
+        if t.identity
     ]
     return "\n".join(lines) + "\n"
 
@@ -334,7 +400,7 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         text = files.read(stack)
     after = stack_quotas(head, queues)
     if text is None:
-        return 0, comparison_markdown(stack, label, None, after)
+        return 0, comparison_markdown(stack, label, None, after, role_changes(None, head))
     try:
         config = parse_stack(stack, text)
         _, base_queues, _ = built_queues(config, files, root)
@@ -346,7 +412,7 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         return 3, unreadable_base_markdown(
             stack, label, "builds Kueue objects this change's validator rejects", [str(v) for v in err.violations]
         )
-    return 0, comparison_markdown(stack, label, stack_quotas(config, base_queues), after)
+    return 0, comparison_markdown(stack, label, stack_quotas(config, base_queues), after, role_changes(config, head))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -411,7 +477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
     queues = manager_markdown(config, workers) if workers else quota_markdown(config, stack_queues.rows)
-    print(queues + access_markdown(config, stack_queues) + operators_markdown(config))
+    print(queues + access_markdown(config, stack_queues) + identities_markdown(config) + operators_markdown(config))
+    network = network_markdown(config)
+    if network:
+        print(network, end="")
     roles = roles_needed(config)
     if roles:
         print(f"**Azure roles:** {roles}\n")

@@ -6,9 +6,11 @@ Used by the tests and by bench/: no Pulumi CLI, no cloud, no cluster.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import runpy
 import tempfile
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,8 +194,18 @@ class ProgramMocks(pulumi.runtime.Mocks):
             state["name"] = args.inputs.get("resourceName")
             # Azure's wire name is issuerURL (the SDK's getter); "issuerUrl" would leave issuer_url unset.
             state["oidcIssuerProfile"] = {"enabled": True, "issuerURL": "https://oidc.example.invalid/issuer/"}
+            identity = args.inputs.get("identity") or {}
+            if identity.get("userAssignedIdentities"):
+                # The SDK takes a list of IDs; ARM answers with a map of each to its principal.
+                state["identity"] = {**identity, "userAssignedIdentities": {
+                    i: {"principalId": "00000000-0000-0000-0000-0000000000c1", "clientId": "00000000-0000-0000-0000-0000000000c2"}
+                    for i in identity["userAssignedIdentities"]}}
         elif args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = f"{args.name}-rg123"
+        elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
+            # What Azure fills in: the identity's Entra ID object (principal) and client IDs, one per name.
+            state["principalId"], state["clientId"] = identity_ids(args.name)
+            state["tenantId"] = "00000000-0000-0000-0000-00000000cafe"
         elif args.typ == "azure-native:monitor:AzureMonitorWorkspace":
             state["metrics"] = {"prometheusQueryEndpoint": "https://amw.eastus2.prometheus.monitor.azure.com",
                                 "internalId": "mac_0000"}
@@ -225,6 +237,7 @@ class ProgramMocks(pulumi.runtime.Mocks):
                 "location": "eastus2",
                 "disableLocalAccounts": False,
                 "oidcIssuerProfile": {"enabled": True, "issuerURL": "https://oidc.example.invalid/existing/"},
+                "securityProfile": {"workloadIdentity": {"enabled": True}},
                 "azureMonitorProfile": {"metrics": {"enabled": True}},
                 **self.managed_cluster,
             }
@@ -287,6 +300,12 @@ class RecordingMonitor(MockMonitor):
             property_dependencies={}, ignore_changes=[], provider=request.provider, deleted_with="",
             read_id=request.id))
         return response
+
+
+def identity_ids(name: str) -> tuple[str, str]:
+    """The principal and client IDs the mocks give the user-assigned identity of this resource name."""
+    digest = hashlib.sha256(name.encode()).hexdigest()
+    return str(uuid.UUID(digest[:32])), str(uuid.UUID(digest[32:]))
 
 
 def stack_file_config(stack: str = "dev") -> dict[str, Any]:

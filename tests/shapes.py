@@ -1,7 +1,7 @@
 """Every stack the tests know, as the program runs it under the mocks: the dev stack as committed,
 the e2e tier's shapes, the MultiKueue example, and the modes and features that change what the
 program creates (existing cluster, AKS's Kueue extension, monitoring off or on existing Azure
-resources, a cluster by kubeconfig). tests/arm/test_specs.py checks what goes to Azure,
+resources, team identities, a cluster by kubeconfig). tests/arm/test_specs.py checks what goes to Azure,
 tests/test_assembly.py what goes to the cluster.
 """
 
@@ -15,8 +15,10 @@ from unittest import mock
 
 from components import assembly
 
+from tests.access.test_identity import with_identities
 from tests.arm.specs import RESOURCES
 from tests.cluster.test_modes import EXISTING, KUBECONFIG, with_cluster
+from tests.cluster.test_network import byo_config
 from tests.e2e import stacks as e2e
 from tests.harness import ProgramMocks, ProgramRun, Registration, generous_azure, run_program, stack_file_config
 from tests.kueue.test_extension import extension_stack
@@ -61,6 +63,15 @@ SHAPES: dict[str, Shape] = {
     "existing-aks-extension": _existing(
         extension_stack, kueue={"install": "aksExtension"}, monitoring={"enabled": False}
     ),
+    # Team identities for their data (a role by name, one by ID, in two subscriptions), on a new
+    # cluster and on an existing one.
+    "identities": Shape(lambda: with_identities(stack_file_config())),
+    "existing-identities": _existing(
+        lambda: with_identities(stack_file_config(), members=False), monitoring={"enabled": False}
+    ),
+    # In a subnet of the company's VNet (the GPU pool in its own), egress by its routes, the API
+    # server open to two ranges only.
+    "byo-network": Shape(byo_config),
     # The e2e tier's engine stack, a cluster by kubeconfig.
     "kubeconfig": Shape(
         lambda: {**e2e.engine_config(), "kueue-aks:cluster": {"kubeconfig": KUBECONFIG}}, e2e.ENGINE, mode="kubeconfig"

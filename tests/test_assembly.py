@@ -4,14 +4,18 @@ component creates cluster objects that no part lists (but the ones the assembly 
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.access.identity import CLIENT_ID_ANNOTATION, CLIENT_ID_PLACEHOLDER
 from components.assembly import HelmRelease, Part
+from components.config.keys import GUID
 from tests.harness import Registration
 from tests.shapes import SHAPES, stack_run
 
@@ -120,7 +124,20 @@ def test_each_component_registers_its_part(name: str) -> None:
 def _same(expected: dict[str, Any], inputs: dict[str, Any]) -> bool:
     """The object as registered: every field of the part's object, sent as it is (a typed resource
     also fills in apiVersion and kind, which the identity already compared)."""
-    return all(inputs.get(k) == v for k, v in expected.items())
+    return all(_matches(v, inputs.get(k)) for k, v in expected.items())
+
+
+def _matches(expected: Any, got: Any) -> bool:
+    """Equal, but where the part leaves a value to Azure: a team identity's client ID, which the
+    mocks give as a GUID."""
+    if expected == CLIENT_ID_PLACEHOLDER:
+        return isinstance(got, str) and re.fullmatch(GUID, got) is not None
+    if isinstance(expected, dict):
+        return isinstance(got, dict) and expected.keys() == got.keys() and all(
+            _matches(v, got[k]) for k, v in expected.items())
+    if isinstance(expected, list):
+        return isinstance(got, list) and len(expected) == len(got) and all(map(_matches, expected, got))
+    return bool(expected == got)
 
 
 def test_a_component_that_registers_an_object_its_part_does_not_list_is_named() -> None:
@@ -130,3 +147,15 @@ def test_a_component_that_registers_an_object_its_part_does_not_list_is_named() 
     assert [identity(o)[1] for o in guard.objects] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
     got = found[(guard.type, guard.name)]["objects"]
     assert set(got) - {identity(o) for o in guard.objects[:1]} == {identity(guard.objects[1])}
+
+
+def test_a_client_id_that_azure_did_not_give_is_named() -> None:
+    """The check can fail: a team identity's ServiceAccount sent with the part's placeholder, or none."""
+    [part] = [p for p in parts_of("identities") if p.name == "identities"]
+    account = part.objects[0]
+    got = registered("identities")[(part.type, part.name)]["objects"][identity(account)]
+    assert _same(account, got)
+    for wrong in (CLIENT_ID_PLACEHOLDER, None, "not-a-client-id"):
+        changed = copy.deepcopy(got)
+        changed["metadata"]["annotations"][CLIENT_ID_ANNOTATION] = wrong
+        assert not _same(account, changed), wrong

@@ -39,6 +39,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from components.access.identity import SERVICE_ACCOUNT, USE_LABEL
 from components.k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY
 from components.config.parse import parse_config, raw_from_stack_file
 from components.config.stack import StackConfig
@@ -50,7 +51,10 @@ from tests.harness import ROOT
 from tests.pod_sets import TOPOLOGY_ANNOTATIONS, TRAINING_V1, PodSet, display_units, pod_sets
 
 EXAMPLES = ROOT / "examples"
-SAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
+# The samples of a team identity's ServiceAccount (docs/batch-users.md#read-your-teams-data): valid
+# and admissible like the others; the e2e tier runs them on its stack with a team identity.
+IDENTITY_SAMPLES = sorted((EXAMPLES / "identity").glob("*.yaml"))
+SAMPLE_FILES = sorted([*EXAMPLES.glob("*.yaml"), *IDENTITY_SAMPLES])
 BATCH_USERS = ROOT / "docs" / "batch-users.md"
 # Samples that need more than their team's own quota and say so: they borrow what others leave idle.
 BORROWING_SAMPLES = {"pytorchjob-gpu.yaml"}
@@ -281,6 +285,16 @@ def test_sample_names_no_namespace(path: Path) -> None:
     """A member submits it in their own team's namespace, `kubectl apply -n <team> -f` (kubectl
     refuses a -n that differs from a namespace in the file)."""
     assert "namespace" not in load_sample(path)["metadata"], f"{path.name}: only one team could apply it"
+
+
+@pytest.mark.parametrize("path", IDENTITY_SAMPLES, ids=lambda p: p.name)
+def test_an_identity_sample_runs_as_the_teams_service_account_with_the_webhooks_label(path: Path) -> None:
+    """The ServiceAccount the stack makes for a team identity, and the pod label AKS's workload
+    identity webhook acts on (its value the string "true"), on every pod template."""
+    template = load_sample(path)["spec"]["template"]
+    assert template["spec"]["serviceAccountName"] == SERVICE_ACCOUNT
+    assert template["metadata"]["labels"][USE_LABEL] == "true"
+    assert f"examples/identity/{path.name}" in BATCH_USERS.read_text()
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config.stack import StackConfig
+from ..facts.built_in_roles import role_name
+from .identity import identity_roles
 from .members import member_groups
 
 ASSIGNING_ROLES = ("Owner", "User Access Administrator", "Role Based Access Control Administrator")
@@ -31,6 +33,13 @@ def role_grants(config: StackConfig) -> list[RoleGrant]:
     grants: list[RoleGrant] = []
     if config.cluster.mode == "create" and config.cluster.deployer_admin:
         grants.append(RoleGrant("Azure Kubernetes Service RBAC Cluster Admin", "the deploying identity", "the cluster"))
+    vnet = config.cluster.network.vnet_id if config.cluster.mode == "create" else None
+    if vnet:
+        grants.append(
+            RoleGrant(
+                "Network Contributor", "the cluster's control-plane identity", f"the VNet {vnet.rsplit('/', 1)[1]}"
+            )
+        )
     monitoring = config.monitoring
     if monitoring.enabled and not monitoring.grafana_id:
         grants.append(
@@ -46,7 +55,17 @@ def role_grants(config: StackConfig) -> list[RoleGrant]:
         RoleGrant("Azure Kubernetes Service Cluster User Role", f"group {group}", "the cluster")
         for group in member_groups(config)
     ]
+    grants += [
+        RoleGrant(role_name(r.definition), f"team {team}'s identity", f"`{r.scope}`")
+        for team, r in identity_roles(config)
+    ]
     return grants
+
+
+def data_scopes(config: StackConfig) -> list[str]:
+    """Where the team identities hold their roles, each once (IDs compare without case)."""
+    scopes = {r.scope.lower(): r.scope for _, r in identity_roles(config)}
+    return sorted(scopes.values())
 
 
 def roles_needed(config: StackConfig) -> str | None:
@@ -59,6 +78,14 @@ def roles_needed(config: StackConfig) -> str | None:
         if config.cluster.mode == "create"
         else "the cluster's and the monitoring resources' resource groups"
     )
+    vnet = config.cluster.network.vnet_id if config.cluster.mode == "create" else None
+    if vnet:
+        # The VNet is the company's, often in a resource group or subscription of the network team.
+        where += f" and the VNet {vnet.rsplit('/', 1)[1]} (resource group {vnet.split('/')[4]})"
+    scopes = data_scopes(config)
+    if scopes:
+        # A team's data is seldom in the stack's resource group (docs/ci-cd.md#one-time-setup).
+        where += ", and on each scope of a team identity's roles (" + ", ".join(f"`{s}`" for s in scopes) + ")"
     listed = "; ".join(f"{g.role} for {g.principal} on {g.scope}" for g in grants)
     return (
         f"This stack creates {len(grants)} Azure role assignment{'s' if len(grants) > 1 else ''} ({listed}). "

@@ -13,23 +13,52 @@ Azure RBAC when that is on (learn.microsoft.com/azure/aks/concepts-cluster-autho
 namespace-scoped Azure roles ("Azure Kubernetes Service RBAC Writer") are not used: they cannot
 fetch credentials, cover Kueue's and the operators' custom resources only through ABAC
 conditions, and grant Secrets and Deployments, which members must not have.
+
+TeamIdentities: each team's Azure identity for its data (identity.py says what and why): the
+managed identity, its federated credential, its roles and its ServiceAccount.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
-from pulumi_azure_native import authorization
+from pulumi_azure_native import authorization, containerservice, managedidentity
 
-from ..cluster.component import role_definition
+from ..cluster.component import ExistingClusterMismatch, role_definition
+from ..config.cluster import ExistingCluster
 from ..config.stack import StackConfig
+from ..facts.azure_names import federated_credential_name, team_identity_name
 from ..k8s.manifest import ObjectResource
 from ..k8s.part import Part
 from ..kueue.objects import QueueSet
+from .identity import (
+    SERVICE_ACCOUNT,
+    TOKEN_AUDIENCE,
+    aks_cluster_name,
+    identity_teams,
+    subject,
+    with_client_ids,
+)
 from .members import member_groups, team_access
 
 CLUSTER_USER_ROLE = "4abbcc35-e782-43d8-92c5-2d3f1bd2253f"
+
+
+def object_resources(
+    name: str, objects: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions
+) -> list[pulumi.Resource]:
+    """A part's objects as resources, each named by its kind, namespace and name."""
+    return [
+        ObjectResource(
+            f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-{obj['metadata']['name']}",
+            obj,
+            opts,
+        )
+        for obj in objects
+    ]
 
 
 class TeamAccess(pulumi.ComponentResource):
@@ -53,14 +82,8 @@ class TeamAccess(pulumi.ComponentResource):
     ) -> None:
         super().__init__("kueue-aks:access:TeamAccess", name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
-        self.resources: list[pulumi.Resource] = [
-            ObjectResource(
-                f"{name}-{obj['kind'].lower()}-{obj['metadata'].get('namespace', 'cluster')}-{obj['metadata']['name']}",
-                obj,
-                in_cluster,
-            )
-            for obj in part.objects  # the members' RBAC objects (components/access/members.py)
-        ]
+        # The members' RBAC objects (components/access/members.py).
+        self.resources = object_resources(name, part.objects, in_cluster)
         groups = member_groups(config)
         if cluster_id is not None and groups:
             subscription = authorization.get_client_config_output().subscription_id
@@ -79,3 +102,112 @@ class TeamAccess(pulumi.ComponentResource):
                 )
         self.teams = {t.team: t.as_output() for t in team_access(config, queues)}
         self.register_outputs({"teams": self.teams})
+
+
+def workload_identity_issuer(existing: ExistingCluster, cluster: Any) -> str:
+    """The existing cluster's OIDC issuer URL; raise unless it has the issuer and workload identity on,
+    which a team identity's federated credential and its pods' tokens need."""
+    issuer = getattr(cluster.oidc_issuer_profile, "issuer_url", None) if cluster.oidc_issuer_profile else None
+    workload = getattr(cluster.security_profile, "workload_identity", None) if cluster.security_profile else None
+    off = [
+        what
+        for what, on in (("the OIDC issuer", issuer), ("workload identity", getattr(workload, "enabled", False)))
+        if not on
+    ]
+    if off:
+        raise ExistingClusterMismatch(
+            f"kueue-aks:teams[].identity needs the OIDC issuer and workload identity on the existing AKS cluster "
+            f"{existing.name}, and {' and '.join(off)} {'is' if len(off) == 1 else 'are'} off. Its owner turns "
+            f"them on with: az aks update --resource-group {existing.resource_group} --name {existing.name} "
+            "--enable-oidc-issuer --enable-workload-identity; or remove the identities"
+        )
+    return str(issuer)
+
+
+def _scope_digest(scope: str) -> str:
+    """A scope, short, for a resource name: IDs compare without case, so neither does this."""
+    return hashlib.sha256(scope.lower().encode()).hexdigest()[:8]
+
+
+class TeamIdentities(pulumi.ComponentResource):
+    """Each team's Azure identity for its data (kueue-aks:teams[].identity; docs/batch-users.md).
+
+    `cluster`: the program's AksCluster or ExistingAksCluster: the identities go to its resource
+    group and trust its OIDC issuer (an existing cluster's is read and checked here), once its own
+    checks pass (`verified`). `after`: the team namespaces, where the ServiceAccounts go.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        part: Part,
+        *,
+        cluster: Any,
+        after: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kueue-aks:access:TeamIdentities", name, None, opts)
+        existing = config.cluster.existing
+        issuer: pulumi.Output[Any] = (
+            containerservice.get_managed_cluster_output(
+                resource_group_name=existing.resource_group, resource_name=existing.name
+            ).apply(lambda found: workload_identity_issuer(existing, found))
+            if existing
+            else cluster.oidc_issuer_url
+        )
+        # On an existing cluster nothing is created in Azure before its checks pass (the issuer's and
+        # the pools'); a new cluster's identities are made while AKS makes the cluster.
+        group: pulumi.Output[Any] = (
+            pulumi.Output.all(cluster.resource_group_name, issuer, cluster.verified).apply(lambda parts: parts[0])
+            if existing
+            else cluster.resource_group_name
+        )
+        cluster_name = aks_cluster_name(config)
+        client_ids: dict[str, pulumi.Output[str]] = {}
+        self.identities: dict[str, dict[str, Any]] = {}
+        for team in identity_teams(config):
+            assert team.identity is not None
+            identity = managedidentity.UserAssignedIdentity(
+                f"{name}-{team.name}",
+                resource_name_=team_identity_name(cluster_name, team.name),
+                resource_group_name=group,
+                location=config.location,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            after_identity = pulumi.ResourceOptions(parent=self, depends_on=[identity])
+            managedidentity.FederatedIdentityCredential(
+                f"{name}-{team.name}-federation",
+                resource_name_=team_identity_name(cluster_name, team.name),
+                federated_identity_credential_resource_name=federated_credential_name(cluster_name),
+                resource_group_name=group,
+                issuer=issuer,
+                subject=subject(team.name),
+                audiences=[TOKEN_AUDIENCE],
+                opts=after_identity,
+            )
+            for role in team.identity.roles:
+                # The role and the scope in the name: adding or removing one touches no other.
+                authorization.RoleAssignment(
+                    f"{name}-{team.name}-{role.definition}-{_scope_digest(role.scope)}",
+                    scope=role.scope,
+                    principal_id=identity.principal_id,
+                    # Stated, so Azure does not look the new identity up in Entra ID, where it may
+                    # not have replicated yet (PrincipalNotFound).
+                    principal_type="ServicePrincipal",
+                    role_definition_id=role_definition(role.subscription, role.definition),
+                    description=f"kueue-aks: the jobs of team {team.name} (kueue-aks:teams[].identity)",
+                    opts=after_identity,
+                )
+            client_ids[team.name] = identity.client_id
+            self.identities[team.name] = {
+                "clientId": identity.client_id,
+                "principalId": identity.principal_id,
+                "namespace": team.name,
+                "serviceAccount": SERVICE_ACCOUNT,
+            }
+        # The ServiceAccounts with their identity's client ID, and the members' role to read them.
+        self.resources = object_resources(
+            name, with_client_ids(part.objects, client_ids), pulumi.ResourceOptions(parent=self, depends_on=list(after))
+        )
+        self.register_outputs({"identities": self.identities})

@@ -50,34 +50,34 @@ def _subjects(groups: list[str] | tuple[str, ...]) -> list[dict[str, str]]:
     return [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": g} for g in groups]
 
 
+def cluster_role(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": object_meta(name), "rules": rules}
+
+
 def member_role() -> dict[str, Any]:
-    return {
-        "apiVersion": RBAC_API,
-        "kind": "ClusterRole",
-        "metadata": object_meta(MEMBER_ROLE),
-        "rules": [
+    return cluster_role(
+        MEMBER_ROLE,
+        [
             {"apiGroups": [""], "resources": ["pods", "pods/log", "events"], "verbs": READ},
             {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": READ},
         ],
-    }
+    )
 
 
 def capacity_viewer_role() -> dict[str, Any]:
-    return {
-        "apiVersion": RBAC_API,
-        "kind": "ClusterRole",
-        "metadata": object_meta(CAPACITY_VIEWER_ROLE),
-        "rules": [
+    return cluster_role(
+        CAPACITY_VIEWER_ROLE,
+        [
             {
                 "apiGroups": ["kueue.x-k8s.io"],
                 "resources": ["clusterqueues", "resourceflavors", "cohorts", "topologies", "workloadpriorityclasses"],
                 "verbs": READ,
             },
         ],
-    }
+    )
 
 
-def _binding(
+def binding(
     kind: str, name: str, namespace: str | None, role: str, groups: list[str] | tuple[str, ...]
 ) -> dict[str, Any]:
     return {
@@ -91,11 +91,9 @@ def _binding(
 
 def pending_workloads_role(team: str, cluster_queues: list[str]) -> dict[str, Any]:
     """Read the pending workloads of the team's ClusterQueues, and of no other."""
-    return {
-        "apiVersion": RBAC_API,
-        "kind": "ClusterRole",
-        "metadata": object_meta(PENDING_WORKLOADS_PREFIX + team),
-        "rules": [
+    return cluster_role(
+        PENDING_WORKLOADS_PREFIX + team,
+        [
             {
                 "apiGroups": ["visibility.kueue.x-k8s.io"],
                 "resources": ["clusterqueues/pendingworkloads"],
@@ -103,7 +101,7 @@ def pending_workloads_role(team: str, cluster_queues: list[str]) -> dict[str, An
                 "verbs": ["get"],
             }
         ],
-    }
+    )
 
 
 def access_objects(
@@ -117,16 +115,16 @@ def access_objects(
     objects = [
         member_role(),
         capacity_viewer_role(),
-        _binding("ClusterRoleBinding", CAPACITY_VIEWER_BINDING, None, CAPACITY_VIEWER_ROLE, groups),
+        binding("ClusterRoleBinding", CAPACITY_VIEWER_BINDING, None, CAPACITY_VIEWER_ROLE, groups),
     ]
     for team in config.teams:
         if team.members:
-            objects.append(_binding("RoleBinding", BATCH_USER_BINDING, team.name, BATCH_USER_ROLE, team.members))
-            objects.append(_binding("RoleBinding", MEMBER_BINDING, team.name, MEMBER_ROLE, team.members))
+            objects.append(binding("RoleBinding", BATCH_USER_BINDING, team.name, BATCH_USER_ROLE, team.members))
+            objects.append(binding("RoleBinding", MEMBER_BINDING, team.name, MEMBER_ROLE, team.members))
             queues = sorted({q["clusterQueue"] for q in local_queues.get(team.name, {}).values()})
             objects.append(pending_workloads_role(team.name, queues))
             objects.append(
-                _binding(
+                binding(
                     "ClusterRoleBinding",
                     PENDING_WORKLOADS_PREFIX + team.name,
                     None,

@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pulumi_azure_native import authorization, containerservice, resources
+from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 
 from ..config.cluster import ClusterSettings, ExistingCluster
 from ..config.names import QUEUED_TAINT, SYSTEM_POOL_NAME
@@ -33,6 +33,11 @@ from ..facts.capacity import MAX_PODS
 from .deployer import ACCESS_DEADLINE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
 from .tags import STACK_TAG, stack_tag
 
+# "Network Contributor" (MicrosoftDocs azure-docs, role-based-access-control/built-in-roles/networking.md):
+# what AKS's cluster identity needs on a subnet it does not own (learn.microsoft.com/azure/aks/
+# configure-advanced-networking: "at least Network Contributor permissions on the subnet").
+NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
 # (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).
 AKS_AAD_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
@@ -42,6 +47,7 @@ def system_pool_profile(settings: ClusterSettings) -> containerservice.ManagedCl
     """The one pool AKS needs inline. User pools are separate AgentPools: editing an inline
     profile puts every pool into Scaling (pulumi-azure-native issue 4264)."""
     return {
+        "vnet_subnet_id": settings.network.subnet_id,
         "name": SYSTEM_POOL_NAME,
         "mode": "System",
         "vm_size": settings.system_pool.vm_size,
@@ -69,6 +75,8 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
         "node_taints": [str(t) for t in pool.node_taints],
         "availability_zones": list(settings.zones) or None,
         "orchestrator_version": settings.kubernetes_version,
+        # Its own subnet, else the cluster's; None: the VNet AKS makes.
+        "vnet_subnet_id": pool.subnet_id or settings.network.subnet_id,
     }
     if pool.topology and not pool.autoscaled:
         # Fixed size: a topology-aware pool without ProvisioningRequest (TAS places pods only on
@@ -87,6 +95,48 @@ def agent_pool_args(pool: NodePool, settings: ClusterSettings) -> dict[str, Any]
         # -1 pays at most the on-demand price and is never evicted for price.
         args.update(scale_set_priority="Spot", scale_set_eviction_policy="Delete", spot_max_price=-1)
     return args
+
+
+def network_profile(settings: ClusterSettings) -> containerservice.ContainerServiceNetworkProfileArgsDict:
+    """Azure CNI overlay with Cilium, fixed; egress and ranges as configured, AKS's defaults where
+    not (unsent, so a stack that sets none sends what it always did). Changing the plugin replaces
+    the cluster (azure-native PR 4771); AKS fixes the ranges at creation (docs/network.md)."""
+    network = settings.network
+    profile: containerservice.ContainerServiceNetworkProfileArgsDict = {
+        "network_plugin": "azure",
+        "network_plugin_mode": "overlay",
+        "network_dataplane": "cilium",
+        "network_policy": "cilium",
+        "load_balancer_sku": "standard",
+    }
+    if network.outbound_type:
+        profile["outbound_type"] = network.outbound_type
+    if network.pod_cidr:
+        profile["pod_cidr"] = network.pod_cidr
+    if network.service_cidr:
+        profile["service_cidr"] = network.service_cidr
+    if network.dns_service_ip:
+        profile["dns_service_ip"] = network.dns_service_ip
+    return profile
+
+
+def api_server_access_profile(
+    settings: ClusterSettings,
+) -> containerservice.ManagedClusterAPIServerAccessProfileArgsDict | None:
+    """A private cluster or authorized ranges; None leaves the API server public, as before."""
+    api = settings.api_server
+    if api.private:
+        return {"enable_private_cluster": True}
+    if api.authorized_ip_ranges:
+        return {"authorized_ip_ranges": list(api.authorized_ip_ranges)}
+    return None
+
+
+def subnet_role_definition(subnet_id: str, role: str) -> str:
+    """A built-in role's definition ID in the subscription of the subnet (built-in GUIDs are the
+    same in every subscription; the subnet's is the one its role assignment lives in)."""
+    subscription = subnet_id.split("/")[2]
+    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
 
 
 def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
@@ -370,6 +420,38 @@ class AksCluster(pulumi.ComponentResource):
 
         # Its autoname (this name plus 8 random characters) counts in the node resource group's length check.
         self.resource_group = resources.ResourceGroup(f"{name}-rg", location=config.location, opts=child)
+        # In a subnet AKS does not own, the control plane needs Network Contributor on its VNet before
+        # the cluster exists; ARM grants it only to an identity that exists first, a user-assigned one
+        # (AKS grants it to a system-assigned identity only when the Azure CLI creates the cluster).
+        self.control_plane_identity: managedidentity.UserAssignedIdentity | None = None
+        self.network_role: authorization.RoleAssignment | None = None
+        identity: containerservice.ManagedClusterIdentityArgsDict = {
+            "type": containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
+        }
+        cluster_after: list[pulumi.Resource] = []
+        vnet = settings.network.vnet_id
+        if settings.network.subnet_id and vnet:
+            self.control_plane_identity = managedidentity.UserAssignedIdentity(
+                f"{name}-control-plane",
+                resource_group_name=self.resource_group.name,
+                location=config.location,
+                opts=child,
+            )
+            self.network_role = authorization.RoleAssignment(
+                f"{name}-control-plane-network",
+                scope=vnet,
+                principal_id=self.control_plane_identity.principal_id,
+                # An identity just made may not have reached Entra ID's replicas: the type says what it is.
+                principal_type="ServicePrincipal",
+                role_definition_id=subnet_role_definition(settings.network.subnet_id, NETWORK_CONTRIBUTOR_ROLE),
+                description="kueue-aks: the AKS control plane joins nodes to the stack's subnets (cluster.network)",
+                opts=child,
+            )
+            identity = {
+                "type": containerservice.ResourceIdentityType.USER_ASSIGNED,
+                "user_assigned_identities": [self.control_plane_identity.id],
+            }
+            cluster_after.append(self.network_role)
         self.cluster = containerservice.ManagedCluster(
             f"{name}-aks",
             resource_name_=settings.name,
@@ -383,9 +465,7 @@ class AksCluster(pulumi.ComponentResource):
             # Premium and long-term support go together, both on or both off (learn.microsoft.com/azure/aks/
             # long-term-support); sent for every tier, so a move off Premium turns the plan off too.
             support_plan="AKSLongTermSupport" if settings.tier == "Premium" else "KubernetesOfficial",
-            identity=containerservice.ManagedClusterIdentityArgsDict(
-                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
-            ),
+            identity=identity,
             agent_pool_profiles=[system_pool_profile(settings)],
             enable_rbac=True,
             aad_profile=containerservice.ManagedClusterAADProfileArgsDict(
@@ -394,14 +474,8 @@ class AksCluster(pulumi.ComponentResource):
                 admin_group_object_ids=list(settings.admin_group_object_ids),
             ),
             disable_local_accounts=settings.disable_local_accounts,
-            # Changing any of these replaces the cluster (azure-native PR 4771), so they are fixed.
-            network_profile=containerservice.ContainerServiceNetworkProfileArgsDict(
-                network_plugin="azure",
-                network_plugin_mode="overlay",
-                network_dataplane="cilium",
-                network_policy="cilium",
-                load_balancer_sku="standard",
-            ),
+            network_profile=network_profile(settings),
+            api_server_access_profile=api_server_access_profile(settings),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgsDict(enabled=True),
             # Managed Prometheus (kueue-aks:monitoring); its data collection is components/monitoring/component.py.
             azure_monitor_profile=azure_monitor_profile(config),
@@ -411,7 +485,7 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgsDict(
                 upgrade_channel=settings.auto_upgrade_channel, node_os_upgrade_channel="NodeImage"
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=cluster_after),
         )
 
         # Pools depend on the cluster only, never on each other, so Azure creates them in parallel.

@@ -79,8 +79,10 @@ def type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def suggest(word: str, allowed: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, allowed, n=1, cutoff=0.6)
+def suggest(word: str, allowed: Sequence[str], n: int = 1) -> str:
+    close = difflib.get_close_matches(word, allowed, n=n, cutoff=0.6)
+    if len(close) > 1:
+        return f" (did you mean {', '.join(map(repr, close[:-1]))} or {close[-1]!r}?)"
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from .checks import ENCRYPTED, INVALID, Problems, Reader, group_ids
 from .credentials import kubeconfig_credentials, kubeconfig_document, plain_text_problem
 from .keys import CLUSTER, SYSTEM_POOL
+from .network import ApiServer, NetworkSettings, parse_api_server, parse_network
 from .pools import vm_size_checker
 
 # Keys that shape a cluster the program creates; meaningless for a cluster it only uses.
@@ -24,6 +25,8 @@ CREATION_KEYS = (
     "disableLocalAccounts",
     "autoUpgradeChannel",
     "deployerAdmin",
+    "network",
+    "apiServer",
 )
 
 
@@ -71,6 +74,8 @@ class ClusterSettings:
     # The identity that runs `pulumi up` gets AKS RBAC Cluster Admin on the cluster it creates
     # (components/cluster/deployer.py); false: access comes through adminGroupObjectIds only.
     deployer_admin: bool = True
+    network: NetworkSettings = NetworkSettings()  # the subnet, egress and ranges; AKS's defaults
+    api_server: ApiServer = ApiServer()  # public, authorized ranges only, or private
     existing: ExistingCluster | None = None  # an AKS cluster made elsewhere: nothing Azure is created
     kubeconfig: str | None = field(default=None, repr=False)  # any cluster: no Azure at all; a secret
 
@@ -188,4 +193,6 @@ def parse_cluster(problems: Problems, raw: Any, stack: str, *, secret: bool | No
         deployer_admin=r.get("deployerAdmin", True),
         existing=r.get("existing", None, existing),
         kubeconfig=r.get("kubeconfig", None, kubeconfig),
+        network=parse_network(problems, r.value.get("network")),
+        api_server=parse_api_server(problems, r.value.get("apiServer")),
     )

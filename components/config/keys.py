@@ -108,8 +108,32 @@ RESOURCE_ID = (
     r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-\w._()]{1,90}/providers/%s/[A-Za-z0-9][A-Za-z0-9-]{0,62}"
 )
 WORKSPACE_ID = "(?i:" + RESOURCE_ID % r"Microsoft\.Monitor/accounts" + ")"
+# A subnet: .../providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet> (AKS's vnetSubnetID).
+SUBNET_ID = (
+    "(?i:/subscriptions/[0-9a-f-]{36}/resourceGroups/[-\\w._()]{1,90}/providers/Microsoft\\.Network/"
+    "virtualNetworks/[A-Za-z0-9][-\\w.]{0,62}/subnets/[A-Za-z0-9][-\\w.]{0,78})"
+)
+SUBNET_HINT = (
+    " (a subnet's resource ID: /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/"
+    "virtualNetworks/<vnet>/subnets/<subnet>; az network vnet subnet show ... --query id -o tsv)"
+)
+# IPv4 in CIDR notation and a plain IPv4 address (the address's own rules are checked by ipaddress).
+CIDR = r"[0-9]{1,3}(\.[0-9]{1,3}){3}/[0-9]{1,2}"
+IPV4 = r"[0-9]{1,3}(\.[0-9]{1,3}){3}"
+OUTBOUND_TYPES = ("loadBalancer", "managedNATGateway", "userAssignedNATGateway", "userDefinedRouting")
 GRAFANA_ID = "(?i:" + RESOURCE_ID % r"Microsoft\.Dashboard/grafana" + ")"
 _ID_EXAMPLE = "/subscriptions/<id>/resourceGroups/<group>/providers/"
+# Where a role is held (a role assignment's scope): a subscription, a resource group, or a resource
+# and any child of it (a storage account's blob container). No management group: no team's data.
+ROLE_SCOPE = (
+    r"(?i:/subscriptions/[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}(/resourceGroups/[-\w._()]{1,90}"
+    r"(/providers/[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)+(/[a-z][a-z0-9]*/[-\w.()]{1,260}){1,8})?)?)"
+)
+ROLE_SCOPE_HINT = (
+    f" (an Azure resource ID: /subscriptions/<id>, /subscriptions/<id>/resourceGroups/<group>, or a "
+    f"resource's, e.g. {_ID_EXAMPLE}Microsoft.Storage/storageAccounts/<account>; az storage account show "
+    "-n <account> --query id -o tsv)"
+)
 
 TIERS = ("Free", "Standard", "Premium")
 UPGRADE_CHANNELS = ("none", "patch", "stable", "rapid", "node-image")
@@ -184,6 +208,72 @@ CLUSTER = Key(
         Key("disableLocalAccounts", "boolean", "true: Entra ID only (Pulumi then needs kubelogin)", default=False),
         Key("autoUpgradeChannel", "string", "how AKS upgrades the cluster", default="patch", enum=UPGRADE_CHANNELS),
         Key("deployerAdmin", "boolean", "the identity that runs pulumi up gets AKS RBAC Cluster Admin", default=True),
+        Key(
+            "network",
+            "object",
+            "the cluster in a subnet of your VNet, its egress and its address ranges (docs/network.md)",
+            default={},
+            keys=(
+                Key(
+                    "subnetId",
+                    "string",
+                    "every pool's subnet unless a pool names its own; default: a VNet AKS makes",
+                    pattern=SUBNET_ID,
+                    hint=SUBNET_HINT,
+                    max_length=512,
+                ),
+                Key(
+                    "outboundType",
+                    "string",
+                    "how nodes reach the internet",
+                    default="loadBalancer",
+                    enum=OUTBOUND_TYPES,
+                ),
+                Key(
+                    "podCidr",
+                    "string",
+                    "the overlay's pod range",
+                    default="10.244.0.0/16",
+                    pattern=CIDR,
+                    hint=" (IPv4 CIDR)",
+                ),
+                Key(
+                    "serviceCidr",
+                    "string",
+                    "the Services' range",
+                    default="10.0.0.0/16",
+                    pattern=CIDR,
+                    hint=" (IPv4 CIDR)",
+                ),
+                Key(
+                    "dnsServiceIp",
+                    "string",
+                    "cluster DNS's address, inside serviceCidr",
+                    default="10.0.0.10",
+                    pattern=IPV4,
+                    hint=" (an IPv4 address)",
+                ),
+            ),
+        ),
+        Key(
+            "apiServer",
+            "object",
+            "who can reach the API server (docs/network.md)",
+            default={},
+            keys=(
+                Key("private", "boolean", "true: a private cluster, reachable only from its VNet", default=False),
+                Key(
+                    "authorizedIpRanges",
+                    "array",
+                    "only these ranges reach the public API server; default: any address",
+                    items=Key("[]", "string", "an IPv4 CIDR", pattern=CIDR, hint=" (IPv4 CIDR such as 203.0.113.0/24)"),
+                    min_items=1,
+                    max_items=200,
+                    unique=True,
+                    what="IPv4 CIDRs",
+                ),
+            ),
+        ),
         Key(
             "existing",
             "object",
@@ -279,6 +369,14 @@ POOL = Key(
                 Key("memory", "quantity", 'memory per node, e.g. "220Gi"', max_length=32),
                 Key("nvidia.com/gpu", "integer", "whole NVIDIA GPUs per node", minimum=0, maximum=64),
             ),
+        ),
+        Key(
+            "subnetId",
+            "string",
+            "the pool's own subnet, in the VNet of cluster.network.subnetId; default: that subnet",
+            pattern=SUBNET_ID,
+            hint=SUBNET_HINT,
+            max_length=512,
         ),
     ),
 )
@@ -386,6 +484,46 @@ TEAM = Key(
             decimals=4,
             words=(UNLIMITED,),
             hint=" (a multiple of the team's quota)",
+        ),
+        Key(
+            "identity",
+            "object",
+            "an Azure identity the team's jobs run as, by workload identity, with roles on their data (AKS only)",
+            keys=(
+                Key(
+                    "roles",
+                    "array",
+                    "the Azure roles the identity holds, each at its scope",
+                    required=": a list of at least one {role, scope}",
+                    items=Key(
+                        "[]",
+                        "object",
+                        "a role at a scope",
+                        keys=(
+                            Key(
+                                "role",
+                                "string",
+                                "a built-in role's name (docs/configuration.md) or a role definition ID",
+                                required="(a built-in role's name such as Storage Blob Data Reader, or a role "
+                                "definition ID)",
+                                max_length=256,
+                            ),
+                            Key(
+                                "scope",
+                                "string",
+                                "the Azure resource ID the role is held on",
+                                required="(an Azure resource ID, e.g. a storage account's)",
+                                pattern=ROLE_SCOPE,
+                                hint=ROLE_SCOPE_HINT,
+                                max_length=1024,
+                            ),
+                        ),
+                    ),
+                    min_items=1,
+                    max_items=100,
+                    what="roles {role, scope}",
+                ),
+            ),
         ),
     ),
 )

@@ -139,7 +139,7 @@ def parse_config(
         pools,
         pools_ok,
         manager=manager,
-        azure_groups=cluster.mode != "kubeconfig" and not asked_for_kubeconfig,
+        azure=cluster.mode != "kubeconfig" and not asked_for_kubeconfig,
         reserved=OPERATOR_NAMESPACES,
     )
     priority_classes = parse_priority_classes(problems, raw.get("priorityClasses"))
@@ -169,6 +169,13 @@ def parse_config(
     check_extension(problems, kueue, cluster, location, manager)
     if cluster.mode == "create":  # a MultiKueue manager's cluster too: it has no user pools, the rest holds
         check_aks_rules(problems, cluster, location, pools)
+    else:
+        for i, pool in enumerate(pools):
+            if pool.subnet_id:
+                problems.add(
+                    f"{NAMESPACE}:nodePools[{i}].subnetId",
+                    f"places a pool the program creates; with cluster.{cluster.mode} its pools exist: remove it",
+                )
     if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
         problems.add(
             f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",

@@ -61,6 +61,7 @@ class NodePool:
     # Set by the preflight's `clamp` policy: the nodes the subscription's vCPU quota lets Azure
     # create. Kueue's quotas count min(maxCount, this); the pool itself keeps maxCount.
     quota_nodes: int | None = None
+    subnet_id: str | None = None  # its own subnet; None: the cluster's (cluster.network.subnetId)
 
     @property
     def capacity_nodes(self) -> int:
@@ -362,6 +363,7 @@ def _parse_pool(problems: Problems, path: str, raw: Any) -> NodePool | None:
         labels=pool_labels,
         topology=topology,
         provisioning_request=provisioning,
+        subnet_id=r.get("subnetId", None),
     )
 
 

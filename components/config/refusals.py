@@ -34,6 +34,21 @@ def _pool(**fields: Any) -> dict[str, Any]:
     return {"nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, **fields}]}
 
 
+_ACCOUNT = (
+    "/subscriptions/00000000-0000-0000-0000-00000000000a/resourceGroups/data/providers/Microsoft.Storage/"
+    "storageAccounts/researchdata"
+)
+
+
+def _roles(*roles: str) -> dict[str, Any]:
+    return _team(identity={"roles": [{"role": role, "scope": _ACCOUNT} for role in roles]})
+
+
+_SUBNET = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/net/providers/Microsoft.Network/"
+    "virtualNetworks/spoke/subnets/aks"
+)
+
 REFUSALS: tuple[Refusal, ...] = (
     Refusal(
         "kueue-aks:teams[0].share",
@@ -162,6 +177,76 @@ REFUSALS: tuple[Refusal, ...] = (
         {
             "registryCredentials": [
                 {"registry": "myregistry.azurecr.io", "username": "ci", "password": {"secure": "v1:x"}}
+            ]
+        },
+    ),
+    Refusal(
+        "kueue-aks:teams[0].identity.roles[0].role",
+        "a role name that is not one of the built-in roles the program knows (the message names the nearest)",
+        "a misspelt role would reach `pulumi up` and fail there; any other role is given by its definition ID",
+        _roles("Storage Blob Data Readr"),
+    ),
+    Refusal(
+        "kueue-aks:teams[0].identity.roles[0].role",
+        "Owner, Contributor, User Access Administrator or Role Based Access Control Administrator, by name or ID",
+        "every job of the team would hold it: any member could take over the scope, or grant themselves anything",
+        _roles("Contributor"),
+    ),
+    Refusal(
+        "kueue-aks:teams[0].identity.roles[1]",
+        "one role at one scope listed twice, by name and ID or in another case",
+        "Azure refuses a second assignment of a role to one identity at one scope (RoleAssignmentExists) at `up`",
+        _roles("Storage Blob Data Reader", "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"),
+    ),
+    Refusal(
+        "kueue-aks:teams[0].identity",
+        "a team identity with cluster.kubeconfig",
+        "the stack makes nothing in Azure then: there is no OIDC issuer of the cluster's an identity could trust",
+        {"cluster": {"kubeconfig": {"secure": "v1:x"}}, **_roles("Storage Blob Data Reader")},
+    ),
+    Refusal(
+        "kueue-aks:teams[0].identity",
+        "a team identity on a MultiKueue manager",
+        "the manager runs no team jobs; they run on the workers, whose stacks give the team its identity",
+        {"multiKueue": {"role": "manager"}, **_roles("Storage Blob Data Reader")},
+    ),
+    Refusal(
+        "kueue-aks:cluster.network.outboundType",
+        "userDefinedRouting or userAssignedNATGateway without a subnet; managedNATGateway with one",
+        "the egress of the first two is the subnet's route table or NAT gateway; AKS's managed NAT gateway works "
+        "only in a VNet AKS makes (learn.microsoft.com/azure/aks/egress-outboundtype, /aks/nat-gateway)",
+        {"cluster": {"network": {"outboundType": "userDefinedRouting"}}},
+    ),
+    Refusal(
+        "kueue-aks:cluster.network.dnsServiceIp",
+        "a DNS service address outside serviceCidr or on its first address; a service range without one",
+        "AKS refuses it (REST spec: dnsServiceIP must be within serviceCidr; .1 is the kubernetes Service's)",
+        {"cluster": {"network": {"serviceCidr": "10.1.0.0/16", "dnsServiceIp": "10.0.0.10"}}},
+    ),
+    Refusal(
+        "kueue-aks:cluster.network.serviceCidr",
+        "a service range that overlaps the pods' or one AKS reserves (169.254.0.0/16, 172.30.0.0/16, ...)",
+        "the cluster's routing breaks or AKS refuses it (learn.microsoft.com/azure/aks/configure-azure-cni)",
+        {"cluster": {"network": {"serviceCidr": "10.244.0.0/20", "dnsServiceIp": "10.244.0.10"}}},
+    ),
+    Refusal(
+        "kueue-aks:cluster.apiServer.authorizedIpRanges",
+        "authorized IP ranges on a private cluster",
+        "AKS cannot combine them (learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges)",
+        {"cluster": {"apiServer": {"private": True, "authorizedIpRanges": ["203.0.113.0/24"]}}},
+    ),
+    Refusal(
+        "kueue-aks:nodePools[0].subnetId",
+        "a pool's subnet without the cluster's, or in another VNet",
+        "a cluster's pools are all in a VNet AKS makes or all in subnets of one VNet of yours",
+        {
+            "nodePools": [
+                {
+                    "name": "cpu",
+                    "vmSize": "Standard_D16s_v5",
+                    "maxCount": 2,
+                    "subnetId": _SUBNET,
+                }
             ]
         },
     ),

@@ -14,6 +14,7 @@ from .checks import Problem, Problems
 from .cluster import ClusterSettings, kubernetes_minor
 from .kueue import KueueSettings
 from .names import NAMESPACE
+from .network import vnet_of
 from .pools import NodePool
 from .stack import StackConfig
 
@@ -95,6 +96,21 @@ def check_aks_rules(
     alone (docs/azure-rules.md has each rule's source)."""
     at = f"{NAMESPACE}:cluster"
     version, channel = cluster.kubernetes_version, cluster.auto_upgrade_channel
+    vnet = cluster.network.vnet_id
+    for i, pool in enumerate(pools):
+        if not pool.subnet_id:
+            continue
+        if vnet is None:
+            problems.add(
+                f"{NAMESPACE}:nodePools[{i}].subnetId",
+                "needs cluster.network.subnetId: a cluster's pools are all in a VNet AKS makes or all in yours",
+            )
+        elif vnet_of(pool.subnet_id).lower() != vnet.lower():
+            problems.add(
+                f"{NAMESPACE}:nodePools[{i}].subnetId",
+                f"is in another VNet than cluster.network.subnetId ({vnet.rsplit('/', 1)[1]}): all of a cluster's "
+                "subnets must be in one VNet",
+            )
     if version and channel in ("stable", "rapid"):
         problems.add(
             f"{at}.kubernetesVersion",

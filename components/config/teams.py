@@ -1,14 +1,16 @@
-"""`kueue-aks:teams` and `kueue-aks:priorityClasses`: each team's share, pools, members and
-borrowing, and the priority classes jobs may name; their defaults and parsers.
+"""`kueue-aks:teams` and `kueue-aks:priorityClasses`: each team's share, pools, members,
+borrowing and Azure identity, and the priority classes jobs may name; their defaults and parsers.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from ..facts.built_in_roles import BUILT_IN_ROLES, PRIVILEGED_ROLES, role_name
 from ..k8s.names import is_dns1123_label, is_dns1123_subdomain
 from .checks import (
     INVALID,
@@ -18,8 +20,9 @@ from .checks import (
     group_ids,
     group_names,
     shown,
+    suggest,
 )
-from .keys import PRIORITY_CLASSES, TEAM, TEAMS, UNLIMITED
+from .keys import GUID, PRIORITY_CLASSES, TEAM, TEAMS, UNLIMITED
 from .names import (
     RESERVED_NAMESPACES,
     RESERVED_PREFIX,
@@ -33,6 +36,26 @@ from .pools import NodePool
 
 
 @dataclass(frozen=True)
+class TeamRole:
+    """A role the team's identity holds: one Azure role assignment."""
+
+    definition: str  # the role definition's name, a GUID, in lower case
+    scope: str  # the Azure resource ID it is held on, as given (Azure compares IDs without case)
+
+    @property
+    def subscription(self) -> str:
+        """The scope's subscription, whose role definitions the assignment names."""
+        return self.scope.split("/")[2]
+
+
+@dataclass(frozen=True)
+class TeamIdentity:
+    """The Azure identity a team's jobs run as (workload identity), and what it may do."""
+
+    roles: tuple[TeamRole, ...]
+
+
+@dataclass(frozen=True)
 class Team:
     name: str
     share: Decimal  # percent of every flavor's capacity, 0.01 to 100 with at most 10 decimal places
@@ -42,6 +65,7 @@ class Team:
     members: tuple[str, ...] = ()
     # A multiple of the team's quota it may borrow from what the others leave idle; None: no limit.
     borrowing: Decimal | None = None
+    identity: TeamIdentity | None = None  # AKS only (create and existing modes)
 
 
 @dataclass(frozen=True)
@@ -66,6 +90,74 @@ DEFAULT_PRIORITY_CLASSES = (
 )
 
 
+# A role definition ID as Azure prints it (az role definition list --query [].id), with or without
+# its subscription, or its bare name: the GUID names the role.
+_ROLE_ID = re.compile(
+    rf"(?i:(/subscriptions/{GUID})?/providers/Microsoft\.Authorization/roleDefinitions/)?(?P<guid>{GUID})"
+)
+_ROLE_NAMES = {name.lower(): guid for name, guid in {**BUILT_IN_ROLES, **PRIVILEGED_ROLES}.items()}
+_PRIVILEGED = frozenset(PRIVILEGED_ROLES.values())
+IDENTITY_ROLES = TEAM.key("identity").key("roles")
+
+
+def parse_identity(problems: Problems, path: str, raw: Any) -> Any:
+    """A team's identity, or INVALID: each role known and not privileged, each (role, scope) once."""
+    r = Reader(problems, path, raw, TEAM.key("identity"))
+    if not r.value:  # not an object, or one without roles: said by the Reader
+        return INVALID
+
+    def role(p: str, v: str) -> Any:
+        given = _ROLE_ID.fullmatch(v)
+        definition = given.group("guid").lower() if given else _ROLE_NAMES.get(v.lower())
+        if definition is None:
+            problems.add(
+                p,
+                f"{shown(v)} is not a built-in role this program knows{suggest(v, list(BUILT_IN_ROLES), 3)}; "
+                "any other role is given by its definition ID (az role definition list --name '<role>' "
+                "--query [0].name -o tsv)",
+            )
+            return INVALID
+        if definition in _PRIVILEGED:
+            problems.add(
+                p,
+                f"{role_name(definition)!r} would let every job of the team take over what it is held on; "
+                "give the identity the data roles its jobs need, such as Storage Blob Data Reader",
+            )
+            return INVALID
+        return definition
+
+    items = r.get("roles", None)
+    if items is None:
+        return INVALID
+    roles: list[TeamRole] = []
+    seen: dict[tuple[str, str], int] = {}
+    ok = True
+    for i, item in enumerate(items):
+        ip = f"{r.at('roles')}[{i}]"
+        ir = Reader(problems, ip, item, IDENTITY_ROLES.items)  # type: ignore[arg-type]
+        if not ir.value:
+            if item is None or isinstance(item, Mapping):
+                problems.add(ip, "must be an object with role and scope")
+            ok = False
+            continue
+        definition, scope = ir.get("role", None, role), ir.get("scope", None)
+        if definition is None or scope is None:
+            ok = False
+            continue
+        key = (definition, scope.lower())
+        if key in seen:
+            problems.add(
+                ip,
+                f"holds {role_name(definition)!r} on {shown(scope)} as [{seen[key]}] does (scopes compare without "
+                "case): Azure keeps one assignment of a role to an identity at a scope; list each once",
+            )
+            ok = False
+            continue
+        seen[key] = i
+        roles.append(TeamRole(definition, scope))
+    return TeamIdentity(tuple(roles)) if ok else INVALID
+
+
 def parse_teams(
     problems: Problems,
     raw: Any,
@@ -73,11 +165,13 @@ def parse_teams(
     pools_ok: bool,
     *,
     manager: bool = False,
-    azure_groups: bool = True,
+    azure: bool = True,
     reserved: frozenset[str] = frozenset(),
 ) -> tuple[Team, ...]:
     """The teams; on a MultiKueue manager only their names: its quotas are the sum of the workers'.
-    `reserved`: namespaces other parts of the stack own (the operators'), which no team may take."""
+    `azure`: the cluster is AKS (create or existing mode), so members are Entra ID groups and a team
+    may have an Azure identity. `reserved`: namespaces other parts of the stack own (the operators'),
+    which no team may take."""
     c = Checks(problems)
     path = TEAMS.name
     if raw is None:
@@ -148,13 +242,28 @@ def parse_teams(
         else:
             s = r.get("share", None)
             team_pool_names = r.get("pools", tuple(pool_names), team_pools)
-        members = r.get("members", (), group_ids(problems) if azure_groups else group_names(problems))
+        members = r.get("members", (), group_ids(problems) if azure else group_names(problems))
         borrow = r.get("borrowing", UNLIMITED)
+        identity = None
+        if "identity" in r.value and manager:
+            problems.add(
+                r.at("identity"),
+                "is for the workers: a MultiKueue manager runs no team jobs; give the team its identity in the "
+                "worker stacks, where its jobs run",
+            )
+        elif "identity" in r.value and not azure:
+            problems.add(
+                r.at("identity"),
+                "needs AKS: with cluster.kubeconfig the stack makes nothing in Azure, so no identity the jobs "
+                "could run as; remove it, or give the jobs their credentials another way",
+            )
+        else:
+            identity = r.get("identity", None, lambda p, v: parse_identity(problems, p, v))
         if name is not None and s is not None:
             if name in teams:
                 problems.add(r.at("name"), f"{name!r} is used by another team; team names must be unique")
             else:
-                teams[name] = Team(name, s, team_pool_names, members, None if borrow == UNLIMITED else borrow)
+                teams[name] = Team(name, s, team_pool_names, members, None if borrow == UNLIMITED else borrow, identity)
     by_pool = {p.name: p for p in pools}
     for i, t in enumerate(items):
         name = t.get("name") if isinstance(t, Mapping) else None

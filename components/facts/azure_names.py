@@ -12,7 +12,12 @@ stricter rules, so each is derived here, once, for the program and for the confi
 - the Managed Grafana: 2-23 letters, digits and '-', starting with a letter and ending with a
   letter or digit (Managed Grafana's troubleshooting page; the API's own pattern allows 30);
 - AKS's node resource group, MC_<group>_<cluster>_<region>, which AKS refuses beyond 80 characters
-  (aka.ms/aks-naming-rules) and never shortens.
+  (aka.ms/aks-naming-rules) and never shortens;
+- a team's user-assigned managed identity, `<cluster>-<team>`: 3-128 letters, digits, '-' and '_',
+  starting with a letter or digit (learn.microsoft.com/azure/azure-resource-manager/management/
+  resource-name-rules, Microsoft.ManagedIdentity), which a cluster name (at most 63) and a team
+  name (a DNS-1123 label, at most 63) always make; its federated identity credential,
+  `aks-<cluster>`: the spec's ^[a-zA-Z0-9][a-zA-Z0-9-_]{2,119}$ (ManagedIdentity 2023-01-31).
 """
 
 from __future__ import annotations
@@ -70,3 +75,13 @@ def node_resource_group_length(cluster_name: str, location: str) -> int:
     """The length of AKS's default node resource group name for the stack's cluster."""
     group = len(STACK_RESOURCE_GROUP) + AUTONAME_SUFFIX
     return len(f"MC_{'g' * group}_{cluster_name}_{short_region(location)}")
+
+
+def team_identity_name(cluster_name: str, team: str) -> str:
+    """The managed identity a team's jobs run as: one per cluster and team, found by both names."""
+    return f"{cluster_name}-{team}"
+
+
+def federated_credential_name(cluster_name: str) -> str:
+    """The identity's trust of one cluster's OIDC issuer, named after the cluster."""
+    return f"aks-{cluster_name}"

@@ -6,9 +6,10 @@ as its ClusterQueue states them, each team's share (its weight), the pools and f
 flavor's capacity and spare (the cohort's quota, as the quota table has it). The comparison
 opens with a few lines for the reviewer: each team's guaranteed GPUs before → after, the GPUs a pool
 gains or loses and whether the lost ones were the spare (what no team is guaranteed and any team may
-borrow through the cohort) or came out of the teams' guarantees, and each share change in percent.
-Then the details, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs
-first; every changed quota row; the teams, pools and flavors added or removed.
+borrow through the cohort) or came out of the teams' guarantees, and each share change in percent;
+beside them, lines the caller adds (the team identities' Azure roles gained or lost). Then the
+details, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs first; every
+changed quota row; the teams, pools and flavors added or removed.
 """
 
 from __future__ import annotations
@@ -306,18 +307,20 @@ def summary(before: StackQuotas, after: StackQuotas, changes: Sequence[QuotaChan
     return lines
 
 
-def comparison_markdown(stack: str, base: str, before: StackQuotas | None, after: StackQuotas) -> str:
+def comparison_markdown(
+    stack: str, base: str, before: StackQuotas | None, after: StackQuotas, also: Sequence[str] = ()
+) -> str:
     """The comparison a reviewer reads: `base`'s version of the stack (None: it has none) → this one.
-    First the summary (GPUs and shares), then the details."""
+    First the summary (GPUs and shares, then `also`: other changes in words), then the details."""
     lines = [f"### Quota changes: stack `{stack}`, {base} → this change", ""]
     if before is None:
         lines += [f"Stack `{stack}` is new: {base} has no `Pulumi.{stack}.yaml`, so everything is added.", ""]
         before = StackQuotas((), {}, (), {}, {})
     changes = quota_changes(before, after)
     listed = membership(before, after)
-    if not changes and not listed:
+    if not changes and not listed and not also:
         return "\n".join(lines + [NO_CHANGE]) + "\n"
-    lines += [f"- {line}" for line in summary(before, after, changes)] + ["", DETAILS, ""]
+    lines += [f"- {line}" for line in [*summary(before, after, changes), *also]] + ["", DETAILS, ""]
     words = callouts(changes, after.flavors)
     lines += [f"- {line}" for line in words] + ([""] if words else [])
     lines += [f"- {line}" for line in listed] + ([""] if listed else [])

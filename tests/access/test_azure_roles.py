@@ -12,18 +12,24 @@ import yaml
 
 from components.access.azure_roles import ASSIGNING_ROLES, role_grants, roles_needed
 from components.access.component import CLUSTER_USER_ROLE
+from components.cluster.component import NETWORK_CONTRIBUTOR_ROLE
 from components.cluster.deployer import CLUSTER_ADMIN_ROLE
+from components.facts.built_in_roles import BUILT_IN_ROLES
 from components.monitoring.component import GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE
 from components.plan import main as plan_main
+from tests.access.test_identity import with_identities
 from tests.cluster.test_modes import EXISTING, KUBECONFIG
+from tests.cluster.test_network import BYO
 from tests.conftest import load_stack
-from tests.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, ROOT, SUBSCRIPTION, ProgramMocks, matching_agent_pools,
-                           run_program)
+from tests.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, ROOT, SUBSCRIPTION, ProgramMocks, identity_ids,
+                           matching_agent_pools, run_program)
 
-ROLE_IDS = {"Azure Kubernetes Service RBAC Cluster Admin": CLUSTER_ADMIN_ROLE,
+ROLE_IDS = {"Azure Kubernetes Service RBAC Cluster Admin": CLUSTER_ADMIN_ROLE, "Network Contributor": NETWORK_CONTRIBUTOR_ROLE,
             "Azure Kubernetes Service Cluster User Role": CLUSTER_USER_ROLE,
-            "Grafana Admin": GRAFANA_ADMIN_ROLE, "Monitoring Data Reader": MONITORING_DATA_READER_ROLE}
-PRINCIPALS = {"the deploying identity": DEPLOYER_OBJECT_ID, "the new Grafana's managed identity": GRAFANA_PRINCIPAL}
+            "Grafana Admin": GRAFANA_ADMIN_ROLE, "Monitoring Data Reader": MONITORING_DATA_READER_ROLE, **BUILT_IN_ROLES}
+PRINCIPALS = {"the deploying identity": DEPLOYER_OBJECT_ID, "the new Grafana's managed identity": GRAFANA_PRINCIPAL,
+              "the cluster's control-plane identity": identity_ids("kueue-control-plane")[0],
+              "team research's identity": identity_ids("identities-research")[0]}
 GROUP_A, GROUP_B = "11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"
 WORKSPACE_ID = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/obs/providers/Microsoft.Monitor/accounts/amw"
 
@@ -43,6 +49,10 @@ def variant(config: dict[str, Any], name: str) -> dict[str, Any]:
         changed["kueue-aks:cluster"] = {"existing": EXISTING}
         changed["kueue-aks:monitoring"] = {**changed.get("kueue-aks:monitoring", {}), "azureMonitorWorkspaceId": WORKSPACE_ID}
         teams[0]["members"] = [GROUP_A]
+    elif name == "byo network":
+        cluster.update(BYO)
+    elif name == "team identities":
+        return with_identities(changed)
     elif name == "kubeconfig":
         changed["kueue-aks:cluster"] = {"kubeconfig": KUBECONFIG}
         changed.pop("azure-native:location", None)
@@ -51,7 +61,7 @@ def variant(config: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", ["dev", "members and admins", "no deployer admin", "monitoring off", "existing",
-                                  "kubeconfig"])
+                                  "byo network", "team identities", "kubeconfig"])
 def test_the_listed_grants_are_the_registered_role_assignments(dev_config_map: dict[str, Any], name: str) -> None:
     config = variant(dev_config_map, name)
     mocks = ProgramMocks(agent_pools=matching_agent_pools(config), managed_cluster={"aadProfile": {"managed": True}}

@@ -53,12 +53,14 @@ EXTENSIONS_LIST_SPEC = f"{_EXTENSIONS}/2025-03-01/extensions.json"
 _COMPUTE = f"{_RM.format('compute')}/Microsoft.Compute"
 USAGES_SPEC = f"{_COMPUTE}/ComputeRP/stable/2024-07-01/computeRPCommon.json"
 SKUS_SPEC = f"{_COMPUTE}/Skus/stable/2021-07-01/skus.json"
+MSI_SPEC = f"{_RM.format('msi')}/Microsoft.ManagedIdentity/ManagedIdentity/stable/2023-01-31/ManagedIdentity.json"
 
 _GROUP = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers"
 CLUSTER_PATH = f"{_GROUP}/Microsoft.ContainerService/managedClusters/{{resourceName}}"
 AGENT_POOL_PATH = f"{CLUSTER_PATH}/agentPools/{{agentPoolName}}"
 WORKSPACE_PATH = f"{_GROUP}/Microsoft.Monitor/accounts/{{azureMonitorWorkspaceName}}"
 GRAFANA_PATH = f"{_GROUP}/Microsoft.Dashboard/grafana/{{workspaceName}}"
+IDENTITY_PATH = f"{_GROUP}/Microsoft.ManagedIdentity/userAssignedIdentities/{{resourceName}}"
 EXTENSIONS_PATH = (f"{_GROUP}/{{clusterRp}}/{{clusterResourceName}}/{{clusterName}}/providers/"
                    "Microsoft.KubernetesConfiguration/extensions")
 
@@ -94,6 +96,9 @@ RESOURCES: dict[str, Operation] = {
     "azure-native:dashboard:Grafana": Operation(GRAFANA_SPEC, "put", GRAFANA_PATH),
     "azure-native:kubernetesconfiguration:Extension":
         Operation(EXTENSION_SPEC, "put", f"{EXTENSIONS_PATH}/{{extensionName}}"),
+    "azure-native:managedidentity:UserAssignedIdentity": Operation(MSI_SPEC, "put", IDENTITY_PATH),
+    "azure-native:managedidentity:FederatedIdentityCredential":
+        Operation(MSI_SPEC, "put", f"{IDENTITY_PATH}/federatedIdentityCredentials/{{federatedIdentityCredentialResourceName}}"),
 }
 
 # The ARM call behind each invoke the program makes (the others, getClientConfig and
@@ -412,6 +417,10 @@ class ArmSpecs:
                 shaped[key] = item
                 continue
             path, prop_spec, prop = names[key]
+            if key == "userAssignedIdentities" and isinstance(item, list):
+                # azure-native 2+ takes the identities' IDs as a list and sends ARM's map of each to {}
+                # (pulumi-azure-native issue 812).
+                item = {identity: {} for identity in item}
             _container(shaped, path[:-1])[path[-1]] = self.arm_shape(prop_spec, prop, item)
         for path in containers:
             _container(shaped, path)

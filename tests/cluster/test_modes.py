@@ -70,6 +70,8 @@ CREATION_VALUES: dict[str, Any] = {
     "disableLocalAccounts": True,
     "autoUpgradeChannel": "patch",
     "deployerAdmin": False,
+    "network": {"podCidr": "192.168.0.0/16"},
+    "apiServer": {"authorizedIpRanges": ["203.0.113.0/24"]},
 }
 
 

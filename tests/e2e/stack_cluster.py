@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from components.access.identity import identity_objects, identity_teams, with_client_ids
 from components.access.members import access_objects
 from components.config.names import KUEUE_NAMESPACE
 from components.config.stack import StackConfig
@@ -43,6 +44,7 @@ from .kueue_controller import KueueController
 from .nodes import fake_nodes
 from .operators import Operators
 from .scraping import install_crd, service_monitor_crd_for
+from .stacks import client_id
 
 KUEUE_KINDS = ("Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
 HELM_WAIT_SECONDS = 180
@@ -145,6 +147,8 @@ class StackCluster:
         self.apply_objects()
         if access := access_objects(self.config, self.queue_set.local_queues):  # after the team namespaces (components/access)
             self.kubectl.apply(access)
+        if identities := identity_objects(self.config):  # components/access/component.py: TeamIdentities
+            self.kubectl.apply(with_client_ids(identities, {t.name: client_id(t.name) for t in identity_teams(self.config)}))
         if self.config.monitoring.enabled:
             self.apply_scrape_objects()
         wait_for("every ClusterQueue and LocalQueue to be Active", self.queues_active, 60)

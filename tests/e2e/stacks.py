@@ -3,8 +3,9 @@
 The generated ones cover what the two real stacks do not: a spot GPU pool (AKS's spot taint and
 label) beside an autoscaled topology-aware pool (both with ProvisioningRequest), several GPU sizes side by side (flavor order between GPU pools) with a topology-aware
 GPU pool, several teams that each use a subset of the pools (quotas only where a team may
-go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`), and a GPU
-pool whose quotas the preflight clamped to the subscription's vCPU quota.
+go), one of them only a topology-aware pool (its `default` queue is `<team>-topology`) and one with
+an Azure identity for its data, and a GPU pool whose quotas the preflight clamped to the
+subscription's vCPU quota.
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ _GENERATED: dict[str, dict[str, Any]] = {
         "kueue-aks:teams": [
             # A borrowing limit (twice its quota), shown in test_sharing.py.
             {"name": "web", "share": 25, "pools": ["general"], "borrowing": 2},
-            {"name": "data", "share": 25, "pools": ["general", "memory", "packed"]},
+            # An Azure identity for its data (test_identity.py): its ServiceAccount and who may use it.
+            {"name": "data", "share": 25, "pools": ["general", "memory", "packed"], "identity": {"roles": [
+                {"role": "Storage Blob Data Reader", "scope": "/subscriptions/00000000-0000-0000-0000-00000000000a/"
+                 "resourceGroups/data/providers/Microsoft.Storage/storageAccounts/teamdata"}]}},
             {"name": "ml", "share": 30, "pools": ["gpu"]},
             {"name": "ops", "share": 10, "pools": ["memory", "gpu"]},
             {"name": "hpc", "share": 10, "pools": ["packed"]},
@@ -106,6 +110,12 @@ MULTIKUEUE_MANAGER = "batch-manager"
 MULTIKUEUE_WORKERS = ("batch-westus3", "batch-swedencentral")
 WORKER_LOST_TIMEOUT_SECONDS = 20
 GC_INTERVAL_SECONDS = 5
+
+
+def client_id(team: str) -> str:
+    """The client ID the tier gives a team identity's ServiceAccount, made up as Azure would give
+    one at `pulumi up` (there is no Azure here)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"https://kueue-aks.example/e2e/identities/{team}"))
 
 
 def member_group(team: str) -> str:
