@@ -245,16 +245,26 @@ def _gpu_capacity(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
             )
         return f"`{flavor}` gains {_gpus(now - was)} ({was} → {now}): {account}."
     lost = was - now
-    from_spare = min(lost, spare_was)
-    from_teams = lost - from_spare
-    if from_teams == 0:
+    # Where the GPUs came from, by comparing both sides: the guarantees and the spare each before
+    # and after (rounding can move a GPU between them, so neither is assumed to go first).
+    from_teams = (was - spare_was) - (now - spare_now)
+    from_spare = spare_was - spare_now
+    it = "it" if lost == 1 else "them"
+    if from_teams <= 0:
         verdict = (
             "it was the spare GPU, which no team was guaranteed and any team could borrow"
             if lost == 1
             else "they were spare GPUs, which no team was guaranteed and any team could borrow"
         )
-    elif from_spare == 0:
-        verdict = f"no GPU was spare, so the teams' guarantees give {'it' if lost == 1 else 'them'} up"
+        if from_teams < 0:
+            verdict += f", and {-from_teams} more of the spare becomes the teams' guarantee"
+    elif from_spare <= 0:
+        verdict = f"none came from the spare: the teams' guarantees give {it} up"
+        if from_spare < 0:
+            verdict = (
+                f"none came from the spare: the teams' guarantees give up {from_teams}, of which {-from_spare} "
+                f"{'is' if from_spare == -1 else 'are'} left spare as the shares round down"
+            )
     else:
         verdict = (
             f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could "

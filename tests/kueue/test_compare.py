@@ -147,20 +147,41 @@ def test_the_issue_case_leads_with_the_gpus_the_lost_spare_and_the_shares(dev_co
     assert "| research | cpu | cpu (vCPU) | 18.77 → 15.64 (-3.13) | no limit | no limit | 0.6 → 0.5 (-0.1) |" in details
 
 
-def test_gpus_lost_beyond_the_spare_come_out_of_the_guarantees(dev_config_map: dict[str, Any]) -> None:
-    # 3 -> 1 T4: 60 % and 40 % of 1 both round down to 0, so the one GPU left is spare.
+def test_gpus_lost_are_attributed_by_comparing_guarantees_and_spare(dev_config_map: dict[str, Any]) -> None:
+    # Issue 61: 3 -> 2 T4 at 60/40: 60 % of 2 is 1, 40 % rounds down to 0; the spare stays 1, so
+    # the GPU came out of platform's guarantee, not the spare.
+    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=2))[:2] == [
+        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 0.",
+        "- `gpu` loses 1 of its 3 GPUs (3 → 2): none came from the spare: the teams' guarantees give it up "
+        "(teams' guarantees 2 → 1, spare 1 → 1).",
+    ]
+    # 3 -> 1: both shares of 1 round down to 0; the spare stays 1, both GPUs are the guarantees'.
     assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=1))[:2] == [
         "- Guaranteed GPUs on `gpu`: research 1 → 0, platform 1 → 0.",
-        "- `gpu` loses 2 of its 3 GPUs (3 → 1): 1 was spare (no team's guarantee, any team could borrow it), "
-        "1 comes out of the teams' guarantees (teams' guarantees 2 → 0, spare 1 → 1).",
+        "- `gpu` loses 2 of its 3 GPUs (3 → 1): none came from the spare: the teams' guarantees give them up "
+        "(teams' guarantees 2 → 0, spare 1 → 1).",
     ]
-    # 4 T4 at 50/50: 2 + 2, none spare; 3 -> 1 + 1 and 1 spare.
+    # 4 T4 at 50/50: 2 + 2, none spare; 3 -> 1 + 1 and 1 spare: the guarantees give up 2, 1 left spare.
     even = with_shares(with_pool(dev_config_map, "gpu", maxCount=4), research=50, platform=50)
     assert opening(even, with_pool(even, "gpu", maxCount=3))[:2] == [
         "- Guaranteed GPUs on `gpu`: research 2 → 1, platform 2 → 1.",
-        "- `gpu` loses 1 of its 4 GPUs (4 → 3): no GPU was spare, so the teams' guarantees give it up "
-        "(teams' guarantees 4 → 2, spare 0 → 1).",
+        "- `gpu` loses 1 of its 4 GPUs (4 → 3): none came from the spare: the teams' guarantees give up 2, of "
+        "which 1 is left spare as the shares round down (teams' guarantees 4 → 2, spare 0 → 1).",
     ]
+
+
+def test_four_teams_losing_two_of_four_gpus_lose_them_from_their_guarantees(dev_config_map: dict[str, Any]) -> None:
+    # Four teams on 4 T4 at 30/30/25/15: 1 + 1 + 1 + 0 and 1 spare; on 2 every share rounds to 0, both spare.
+    four = copy.deepcopy(with_pool(dev_config_map, "gpu", maxCount=4))
+    four["kueue-aks:teams"] = [{"name": n, "share": v} for n, v in (("a", 30), ("b", 30), ("c", 25), ("d", 15))]
+    before, after = quotas(four), quotas(with_pool(four, "gpu", maxCount=2))
+    lines = opening(four, with_pool(four, "gpu", maxCount=2))
+    key = ("gpu", "nvidia.com/gpu")
+    guaranteed = [before.capacity[key] - before.spare[key], after.capacity[key] - after.spare[key]]
+    spare = [before.spare[key], after.spare[key]]
+    loss = next(line for line in lines if "loses 2 of its 4 GPUs" in line)
+    assert f"(teams' guarantees {guaranteed[0]} → {guaranteed[1]}, spare {spare[0]} → {spare[1]})" in loss
+    assert guaranteed == [3, 0] and spare == [1, 2] and "none came from the spare" in loss, loss
 
 
 def test_a_share_change_alone_names_the_shares_and_the_gpus_that_stay(dev_config_map: dict[str, Any]) -> None:
