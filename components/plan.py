@@ -10,7 +10,7 @@ It reads `Pulumi.<stack>.yaml`, validates it with the same config model, builder
 the program uses, and prints a Markdown table (fit for a terminal or a GitHub job summary).
 The Kueue CRDs come from the chart the program installs, as in the program (components/kueue/crds.py).
 With --azure it also runs the program's preflight (components/preflight): it reads the
-subscription (--subscription, or AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID) as
+subscription (--subscription, AZURE_SUBSCRIPTION_ID / ARM_SUBSCRIPTION_ID, or `az login`'s default) as
 azure-identity's DefaultAzureCredential logs in (az login, a service principal's or workload
 identity's environment variables, a managed identity), prints the capacity table, and under
 quotaPolicy clamp shows the quotas clamped; on a cluster that exists it also checks the cluster's
@@ -80,7 +80,7 @@ from .kueue.validate import check_objects
 from .manifests.folders import write_manifests
 from .multikueue.manager import Worker, manager_local_queues, manager_queue_set, worker_problems, worker_quotas
 from .multikueue.worker import worker_facts
-from .preflight.arm import ArmClient, PreflightError
+from .preflight.arm import ArmClient, PreflightError, cli_subscription
 from .preflight.check import PreflightFailed, decide, read
 from .preflight.quota import capacity_markdown
 
@@ -363,9 +363,17 @@ def azure_preflight(config: StackConfig, root: Path, subscription: str | None) -
     """The program's preflight, with azure-identity's credential instead of the provider's token."""
     from azure.identity import DefaultAzureCredential
 
-    subscription = subscription or os.environ.get("AZURE_SUBSCRIPTION_ID") or os.environ.get("ARM_SUBSCRIPTION_ID")
+    subscription = (
+        subscription
+        or os.environ.get("AZURE_SUBSCRIPTION_ID")
+        or os.environ.get("ARM_SUBSCRIPTION_ID")
+        or cli_subscription()  # `az login` alone
+    )
     if not subscription:
-        raise PreflightError("no subscription: pass --subscription or set AZURE_SUBSCRIPTION_ID")
+        raise PreflightError(
+            "no subscription: run `az login` (its default subscription is used), pass --subscription, or set "
+            "AZURE_SUBSCRIPTION_ID"
+        )
     project = (yaml.safe_load((root / "Pulumi.yaml").read_text()) or {}).get("name", "kueue-aks")
     api = ArmClient(DefaultAzureCredential(), subscription, os.environ.get("ARM_ENVIRONMENT"))
     assessment = read(config, api, f"{project}/{config.stack}")
@@ -427,7 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--subscription",
-        help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, then ARM_SUBSCRIPTION_ID)",
+        help="with --azure: the subscription id (default: AZURE_SUBSCRIPTION_ID, then ARM_SUBSCRIPTION_ID, then "
+        "the Azure CLI's default subscription)",
     )
     parser.add_argument(
         "--base",

@@ -21,6 +21,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from azure.core import PipelineClient
@@ -57,6 +58,22 @@ SKIP = (
     "set kueue-aks:preflight.enabled: false to skip the check "
     "(pulumi config set --path kueue-aks:preflight.enabled false)"
 )
+
+
+def cli_subscription(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The Azure CLI's default subscription after `az login` (`az account show`'s), read from its
+    profile: $AZURE_CONFIG_DIR/azureProfile.json, else ~/.azure/azureProfile.json, which the CLI
+    writes with a byte order mark. None when there is no such file or default."""
+    folder = Path(environ.get("AZURE_CONFIG_DIR") or Path(environ.get("HOME") or Path.home()) / ".azure")
+    try:
+        profile = json.loads((folder / "azureProfile.json").read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    subscriptions = profile.get("subscriptions") if isinstance(profile, dict) else None
+    for entry in subscriptions if isinstance(subscriptions, list) else []:
+        if isinstance(entry, dict) and entry.get("isDefault") is True and isinstance(entry.get("id"), str):
+            return str(entry["id"])
+    return None
 
 
 class PreflightError(Exception):

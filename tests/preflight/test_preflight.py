@@ -6,6 +6,7 @@ that answers with the recorded responses in tests/fixtures/azure/ (Azure's docum
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from components import plan
 from components.config.checks import ConfigError
 from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.objects import build_objects
-from components.preflight.arm import ArmClient, PreflightError, ProviderToken
+from components.preflight.arm import ArmClient, PreflightError, ProviderToken, cli_subscription
 from components.preflight.check import STACK_TAG, PreflightFailed, decide, read
 from components.preflight.quota import assess, capacity_markdown, clamped, parse_skus, parse_usages
 from components.kueue.validate import validate_objects
@@ -379,3 +380,14 @@ def test_the_plan_without_a_login_says_to_run_az_login_in_one_line(azure: FakeAr
     assert err.startswith("error: preflight: not signed in to Azure: run `az login`")
     assert len(err.strip().splitlines()) == 1 and "Attempted credentials" not in err
     assert not azure.requests
+
+
+def test_the_plan_finds_the_subscription_az_login_chose(tmp_path: Path) -> None:
+    """`az login` alone: the Azure CLI's profile, with the byte order mark the CLI writes."""
+    profile = {"subscriptions": [{"id": "11111111-0000-0000-0000-000000000000", "isDefault": False},
+                                 {"id": "22222222-0000-0000-0000-000000000000", "isDefault": True}]}
+    (tmp_path / "azureProfile.json").write_text(json.dumps(profile), encoding="utf-8-sig")
+    assert cli_subscription({"AZURE_CONFIG_DIR": str(tmp_path)}) == "22222222-0000-0000-0000-000000000000"
+    assert cli_subscription({"HOME": str(tmp_path / "nobody")}) is None  # never logged in
+    (tmp_path / "azureProfile.json").write_text('{"subscriptions": [{"id": "x", "isDefault": false}]}')
+    assert cli_subscription({"AZURE_CONFIG_DIR": str(tmp_path)}) is None  # no default
