@@ -40,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from .access.azure_roles import roles_needed
+from .access.azure_roles import assigned_roles, roles_needed
 from .access.identity import (
     SERVICE_ACCOUNT,
     USE_LABEL,
@@ -444,7 +444,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="print only the quota changes from the stack's version on this "
         "git ref (e.g. origin/main) or in this stack file",
     )
+    parser.add_argument(
+        "--assigned-roles",
+        action="store_true",
+        help="print only the role definitions the stack assigns, as {guid, guid} for the condition of CI's "
+        "Role Based Access Control Administrator (docs/ci-cd.md)",
+    )
     args = parser.parse_args(argv)
+    if args.assigned_roles and (args.base or args.azure or args.manifests):
+        parser.error("--assigned-roles prints the roles alone: leave out --base, --azure and --manifests")
     if args.base and (args.azure or args.manifests):
         # The base has no preflight of its own: a clamped head would show quota changes nobody made.
         parser.error("--base compares the stack files alone: leave out --azure and --manifests")
@@ -463,6 +471,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if args.assigned_roles:
+        print(assigned_roles(config))
+        return 0
     capacity = ""
     if args.azure:
         try:

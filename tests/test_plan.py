@@ -416,3 +416,11 @@ def test_manifests_hold_every_namespace_before_the_objects_in_it(run_plan: PlanR
             if namespace and namespace not in there:
                 assert namespace in made, f"{folder}: {obj['kind']} {obj['metadata']['name']} is in namespace {namespace}, not made before it"
     assert operator_namespaces <= made, operator_namespaces - made
+
+
+def test_assigned_roles_prints_what_ci_may_assign_and_nothing_else(run_plan: PlanRunner) -> None:
+    # docs/ci-cd.md's ROLES=$(...): the dev stack assigns the deployer's AKS admin role and, with
+    # monitoring on, Monitoring Data Reader and Grafana Admin.
+    code, out, _ = run_plan("--stack", "dev", "--assigned-roles")
+    assert code == 0
+    assert out == "{22926164-76b3-42b3-bc55-97df8dab3e41, b0d8363b-8ddd-447d-831f-62ca05bff136, b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b}\n"

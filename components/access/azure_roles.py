@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config.stack import StackConfig
-from ..facts.built_in_roles import role_name
+from ..facts.built_in_roles import STACK_ROLES, role_name
 from .identity import identity_roles
 from .members import member_groups
 
@@ -24,6 +24,11 @@ class RoleGrant:
     role: str
     principal: str  # who, in words
     scope: str  # on what, in words
+    definition: str = ""  # the role definition's GUID; the stack's own roles' when left out
+
+    @property
+    def definition_id(self) -> str:
+        return self.definition or STACK_ROLES[self.role]
 
 
 def role_grants(config: StackConfig) -> list[RoleGrant]:
@@ -56,10 +61,17 @@ def role_grants(config: StackConfig) -> list[RoleGrant]:
         for group in member_groups(config)
     ]
     grants += [
-        RoleGrant(role_name(r.definition), f"team {team}'s identity", f"`{r.scope}`")
+        RoleGrant(role_name(r.definition), f"team {team}'s identity", f"`{r.scope}`", r.definition)
         for team, r in identity_roles(config)
     ]
     return grants
+
+
+def assigned_roles(config: StackConfig) -> str:
+    """The role definitions the stack assigns, as the condition of a delegated Role Based Access
+    Control Administrator takes them (`{guid, guid}`; docs/ci-cd.md's one-time setup): exactly
+    what CI's identity must be allowed to assign."""
+    return "{" + ", ".join(sorted({g.definition_id for g in role_grants(config)})) + "}"
 
 
 def data_scopes(config: StackConfig) -> list[str]:

@@ -31,6 +31,7 @@ from ..cluster.component import ExistingClusterMismatch, role_definition
 from ..config.cluster import ExistingCluster
 from ..config.stack import StackConfig
 from ..facts.azure_names import federated_credential_name, team_identity_name
+from ..facts.built_in_roles import STACK_ROLES
 from ..k8s.manifest import ObjectResource
 from ..k8s.part import Part
 from ..kueue.objects import QueueSet
@@ -44,7 +45,7 @@ from .identity import (
 )
 from .members import member_groups, team_access
 
-CLUSTER_USER_ROLE = "4abbcc35-e782-43d8-92c5-2d3f1bd2253f"
+CLUSTER_USER_ROLE = STACK_ROLES["Azure Kubernetes Service Cluster User Role"]
 
 
 def object_resources(

@@ -29,14 +29,14 @@ from ..config.names import QUEUED_TAINT, SYSTEM_POOL_NAME
 from ..config.pools import NodePool
 from ..config.stack import StackConfig
 from ..facts.azure_names import dns_prefix
+from ..facts.built_in_roles import STACK_ROLES
 from ..facts.capacity import MAX_PODS
 from .deployer import ACCESS_DEADLINE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
 from .tags import STACK_TAG, stack_tag
 
-# "Network Contributor" (MicrosoftDocs azure-docs, role-based-access-control/built-in-roles/networking.md):
-# what AKS's cluster identity needs on a subnet it does not own (learn.microsoft.com/azure/aks/
+# What AKS's cluster identity needs on a subnet it does not own (learn.microsoft.com/azure/aks/
 # configure-advanced-networking: "at least Network Contributor permissions on the subnet").
-NETWORK_CONTRIBUTOR_ROLE = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+NETWORK_CONTRIBUTOR_ROLE = STACK_ROLES["Network Contributor"]
 
 # The Entra ID server application every AKS-managed AAD cluster uses for tokens
 # (github.com/Azure/kubelogin issue 104; `kubelogin convert-kubeconfig` writes the same).

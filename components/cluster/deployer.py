@@ -27,11 +27,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..facts.built_in_roles import STACK_ROLES
 from ..k8s.reader import ClusterReader, ReadError
 
-# "Azure Kubernetes Service RBAC Cluster Admin": every data action in the cluster (MicrosoftDocs
-# azure-docs, role-based-access-control/built-in-roles/containers.md).
-CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+# "Azure Kubernetes Service RBAC Cluster Admin": every data action in the cluster.
+CLUSTER_ADMIN_ROLE = STACK_ROLES["Azure Kubernetes Service RBAC Cluster Admin"]
 # Up to five minutes to propagate, per the AKS docs; twice that before the program gives up.
 ACCESS_DEADLINE = 600.0
 ACCESS_POLL = 10.0

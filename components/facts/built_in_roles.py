@@ -70,7 +70,17 @@ PRIVILEGED_ROLES: Mapping[str, str] = {
     "Role Based Access Control Administrator": "f58310d9-a9f6-439a-9e8d-f62e7b41a168",
 }
 
-_NAMES = {guid: name for name, guid in {**BUILT_IN_ROLES, **PRIVILEGED_ROLES}.items()}
+# The roles the stack itself assigns (components/access/azure_roles.py lists where), from the same
+# list: "Containers" (the two AKS roles), "Networking", "Monitor" (Monitoring Data Reader, Grafana Admin).
+STACK_ROLES: Mapping[str, str] = {
+    "Azure Kubernetes Service RBAC Cluster Admin": "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b",
+    "Azure Kubernetes Service Cluster User Role": "4abbcc35-e782-43d8-92c5-2d3f1bd2253f",
+    "Network Contributor": "4d97b98b-1d4f-4787-a291-c67834d212e7",
+    "Monitoring Data Reader": "b0d8363b-8ddd-447d-831f-62ca05bff136",
+    "Grafana Admin": "22926164-76b3-42b3-bc55-97df8dab3e41",
+}
+
+_NAMES = {guid: name for name, guid in {**BUILT_IN_ROLES, **PRIVILEGED_ROLES, **STACK_ROLES}.items()}
 
 
 def role_name(definition: str) -> str:

@@ -39,12 +39,12 @@ from ..config.monitoring import MonitoringSettings
 from ..config.names import KUEUE_NAMESPACE
 from ..config.stack import StackConfig
 from ..facts.azure_names import association_name, endpoint_name, grafana_name, rule_name
+from ..facts.built_in_roles import STACK_ROLES
 from ..k8s.part import Part
 from .scrape import SERVICE_ACCOUNT_ANNOTATION
 
-# Built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
-MONITORING_DATA_READER_ROLE = "b0d8363b-8ddd-447d-831f-62ca05bff136"
-GRAFANA_ADMIN_ROLE = "22926164-76b3-42b3-bc55-97df8dab3e41"
+MONITORING_DATA_READER_ROLE = STACK_ROLES["Monitoring Data Reader"]
+GRAFANA_ADMIN_ROLE = STACK_ROLES["Grafana Admin"]
 # From the add-on's onboarding templates (module docstring).
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
 WORKSPACE_DESTINATION = "MonitoringAccount1"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.access.azure_roles import ASSIGNING_ROLES, role_grants, roles_needed
+from components.access.azure_roles import ASSIGNING_ROLES, assigned_roles, role_grants, roles_needed
 from components.access.component import CLUSTER_USER_ROLE
 from components.cluster.component import NETWORK_CONTRIBUTOR_ROLE
 from components.cluster.deployer import CLUSTER_ADMIN_ROLE
@@ -73,6 +73,9 @@ def test_the_listed_grants_are_the_registered_role_assignments(dev_config_map: d
                     for g in role_grants(load_stack(config)))
     assert listed == registered
     assert bool(roles_needed(load_stack(config))) == bool(registered)
+    # What CI's identity is allowed to assign (docs/ci-cd.md): exactly the role definitions registered.
+    definitions = sorted({r for r, _ in registered})
+    assert assigned_roles(load_stack(config)) == "{" + ", ".join(definitions) + "}"
 
 
 def test_the_plan_says_which_roles_up_needs(dev_config_map: dict[str, Any], tmp_path: Path,
