@@ -53,7 +53,7 @@ from .access.members import team_access
 from .assembly import stack_parts
 from .config.checks import ConfigError, Problem
 from .config.names import NAMESPACE
-from .config.network import ApiServer, NetworkSettings, vnet_of
+from .config.network import ApiServer, NetworkSettings
 from .config.parse import parse_config, raw_from_stack_file
 from .config.stack import StackConfig
 from .config.stackfile import read_stack_file
@@ -267,11 +267,11 @@ def network_markdown(config: StackConfig) -> str:
     if settings.mode != "create" or (network == NetworkSettings() and api == ApiServer()):
         return ""
     lines = []
-    if network.subnet_id:
+    if network.subnet_id and network.vnet_id:
         own = ", ".join(f"{p.name} in `{p.subnet_id.rsplit('/', 1)[1]}`" for p in config.node_pools if p.subnet_id)
         lines.append(
             f"**Network:** every pool in subnet `{network.subnet_id.rsplit('/', 1)[1]}` of VNet "
-            f"`{vnet_of(network.subnet_id).rsplit('/', 1)[1]}`{f' (but {own})' if own else ''}; the control plane's "
+            f"`{network.vnet_id.rsplit('/', 1)[1]}`{f' (but {own})' if own else ''}; the control plane's "
             "own identity joins them (Network Contributor on the VNet)."
         )
     ranges = [

@@ -38,7 +38,7 @@ def role_grants(config: StackConfig) -> list[RoleGrant]:
     grants: list[RoleGrant] = []
     if config.cluster.mode == "create" and config.cluster.deployer_admin:
         grants.append(RoleGrant("Azure Kubernetes Service RBAC Cluster Admin", "the deploying identity", "the cluster"))
-    vnet = config.cluster.network.vnet_id if config.cluster.mode == "create" else None
+    vnet = config.cluster.network.vnet_id  # only in create mode: elsewhere the keys are refused
     if vnet:
         grants.append(
             RoleGrant(
@@ -90,7 +90,7 @@ def roles_needed(config: StackConfig) -> str | None:
         if config.cluster.mode == "create"
         else "the cluster's and the monitoring resources' resource groups"
     )
-    vnet = config.cluster.network.vnet_id if config.cluster.mode == "create" else None
+    vnet = config.cluster.network.vnet_id  # only in create mode: elsewhere the keys are refused
     if vnet:
         # The VNet is the company's, often in a resource group or subscription of the network team.
         where += f" and the VNet {vnet.rsplit('/', 1)[1]} (resource group {vnet.split('/')[4]})"

@@ -25,10 +25,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import authorization, containerservice, managedidentity
+from pulumi_azure_native import authorization, managedidentity
 
-from ..cluster.component import ExistingClusterMismatch, role_definition
-from ..config.cluster import ExistingCluster
+from ..cluster.component import role_definition
 from ..config.stack import StackConfig
 from ..facts.azure_names import federated_credential_name, team_identity_name
 from ..facts.built_in_roles import STACK_ROLES
@@ -105,26 +104,6 @@ class TeamAccess(pulumi.ComponentResource):
         self.register_outputs({"teams": self.teams})
 
 
-def workload_identity_issuer(existing: ExistingCluster, cluster: Any) -> str:
-    """The existing cluster's OIDC issuer URL; raise unless it has the issuer and workload identity on,
-    which a team identity's federated credential and its pods' tokens need."""
-    issuer = getattr(cluster.oidc_issuer_profile, "issuer_url", None) if cluster.oidc_issuer_profile else None
-    workload = getattr(cluster.security_profile, "workload_identity", None) if cluster.security_profile else None
-    off = [
-        what
-        for what, on in (("the OIDC issuer", issuer), ("workload identity", getattr(workload, "enabled", False)))
-        if not on
-    ]
-    if off:
-        raise ExistingClusterMismatch(
-            f"kueue-aks:teams[].identity needs the OIDC issuer and workload identity on the existing AKS cluster "
-            f"{existing.name}, and {' and '.join(off)} {'is' if len(off) == 1 else 'are'} off. Its owner turns "
-            f"them on with: az aks update --resource-group {existing.resource_group} --name {existing.name} "
-            "--enable-oidc-issuer --enable-workload-identity; or remove the identities"
-        )
-    return str(issuer)
-
-
 def _scope_digest(scope: str) -> str:
     """A scope, short, for a resource name: IDs compare without case, so neither does this."""
     return hashlib.sha256(scope.lower().encode()).hexdigest()[:8]
@@ -150,17 +129,12 @@ class TeamIdentities(pulumi.ComponentResource):
     ) -> None:
         super().__init__("kueue-aks:access:TeamIdentities", name, None, opts)
         existing = config.cluster.existing
-        issuer: pulumi.Output[Any] = (
-            containerservice.get_managed_cluster_output(
-                resource_group_name=existing.resource_group, resource_name=existing.name
-            ).apply(lambda found: workload_identity_issuer(existing, found))
-            if existing
-            else cluster.oidc_issuer_url
-        )
-        # On an existing cluster nothing is created in Azure before its checks pass (the issuer's and
-        # the pools'); a new cluster's identities are made while AKS makes the cluster.
+        issuer: pulumi.Output[Any] = cluster.oidc_issuer_url
+        # On an existing cluster nothing is created in Azure before its checks pass (ExistingAksCluster's:
+        # the issuer and workload identity, the pools); a new cluster's identities are made while AKS
+        # makes the cluster.
         group: pulumi.Output[Any] = (
-            pulumi.Output.all(cluster.resource_group_name, issuer, cluster.verified).apply(lambda parts: parts[0])
+            pulumi.Output.all(cluster.resource_group_name, cluster.verified).apply(lambda parts: parts[0])
             if existing
             else cluster.resource_group_name
         )

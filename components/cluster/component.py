@@ -132,13 +132,6 @@ def api_server_access_profile(
     return None
 
 
-def subnet_role_definition(subnet_id: str, role: str) -> str:
-    """A built-in role's definition ID in the subscription of the subnet (built-in GUIDs are the
-    same in every subscription; the subnet's is the one its role assignment lives in)."""
-    subscription = subnet_id.split("/")[2]
-    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
-
-
 def role_definition(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
     """A built-in Azure role's definition ID in the deploying subscription."""
     return pulumi.Output.concat(
@@ -341,6 +334,26 @@ def check_prometheus_addon(existing: ExistingCluster, profile: Any) -> bool:
     return True
 
 
+def workload_identity_issuer(existing: ExistingCluster, cluster: Any) -> str:
+    """The existing cluster's OIDC issuer URL; raise unless it has the issuer and workload identity on,
+    which a team identity's federated credential and its pods' tokens need."""
+    issuer = getattr(cluster.oidc_issuer_profile, "issuer_url", None) if cluster.oidc_issuer_profile else None
+    workload = getattr(cluster.security_profile, "workload_identity", None) if cluster.security_profile else None
+    off = [
+        what
+        for what, on in (("the OIDC issuer", issuer), ("workload identity", getattr(workload, "enabled", False)))
+        if not on
+    ]
+    if off:
+        raise ExistingClusterMismatch(
+            f"kueue-aks:teams[].identity needs the OIDC issuer and workload identity on the existing AKS cluster "
+            f"{existing.name}, and {' and '.join(off)} {'is' if len(off) == 1 else 'are'} off. Its owner turns "
+            f"them on with: az aks update --resource-group {existing.resource_group} --name {existing.name} "
+            "--enable-oidc-issuer --enable-workload-identity; or remove the identities"
+        )
+    return str(issuer)
+
+
 def check_entra_integration(existing: ExistingCluster, aad_profile: Any) -> bool:
     """Raise unless the existing cluster signs users in with Entra ID (AKS-managed integration), which
     team members need: without it, the credentials the AKS Cluster User role hands out are a
@@ -430,7 +443,7 @@ class AksCluster(pulumi.ComponentResource):
         }
         cluster_after: list[pulumi.Resource] = []
         vnet = settings.network.vnet_id
-        if settings.network.subnet_id and vnet:
+        if vnet:
             self.control_plane_identity = managedidentity.UserAssignedIdentity(
                 f"{name}-control-plane",
                 resource_group_name=self.resource_group.name,
@@ -443,7 +456,8 @@ class AksCluster(pulumi.ComponentResource):
                 principal_id=self.control_plane_identity.principal_id,
                 # An identity just made may not have reached Entra ID's replicas: the type says what it is.
                 principal_type="ServicePrincipal",
-                role_definition_id=subnet_role_definition(settings.network.subnet_id, NETWORK_CONTRIBUTOR_ROLE),
+                # In the VNet's subscription, where the assignment lives.
+                role_definition_id=role_definition(vnet.split("/")[2], NETWORK_CONTRIBUTOR_ROLE),
                 description="kueue-aks: the AKS control plane joins nodes to the stack's subnets (cluster.network)",
                 opts=child,
             )
@@ -568,6 +582,8 @@ class ExistingAksCluster(pulumi.ComponentResource):
             )
         if any(t.members for t in config.teams):
             checks.append(cluster.aad_profile.apply(lambda profile: check_entra_integration(existing, profile)))
+        if any(t.identity for t in config.teams):
+            checks.append(cluster.apply(lambda found: workload_identity_issuer(existing, found)))
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             cluster.disable_local_accounts.apply(lambda off: aks_kubeconfig(group, cluster_name, exec_login=bool(off)))
         )

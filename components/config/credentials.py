@@ -8,7 +8,7 @@ ever quotes a credential: messages name where it is, never what it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import yaml
@@ -25,11 +25,12 @@ _SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN")
 def kubeconfig_document(text: str) -> Any:
     """The kubeconfig's YAML, or None when it is not YAML or uses anchors or aliases (so a few
     lines of nested aliases cannot expand into gigabytes: no kubeconfig needs them)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
                 return None
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yaml.load(text, Loader=loader)
     except (yaml.YAMLError, UnicodeError):  # a lone surrogate cannot be UTF-8 for the C reader
         return None
 
@@ -69,10 +70,10 @@ def _exec_credentials(exec_: Any, at: str) -> list[str]:
     return found
 
 
-def was_secret(section: str, secret_keys: Iterable[str] | None) -> bool | None:
+def was_secret(section: str, secret_keys: Collection[str] | None) -> bool | None:
     """Whether the program was handed `section` (a full key, e.g. `kueue-aks:cluster`) as a Pulumi
     secret; None when the caller does not know (a library caller that passes no secret keys)."""
-    return None if secret_keys is None else section in set(secret_keys)
+    return None if secret_keys is None else section in secret_keys
 
 
 def plain_text_problem(what: str, key: str, value: str = "<value>") -> str:

@@ -20,11 +20,10 @@ import pytest
 import yaml
 from pulumi.runtime import MockResourceArgs
 
-from components.access.component import workload_identity_issuer
 from components.access.identity import (CLIENT_ID_ANNOTATION, CLIENT_ID_PLACEHOLDER, READER_ROLE, SERVICE_ACCOUNT,
                                         identity_objects, role_changes)
 from components.assembly import IDENTITIES as IDENTITIES_PART
-from components.cluster.component import ExistingClusterMismatch
+from components.cluster.component import ExistingClusterMismatch, workload_identity_issuer
 from components.config.checks import ConfigError
 from components.config.cluster import ExistingCluster
 from components.config.keys import GUID
