@@ -51,6 +51,7 @@ from .access.identity import (
 )
 from .access.members import team_access
 from .assembly import stack_parts
+from .cluster.edits import edit_lines
 from .config.checks import ConfigError, Problem
 from .config.names import NAMESPACE
 from .config.network import ApiServer, NetworkSettings
@@ -420,7 +421,9 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         return 3, unreadable_base_markdown(
             stack, label, "builds Kueue objects this change's validator rejects", [str(v) for v in err.violations]
         )
-    return 0, comparison_markdown(stack, label, stack_quotas(config, base_queues), after, role_changes(config, head))
+    return 0, comparison_markdown(
+        stack, label, stack_quotas(config, base_queues), after, role_changes(config, head), edit_lines(config, head)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -312,15 +312,28 @@ def test_base_summary_leads_with_the_gpus_the_spare_and_the_shares(run_plan: Pla
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(head))
     code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"), root=tmp_path)
     assert code == 0
-    assert out.splitlines()[2:8] == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
+    assert out.splitlines()[2:7] == [
         "- `gpu` loses 1 of its 3 GPUs (3 → 2): it was the spare GPU, which no team was guaranteed and any team "
-        "could borrow (teams' guarantees 2 → 2, spare 1 → 0).",
+        "could borrow; no team's guarantee changes.",
         "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
         "",
         "#### Details",
         "",
     ]
+
+
+def test_an_edit_aks_cannot_apply_leads_the_comparison(run_plan: PlanRunner, tmp_path: Path) -> None:
+    # Issue 61: a GPU pool's VM size said "No quota change" or spoke of CPU and memory alone.
+    head = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    next(p for p in head["config"]["kueue-aks:nodePools"] if p["name"] == "gpu")["vmSize"] = "Standard_NC16as_T4_v3"
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(head))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"), root=tmp_path)
+    assert code == 0
+    first = out.splitlines()[2]
+    assert first.startswith("- **AKS cannot change the VM size of pool `gpu` in place** (Standard_NC4as_T4_v3 → "
+                            "Standard_NC16as_T4_v3, `kueue-aks:nodePools[1].vmSize`): `up` deletes `gpu` and creates "
+                            "it anew"), first
+    assert "The safe way: add a pool with the new VM size beside it (e.g. `gpu2`)" in first
 
 
 def test_the_same_stack_as_base_has_no_quota_change(run_plan: PlanRunner) -> None:

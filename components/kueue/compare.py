@@ -21,6 +21,7 @@ from typing import Any
 
 from ..config.names import TEAM_LABEL
 from ..config.stack import StackConfig
+from ..facts.operators import OPERATOR_PINS, OPERATORS
 from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, UNITS, human, human_amount
 from .objects import QueueSet
@@ -62,6 +63,9 @@ class StackQuotas:
     # (flavor, resource) -> what no team is guaranteed: the cohort's own quota, any team may borrow it
     spare: Mapping[tuple[str, str], int] = field(default_factory=dict)
     shares: Mapping[str, Decimal] = field(default_factory=dict)  # team -> share in percent (its weight × 100)
+    local_queues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # team -> its LocalQueues
+    priorities: Mapping[str, int] = field(default_factory=dict)  # WorkloadPriorityClass -> value
+    versions: Mapping[str, str] = field(default_factory=dict)  # Kueue and each operator -> what is installed
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,10 @@ def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
     """The quotas of the built ClusterQueues, so limits and weights are the applied ones."""
     quotas: dict[QuotaKey, Quota] = {}
     shares: dict[str, Decimal] = {}
+    priorities: dict[str, int] = {}
     for obj in queues.objects:
+        if obj["kind"] == "WorkloadPriorityClass":
+            priorities[obj["metadata"]["name"]] = obj["value"]
         if obj["kind"] != "ClusterQueue":
             continue
         spec = obj["spec"]
@@ -102,7 +109,23 @@ def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
         quotas=quotas,
         spare={(row.flavor, row.resource): row.cohort for row in queues.rows},
         shares=shares,
+        local_queues={team: tuple(q) for team, q in queues.local_queues.items()},
+        priorities=priorities,
+        versions=installed_versions(config),
     )
+
+
+def installed_versions(config: StackConfig) -> dict[str, str]:
+    """What the stack installs of Kueue and each operator, by title: a pinned version, the AKS
+    extension's, or "yours" for an operator the cluster already has."""
+    kueue = config.kueue
+    ext = kueue.extension
+    versions = {"Kueue": f"{ext.version} (AKS extension, Kueue {ext.kueue})" if ext else kueue.version}
+    for settings in config.operators:
+        title = OPERATORS[settings.key].title
+        external = settings.install == "external"
+        versions[title] = "yours" if external else OPERATOR_PINS[kueue.version][settings.key].version
+    return versions
 
 
 def quota_changes(before: StackQuotas, after: StackQuotas) -> list[QuotaChange]:
@@ -216,64 +239,78 @@ def _gpus(count: int) -> str:
     return human_amount(RESOURCE_GPU, count)
 
 
-def _guaranteed_gpus(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
-    """Each team's nominal GPU quota on the flavor, before → after (– where it has none)."""
-    parts, same = [], True
+def _guarantee_changes(flavor: str, before: StackQuotas, after: StackQuotas) -> list[tuple[str, int, int]]:
+    """(team, GPUs before, after) for each team whose guaranteed GPUs on the flavor change; a team
+    absent on a side holds 0 there (the line shows it as –)."""
+    moved = []
     for team in _teams(before, after):
         was, now = (side.quotas.get((team, flavor, RESOURCE_GPU)) for side in (before, after))
-        if was is not None or now is not None:
-            parts.append(f"{team} {was.nominal if was else '–'} → {now.nominal if now else '–'}")
-            same = same and was is not None and now is not None and was.nominal == now.nominal
-    if not parts:
-        return f"No team is guaranteed a GPU on `{flavor}`: no team uses it."
-    return f"Guaranteed GPUs on `{flavor}`: {', '.join(parts)}{' (unchanged)' if same else ''}."
+        if (was.nominal if was else 0) != (now.nominal if now else 0):
+            moved.append((team, was.nominal if was else 0, now.nominal if now else 0))
+    return moved
 
 
-def _gpu_capacity(flavor: str, before: StackQuotas, after: StackQuotas) -> str:
-    """The GPUs a flavor gains or loses, and for a loss whether they were the spare (what no team
-    was guaranteed: the cohort's) or came out of the teams' guarantees."""
+def _who(flavor: str, moved: Sequence[tuple[str, int, int]], before: StackQuotas, after: StackQuotas) -> str:
+    """Each moved team's guarantee, before → after, – where the team does not exist."""
+
+    def side(team: str, quotas: StackQuotas, n: int) -> str:
+        return str(n) if (team, flavor, RESOURCE_GPU) in quotas.quotas else "–"
+
+    return ", ".join(f"{team} {side(team, before, was)} → {side(team, after, now)}" for team, was, now in moved)
+
+
+def _spare_words(n: int) -> str:
+    return "it was the spare GPU" if n == 1 else f"{'both' if n == 2 else 'all'} were spare GPUs"
+
+
+def _gpu_line(flavor: str, before: StackQuotas, after: StackQuotas) -> str | None:
+    """What happens to a GPU flavor's GPUs, in one sentence, or None when neither its capacity nor
+    any team's guarantee on it changes. A loss is split between the spare (what no team is
+    guaranteed: the cohort's, any team may borrow it) and the guarantees by comparing both sides,
+    since rounding can move a GPU between them."""
     key = (flavor, RESOURCE_GPU)
-    was, now = before.capacity.get(key, 0), after.capacity.get(key, 0)
+    cap_was, cap_now = before.capacity.get(key, 0), after.capacity.get(key, 0)
     spare_was, spare_now = before.spare.get(key, 0), after.spare.get(key, 0)
-    account = f"teams' guarantees {was - spare_was} → {now - spare_now}, spare {spare_was} → {spare_now}"
+    moved = _guarantee_changes(flavor, before, after)
+    who = _who(flavor, moved, before, after)
     name = f"pool `{flavor}`" if flavor in {**before.pools, **after.pools} else f"flavor `{flavor}`"
-    if now > was:
-        if flavor not in before.flavors:
-            return (
-                f"The {name} is added with {_gpus(now)}: {now - spare_now} guaranteed to teams, {spare_now} spare, "
-                "which no team is guaranteed and any team may borrow."
-            )
-        return f"`{flavor}` gains {_gpus(now - was)} ({was} → {now}): {account}."
-    lost = was - now
-    # Where the GPUs came from, by comparing both sides: the guarantees and the spare each before
-    # and after (rounding can move a GPU between them, so neither is assumed to go first).
-    from_teams = (was - spare_was) - (now - spare_now)
-    from_spare = spare_was - spare_now
-    it = "it" if lost == 1 else "them"
-    if from_teams <= 0:
-        verdict = (
-            "it was the spare GPU, which no team was guaranteed and any team could borrow"
-            if lost == 1
-            else "they were spare GPUs, which no team was guaranteed and any team could borrow"
+    spare = f"spare {spare_was} → {spare_now}" if spare_was != spare_now else f"the spare stays {spare_now}"
+    if cap_was == cap_now:
+        if not moved and spare_was == spare_now:
+            return None
+        return f"Guaranteed GPUs on `{flavor}`: {who or 'no team changes'}; {spare}."
+    if flavor not in before.flavors:
+        given = ", ".join(f"{team} {now}" for team, _, now in moved if now) or "none"
+        return (
+            f"The {name} is added with {_gpus(cap_now)}: guaranteed to {given}; {spare_now} spare, which no team is "
+            "guaranteed and any team may borrow."
         )
-        if from_teams < 0:
-            verdict += f", and {-from_teams} more of the spare becomes the teams' guarantee"
-    elif from_spare <= 0:
-        verdict = f"none came from the spare: the teams' guarantees give {it} up"
-        if from_spare < 0:
-            verdict = (
-                f"none came from the spare: the teams' guarantees give up {from_teams}, of which {-from_spare} "
-                f"{'is' if from_spare == -1 else 'are'} left spare as the shares round down"
-            )
+    if cap_now > cap_was:
+        to = f"guarantees {who}" if moved else "no team's guarantee changes"
+        return f"`{flavor}` gains {_gpus(cap_now - cap_was)} ({cap_was} → {cap_now}): {to}; {spare}."
+    lost = cap_was - cap_now
+    from_teams = sum(was - now for _, was, now in moved)
+    from_spare = spare_was - spare_now
+    if from_teams <= 0:
+        verdict = f"{_spare_words(lost)}, which no team was guaranteed and any team could borrow"
+        verdict += f"; guarantees {who}" if moved else "; no team's guarantee changes"
+    elif from_spare == 0:
+        comes = "it comes" if lost == 1 else "they come"
+        verdict = f"{comes} out of the guarantees ({who}); the spare stays {spare_now}"
+    elif from_spare < 0:
+        verdict = (
+            f"the guarantees give up {from_teams} ({who}), of which {-from_spare} "
+            f"{'stays' if from_spare == -1 else 'stay'} spare as the shares round down ({spare})"
+        )
     else:
         verdict = (
-            f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could "
-            f"borrow {'it' if from_spare == 1 else 'them'}), {from_teams} "
-            f"{'comes' if from_teams == 1 else 'come'} out of the teams' guarantees"
+            f"{from_spare} {'was' if from_spare == 1 else 'were'} spare (no team's guarantee, any team could borrow "
+            f"{'it' if from_spare == 1 else 'them'}) and {from_teams} {'comes' if from_teams == 1 else 'come'} out "
+            f"of the guarantees ({who})"
         )
     if flavor not in after.flavors:
-        return f"The {name} is removed with its {_gpus(was)}: {verdict} ({account})."
-    return f"`{flavor}` loses {lost} of its {_gpus(was)} ({was} → {now}): {verdict} ({account})."
+        return f"The {name} is removed with its {_gpus(cap_was)}: {verdict}."
+    return f"`{flavor}` loses {lost} of its {_gpus(cap_was)} ({cap_was} → {cap_now}): {verdict}."
 
 
 def _percent(share: Decimal) -> str:
@@ -281,56 +318,142 @@ def _percent(share: Decimal) -> str:
 
 
 def _share_changes(before: StackQuotas, after: StackQuotas) -> list[str]:
-    parts = []
-    for team in _teams(before, after):
-        was, now = before.shares.get(team), after.shares.get(team)
-        if was is None and now is not None:
-            parts.append(f"{team} {_percent(now)} (new)")
-        elif now is None and was is not None:
-            parts.append(f"{team} {_percent(was)} → – (removed)")
-        elif was is not None and now is not None and was != now:
-            parts.append(f"{team} {_percent(was)} → {_percent(now)}")
+    """Share changes of the teams on both sides (a new or removed team has a line of its own)."""
+    parts = [
+        f"{team} {_percent(before.shares[team])} → {_percent(after.shares[team])}"
+        for team in after.teams
+        if team in before.shares and team in after.shares and before.shares[team] != after.shares[team]
+    ]
     return [f"Shares: {', '.join(parts)}."] if parts else []
 
 
-def summary(before: StackQuotas, after: StackQuotas, changes: Sequence[QuotaChange]) -> list[str]:
-    """What a reviewer reads first, a sentence a line: per GPU flavor whose GPU rows or capacity
-    changed, each team's guaranteed GPUs before → after and the GPUs gained or lost; each share
-    change in percent. One line when none of that changed."""
-    gpu_rows = {c.flavor for c in changes if c.resource == RESOURCE_GPU}
+def _team_lines(before: StackQuotas, after: StackQuotas) -> list[str]:
+    """Each team added (its share and queues) or removed (what `up` deletes with it)."""
     lines = []
-    for flavor in _gpu_flavors(before, after):
-        key = (flavor, RESOURCE_GPU)
-        moved = before.capacity.get(key, 0) != after.capacity.get(key, 0)
-        if flavor not in gpu_rows and not moved:
-            continue
-        line = _guaranteed_gpus(flavor, before, after)
-        spare_was, spare_now = before.spare.get(key, 0), after.spare.get(key, 0)
-        if not moved and spare_was != spare_now:
-            line += f" Spare GPUs, which no team is guaranteed and any team may borrow: {spare_was} → {spare_now}."
-        lines.append(line)
-        if moved:
-            lines.append(_gpu_capacity(flavor, before, after))
-    lines += _share_changes(before, after)
-    if not lines:
-        lines = ["No GPU or share change" + ("; the changes below are to CPU and memory." if changes else ".")]
+    for team in after.teams:
+        if team not in before.teams:
+            queues = ", ".join(f"`{q}`" for q in after.local_queues.get(team, ()))
+            share = f" with a {_percent(after.shares[team])} share" if team in after.shares else ""
+            lines.append(f"**Team `{team}` is added**{share}: namespace `{team}`, LocalQueues {queues or '–'}.")
+    for team in before.teams:
+        if team not in after.teams:
+            lines.append(
+                f"**Team `{team}` is removed**: `up` deletes its namespace `{team}` with every job in it, running "
+                "or waiting, and its queues."
+            )
     return lines
 
 
+def _limit_words(kind: str, limit: int | None) -> str:
+    if kind == "borrowing":
+        return "may borrow without limit" if limit is None else "can no longer borrow" if limit == 0 else ""
+    return "lends all its idle quota" if limit is None else "no longer lends its idle quota" if limit == 0 else ""
+
+
+def _limit_lines(changes: Sequence[QuotaChange]) -> list[str]:
+    """Per team and kind of limit, the borrowing and lending limits that change on rows the team
+    has on both sides: in words where every new limit says the same (none, or no limit), else
+    each row's before → after."""
+    rows: dict[tuple[str, str], list[tuple[QuotaChange, int | None, int | None]]] = {}
+    for c in changes:
+        if c.before is None or c.after is None:
+            continue
+        for kind in ("borrowing", "lending"):
+            was, now = getattr(c.before, f"{kind}_limit"), getattr(c.after, f"{kind}_limit")
+            if was != now:
+                rows.setdefault((c.team, kind), []).append((c, was, now))
+    lines = []
+    for (team, kind), moved in rows.items():
+        flavors = ", ".join(dict.fromkeys(f"`{c.flavor}`" for c, _, _ in moved))
+        words = {_limit_words(kind, now) for _, _, now in moved}
+        if len(words) == 1 and "" not in words:
+            lines.append(f"**{team} {words.pop()}** on {flavors} ({kind} limit).")
+            continue
+        gpus = [(c, was, now) for c, was, now in moved if c.resource == RESOURCE_GPU]
+        each = "; ".join(
+            f"GPUs on `{c.flavor}` {'no limit' if was is None else was} → {'no limit' if now is None else now}"
+            for c, was, now in gpus
+        )
+        rest = ", ".join(dict.fromkeys(f"`{c.flavor}`" for c, _, _ in moved if c.resource != RESOURCE_GPU))
+        if rest:
+            each += f"{'; ' if each else ''}vCPU and memory on {rest}{' too' if gpus else ''} (details below)"
+        lines.append(f"**{team}'s {kind} limits change**: {each}.")
+    return lines
+
+
+def _priority_lines(before: StackQuotas, after: StackQuotas) -> list[str]:
+    """The priority classes added, removed or revalued, in one line."""
+    parts = [f"`{n}` added ({v})" for n, v in after.priorities.items() if n not in before.priorities]
+    parts += [
+        f"`{n}` {before.priorities[n]} → {v}"
+        for n, v in after.priorities.items()
+        if n in before.priorities and before.priorities[n] != v
+    ]
+    parts += [f"`{n}` removed (was {v})" for n, v in before.priorities.items() if n not in after.priorities]
+    return [f"Priority classes: {', '.join(parts)}."] if parts else []
+
+
+def _version_lines(before: StackQuotas, after: StackQuotas) -> list[str]:
+    """Kueue and each operator whose version changes, is added or is removed, and what `up` does."""
+    lines = []
+    for title, now in after.versions.items():
+        was = before.versions.get(title)
+        if not before.versions or was == now:
+            continue
+        if was is None:
+            lines.append(f"**{title} {now} is installed** for the enabled frameworks.")
+        elif title == "Kueue":
+            lines.append(
+                f"**Kueue {was} → {now}**: `up` upgrades it in place; queues and workloads stay "
+                "(docs/day-2.md#upgrade-kueue says what else changes)."
+            )
+        else:
+            lines.append(f"**{title} {was} → {now}**: `up` upgrades it in place.")
+    lines += [
+        f"**{title} {was} is uninstalled**: no enabled framework needs it; `up` removes it and its CRDs, with "
+        "every object of its kinds."
+        for title, was in before.versions.items()
+        if title not in after.versions and was != "yours"
+    ]
+    return lines
+
+
+def headline(before: StackQuotas, after: StackQuotas, changes: Sequence[QuotaChange]) -> list[str]:
+    """What a reviewer reads first, a sentence a line, only of what changes: Kueue's and the
+    operators' versions; teams added or removed; per GPU flavor, the GPUs gained or lost and whose
+    guarantees change; borrowing and lending limits; shares; priority classes."""
+    lines = _version_lines(before, after) + _team_lines(before, after)
+    lines += [line for flavor in _gpu_flavors(before, after) if (line := _gpu_line(flavor, before, after))]
+    return lines + _limit_lines(changes) + _share_changes(before, after) + _priority_lines(before, after)
+
+
+def summary(before: StackQuotas, after: StackQuotas, changes: Sequence[QuotaChange]) -> list[str]:
+    """The headline, or one line saying that none of it changed."""
+    return headline(before, after, changes) or [
+        "No GPU or share change" + ("; the changes below are to CPU and memory." if changes else ".")
+    ]
+
+
 def comparison_markdown(
-    stack: str, base: str, before: StackQuotas | None, after: StackQuotas, also: Sequence[str] = ()
+    stack: str,
+    base: str,
+    before: StackQuotas | None,
+    after: StackQuotas,
+    also: Sequence[str] = (),
+    lead: Sequence[str] = (),
 ) -> str:
     """The comparison a reviewer reads: `base`'s version of the stack (None: it has none) → this one.
-    First the summary (GPUs and shares, then `also`: other changes in words), then the details."""
+    First the summary: `lead` (what must be read before anything else: edits AKS cannot apply in
+    place), the summary of the queues, then `also` (other changes in words); then the details."""
     lines = [f"### Quota changes: stack `{stack}`, {base} → this change", ""]
     if before is None:
         lines += [f"Stack `{stack}` is new: {base} has no `Pulumi.{stack}.yaml`, so everything is added.", ""]
         before = StackQuotas((), {}, (), {}, {})
     changes = quota_changes(before, after)
     listed = membership(before, after)
-    if not changes and not listed and not also:
+    if not changes and not listed and not also and not lead and not headline(before, after, changes):
         return "\n".join(lines + [NO_CHANGE]) + "\n"
-    lines += [f"- {line}" for line in [*summary(before, after, changes), *also]] + ["", DETAILS, ""]
+    lines += [f"- {line}" for line in [*lead, *summary(before, after, changes), *also]] + ["", DETAILS, ""]
     words = callouts(changes, after.flavors)
     lines += [f"- {line}" for line in words] + ([""] if words else [])
     lines += [f"- {line}" for line in listed] + ([""] if listed else [])

@@ -4,6 +4,7 @@ the program builds."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from decimal import Decimal
 from typing import Any
 
@@ -131,12 +132,11 @@ def test_the_spare_and_the_shares_are_read_from_the_built_objects(dev_config_map
 
 def test_the_issue_case_leads_with_the_gpus_the_lost_spare_and_the_shares(dev_config_map: dict[str, Any]) -> None:
     # Issue 51: shares 60/40 -> 50/50 and the gpu pool's maxCount 3 -> 2. Each team keeps its 1 GPU;
-    # the GPU that goes was the one no team was guaranteed.
+    # the GPU that goes was the one no team was guaranteed, and the unchanged guarantees stay out.
     after = with_pool(with_shares(dev_config_map, research=50, platform=50), "gpu", maxCount=2)
     assert opening(dev_config_map, after) == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
         "- `gpu` loses 1 of its 3 GPUs (3 → 2): it was the spare GPU, which no team was guaranteed and any team "
-        "could borrow (teams' guarantees 2 → 2, spare 1 → 0).",
+        "could borrow; no team's guarantee changes.",
         "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
         "",
     ]
@@ -149,89 +149,147 @@ def test_the_issue_case_leads_with_the_gpus_the_lost_spare_and_the_shares(dev_co
 
 def test_gpus_lost_are_attributed_by_comparing_guarantees_and_spare(dev_config_map: dict[str, Any]) -> None:
     # Issue 61: 3 -> 2 T4 at 60/40: 60 % of 2 is 1, 40 % rounds down to 0; the spare stays 1, so
-    # the GPU came out of platform's guarantee, not the spare.
-    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=2))[:2] == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 0.",
-        "- `gpu` loses 1 of its 3 GPUs (3 → 2): none came from the spare: the teams' guarantees give it up "
-        "(teams' guarantees 2 → 1, spare 1 → 1).",
+    # the GPU came out of platform's guarantee, not the spare (the old summary said the spare).
+    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=2)) == [
+        "- `gpu` loses 1 of its 3 GPUs (3 → 2): it comes out of the guarantees (platform 1 → 0); the spare stays 1.",
+        "",
     ]
     # 3 -> 1: both shares of 1 round down to 0; the spare stays 1, both GPUs are the guarantees'.
-    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=1))[:2] == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 0, platform 1 → 0.",
-        "- `gpu` loses 2 of its 3 GPUs (3 → 1): none came from the spare: the teams' guarantees give them up "
-        "(teams' guarantees 2 → 0, spare 1 → 1).",
-    ]
+    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=1))[0] == (
+        "- `gpu` loses 2 of its 3 GPUs (3 → 1): they come out of the guarantees (research 1 → 0, platform 1 → 0); "
+        "the spare stays 1."
+    )
     # 4 T4 at 50/50: 2 + 2, none spare; 3 -> 1 + 1 and 1 spare: the guarantees give up 2, 1 left spare.
     even = with_shares(with_pool(dev_config_map, "gpu", maxCount=4), research=50, platform=50)
-    assert opening(even, with_pool(even, "gpu", maxCount=3))[:2] == [
-        "- Guaranteed GPUs on `gpu`: research 2 → 1, platform 2 → 1.",
-        "- `gpu` loses 1 of its 4 GPUs (4 → 3): none came from the spare: the teams' guarantees give up 2, of "
-        "which 1 is left spare as the shares round down (teams' guarantees 4 → 2, spare 0 → 1).",
-    ]
+    assert opening(even, with_pool(even, "gpu", maxCount=3))[0] == (
+        "- `gpu` loses 1 of its 4 GPUs (4 → 3): the guarantees give up 2 (research 2 → 1, platform 2 → 1), of which "
+        "1 stays spare as the shares round down (spare 0 → 1)."
+    )
 
 
 def test_four_teams_losing_two_of_four_gpus_lose_them_from_their_guarantees(dev_config_map: dict[str, Any]) -> None:
-    # Four teams on 4 T4 at 30/30/25/15: 1 + 1 + 1 + 0 and 1 spare; on 2 every share rounds to 0, both spare.
+    # Issue 61's four-team stack: 4 T4 at 30/30/25/15 give 1 + 1 + 1 + 0 and 1 spare; on 2 every share
+    # rounds to 0 and both are spare. The guarantees lose 3 (not 1, as the old split said), one of
+    # which stays as spare; d, unchanged at 0, is not named.
     four = copy.deepcopy(with_pool(dev_config_map, "gpu", maxCount=4))
     four["kueue-aks:teams"] = [{"name": n, "share": v} for n, v in (("a", 30), ("b", 30), ("c", 25), ("d", 15))]
     before, after = quotas(four), quotas(with_pool(four, "gpu", maxCount=2))
-    lines = opening(four, with_pool(four, "gpu", maxCount=2))
     key = ("gpu", "nvidia.com/gpu")
-    guaranteed = [before.capacity[key] - before.spare[key], after.capacity[key] - after.spare[key]]
-    spare = [before.spare[key], after.spare[key]]
-    loss = next(line for line in lines if "loses 2 of its 4 GPUs" in line)
-    assert f"(teams' guarantees {guaranteed[0]} → {guaranteed[1]}, spare {spare[0]} → {spare[1]})" in loss
-    assert guaranteed == [3, 0] and spare == [1, 2] and "none came from the spare" in loss, loss
+    assert [before.capacity[key] - before.spare[key], after.capacity[key] - after.spare[key]] == [3, 0]
+    assert opening(four, with_pool(four, "gpu", maxCount=2)) == [
+        "- `gpu` loses 2 of its 4 GPUs (4 → 2): the guarantees give up 3 (a 1 → 0, b 1 → 0, c 1 → 0), of which 1 "
+        "stays spare as the shares round down (spare 1 → 2).",
+        "",
+    ]
 
 
-def test_a_share_change_alone_names_the_shares_and_the_gpus_that_stay(dev_config_map: dict[str, Any]) -> None:
+def test_a_share_change_alone_names_the_shares_and_only_the_gpus_that_move(dev_config_map: dict[str, Any]) -> None:
     assert opening(dev_config_map, with_shares(dev_config_map, research=50, platform=50)) == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 1, platform 1 → 1 (unchanged).",
         "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
         "",
     ]
     # 4 T4: 60/40 gives 2 + 1 and a spare; 50/50 gives 2 + 2, the spare becomes platform's.
     four = with_pool(dev_config_map, "gpu", maxCount=4)
-    assert opening(four, with_shares(four, research=50, platform=50))[:2] == [
-        "- Guaranteed GPUs on `gpu`: research 2 → 2, platform 1 → 2. Spare GPUs, which no team is guaranteed and "
-        "any team may borrow: 1 → 0.",
+    assert opening(four, with_shares(four, research=50, platform=50)) == [
+        "- Guaranteed GPUs on `gpu`: platform 1 → 2; spare 1 → 0.",
         "- Shares: research 60 % → 50 %, platform 40 % → 50 %.",
+        "",
     ]
 
 
-def test_a_gpu_pool_added_says_who_is_guaranteed_its_gpus(dev_config_map: dict[str, Any]) -> None:
+def test_a_gpu_pool_gained_added_or_removed_says_whose_guarantees_change(dev_config_map: dict[str, Any]) -> None:
     after = copy.deepcopy(dev_config_map)
     after["kueue-aks:nodePools"].append({"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0,
                                          "maxCount": 2})
     # 2 A100s: 60 % -> 1, 40 % -> 0, 1 spare. The T4 pool does not change: no line for it.
     assert opening(dev_config_map, after) == [
-        "- Guaranteed GPUs on `a100`: research – → 1, platform – → 0.",
-        "- The pool `a100` is added with 2 GPUs: 1 guaranteed to teams, 1 spare, which no team is guaranteed and "
+        "- The pool `a100` is added with 2 GPUs: guaranteed to research 1; 1 spare, which no team is guaranteed and "
         "any team may borrow.",
         "",
     ]
-    assert opening(after, dev_config_map)[:2] == [
-        "- Guaranteed GPUs on `a100`: research 1 → –, platform 0 → –.",
-        "- The pool `a100` is removed with its 2 GPUs: 1 was spare (no team's guarantee, any team could borrow it), "
-        "1 comes out of the teams' guarantees (teams' guarantees 1 → 0, spare 1 → 0).",
+    assert opening(after, dev_config_map) == [
+        "- The pool `a100` is removed with its 2 GPUs: 1 was spare (no team's guarantee, any team could borrow it) "
+        "and 1 comes out of the guarantees (research 1 → –).",
+        "",
+    ]
+    assert opening(dev_config_map, with_pool(dev_config_map, "gpu", maxCount=5)) == [
+        "- `gpu` gains 2 GPUs (3 → 5): guarantees research 1 → 3, platform 1 → 2; spare 1 → 0.",
+        "",
     ]
 
 
-def test_teams_added_and_removed_in_the_summary(dev_config_map: dict[str, Any]) -> None:
+def test_teams_added_and_removed_lead_with_what_up_creates_and_deletes(dev_config_map: dict[str, Any]) -> None:
     after = copy.deepcopy(dev_config_map)
     after["kueue-aks:teams"] = [{"name": "research", "share": 60}, {"name": "vision", "share": 40}]
+    # research keeps its share and its GPU: it is not in the headline.
     assert opening(dev_config_map, after) == [
-        "- Guaranteed GPUs on `gpu`: research 1 → 1, vision – → 1, platform 1 → –.",
-        "- Shares: vision 40 % (new), platform 40 % → – (removed).",
+        "- **Team `vision` is added** with a 40 % share: namespace `vision`, LocalQueues `default`, `topology`.",
+        "- **Team `platform` is removed**: `up` deletes its namespace `platform` with every job in it, running or "
+        "waiting, and its queues.",
+        "- Guaranteed GPUs on `gpu`: vision – → 1, platform 1 → –; the spare stays 1.",
         "",
     ]
     assert opening(None, dev_config_map)[2:] == [  # after the sentence that the stack is new
-        "- Guaranteed GPUs on `gpu`: research – → 1, platform – → 1.",
-        "- The pool `gpu` is added with 3 GPUs: 2 guaranteed to teams, 1 spare, which no team is guaranteed and "
-        "any team may borrow.",
-        "- Shares: research 60 % (new), platform 40 % (new).",
+        "- **Team `research` is added** with a 60 % share: namespace `research`, LocalQueues `default`, `topology`.",
+        "- **Team `platform` is added** with a 40 % share: namespace `platform`, LocalQueues `default`, `topology`.",
+        "- The pool `gpu` is added with 3 GPUs: guaranteed to research 1, platform 1; 1 spare, which no team is "
+        "guaranteed and any team may borrow.",
+        "- Priority classes: `high` added (1000), `normal` added (0), `low` added (-1000).",
         "",
     ]
+
+
+def test_borrowing_and_lending_limits_lead_the_summary(dev_config_map: dict[str, Any]) -> None:
+    def teams(**settings: Any) -> dict[str, Any]:
+        changed = copy.deepcopy(dev_config_map)
+        changed["kueue-aks:teams"][0].update(settings)
+        return changed
+
+    # Before, a table row was all a reviewer saw of a team that can no longer borrow.
+    assert opening(dev_config_map, teams(borrowing=0)) == [
+        "- **research can no longer borrow** on `cpu`, `gpu`, `tas` (borrowing limit).", ""]
+    assert opening(teams(borrowing=0), dev_config_map) == [
+        "- **research may borrow without limit** on `cpu`, `gpu`, `tas` (borrowing limit).", ""]
+    assert opening(dev_config_map, teams(borrowing=1)) == [
+        "- **research's borrowing limits change**: GPUs on `gpu` no limit → 1; vCPU and memory on `cpu`, `gpu`, "
+        "`tas` too (details below).",
+        "",
+    ]
+    # No key sets a lending limit; the built objects may (a MultiKueue manager's, Kueue's own).
+    dev = quotas(dev_config_map)
+    lent = dataclasses.replace(dev, quotas={
+        k: dataclasses.replace(q, lending_limit=0) if k[0] == "research" and k[1] == "gpu" else q
+        for k, q in dev.quotas.items()})
+    text = comparison_markdown("dev", "`main`", dev, lent)
+    assert "- **research no longer lends its idle quota** on `gpu` (lending limit)." in text.splitlines()
+
+
+def test_kueue_and_operator_upgrades_lead_the_summary(dev_config_map: dict[str, Any]) -> None:
+    old = copy.deepcopy(dev_config_map)
+    old["kueue-aks:kueue"] = {"version": "0.18.4"}
+    # It used to say "No quota change." and nothing of the upgrade.
+    text = comparison_markdown("dev", "`main`", quotas(old), quotas(dev_config_map))
+    assert NO_CHANGE in text
+    assert opening(old, dev_config_map) == [
+        "- **Kueue 0.18.4 → 0.19.2**: `up` upgrades it in place; queues and workloads stay "
+        "(docs/day-2.md#upgrade-kueue says what else changes).",
+        "- **MPI Operator 0.8.0 → 0.8.2**: `up` upgrades it in place.",
+        "",
+    ]
+    fewer = copy.deepcopy(dev_config_map)
+    fewer["kueue-aks:kueue"] = {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]}
+    lines = opening(dev_config_map, fewer)
+    assert "- **KubeRay 1.6.2 is uninstalled**: no enabled framework needs it; `up` removes it and its CRDs, with "\
+        "every object of its kinds." in lines, lines
+    assert not any("JobSet" in line for line in lines), lines
+
+
+def test_priority_classes_changed_are_named(dev_config_map: dict[str, Any]) -> None:
+    after = copy.deepcopy(dev_config_map)
+    after["kueue-aks:priorityClasses"] = [{"name": "urgent", "value": 2000}, {"name": "normal", "value": 0},
+                                          {"name": "low", "value": -500}]
+    assert opening(dev_config_map, after) == [
+        "- Priority classes: `urgent` added (2000), `low` -1000 → -500, `high` removed (was 1000).", ""]
 
 
 def test_a_cpu_only_change_says_so_in_one_line_and_keeps_the_details(dev_config_map: dict[str, Any]) -> None:
