@@ -1,15 +1,16 @@
-"""Quota changes between two versions of a stack, as plain data and Markdown, for reviewers.
+"""What a change does to a stack's queues, as plain data and Markdown, for reviewers.
 
 Each side is what the program builds (components/plan.py builds both with the same code): per
 team, flavor and resource, the nominal quota, borrowing and lending limits and fair-sharing weight
-as its ClusterQueue states them, each team's share (its weight), the pools and flavors, and each
-flavor's capacity and spare (the cohort's quota, as the quota table has it). The comparison
-opens with a few lines for the reviewer: each team's guaranteed GPUs before → after, the GPUs a pool
-gains or loses and whether the lost ones were the spare (what no team is guaranteed and any team may
-borrow through the cohort) or came out of the teams' guarantees, and each share change in percent;
-beside them, lines the caller adds (the team identities' Azure roles gained or lost). Then the
-details, before → after: who gains or loses guaranteed capacity (nominal quota), GPUs first; every
-changed quota row; the teams, pools and flavors added or removed.
+as its ClusterQueue states them, each team's share and LocalQueues, the pools and flavors, each
+flavor's capacity and spare (the cohort's quota, as the quota table has it), the priority classes,
+and what is installed of Kueue and the operators. The comparison opens with a headline of only
+what changes: the caller's leading lines (edits AKS cannot apply in place), versions, teams added
+and removed, per GPU flavor the GPUs gained or lost and where they come from (the spare, what no
+team is guaranteed and any team may borrow, and each team's guarantee, both sides compared),
+borrowing and lending limits, shares and priority classes; then the caller's other lines (the team
+identities' Azure roles). Then the details, before → after: who gains or loses guaranteed capacity
+(nominal quota), GPUs first; every changed quota row; the teams, pools and flavors added or removed.
 """
 
 from __future__ import annotations
