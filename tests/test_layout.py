@@ -28,6 +28,7 @@ RANKS = {
     "kueue": 4,
     "gpu": 5, "governance": 5, "monitoring": 5, "operators": 5, "autoscaling": 5, "preflight": 5, "access": 5,
     "recovery": 5,
+    "forecast": 5,  # the waiting-time forecast: reads the built Kueue objects, printed by the plan
     "multikueue": 6, "manifests": 6,
     "assembly": 7,  # what the stack creates, component by component: read by __main__ and the plan
     "plan": 8,
