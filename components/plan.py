@@ -61,6 +61,7 @@ from .config.stackfile import read_stack_file
 from .config.teams import DEFAULT_PRIORITY, Team
 from .facts.azure_names import team_identity_name
 from .facts.operators import OPERATOR_PINS, OPERATORS
+from .forecast.forecast import forecast_markdown
 from .k8s.crd_schema import CrdError
 from .k8s.resources import UNITS, human
 from .kueue.compare import comparison_markdown, stack_quotas, unreadable_base_markdown
@@ -409,7 +410,8 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         text = files.read(stack)
     after = stack_quotas(head, queues)
     if text is None:
-        return 0, comparison_markdown(stack, label, None, after, role_changes(None, head))
+        forecast = forecast_markdown(None, (head, queues), root)
+        return 0, comparison_markdown(stack, label, None, after, role_changes(None, head)) + forecast
     try:
         config = parse_stack(stack, text)
         _, base_queues, _ = built_queues(config, files, root)
@@ -421,9 +423,10 @@ def compare_with_base(head: StackConfig, queues: QueueSet, base: str, root: Path
         return 3, unreadable_base_markdown(
             stack, label, "builds Kueue objects this change's validator rejects", [str(v) for v in err.violations]
         )
-    return 0, comparison_markdown(
+    changes = comparison_markdown(
         stack, label, stack_quotas(config, base_queues), after, role_changes(config, head), edit_lines(config, head)
     )
+    return 0, changes + forecast_markdown((config, base_queues), (head, queues), root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -500,6 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: generated Kueue objects are invalid:\n{err}", file=sys.stderr)
         return 3
     queues = manager_markdown(config, workers) if workers else quota_markdown(config, stack_queues.rows)
+    queues += forecast_markdown(None, (config, stack_queues), args.root)
     print(queues + access_markdown(config, stack_queues) + identities_markdown(config) + operators_markdown(config))
     network = network_markdown(config)
     if network:

@@ -336,10 +336,23 @@ def test_an_edit_aks_cannot_apply_leads_the_comparison(run_plan: PlanRunner, tmp
     assert "The safe way: add a pool with the new VM size beside it (e.g. `gpu2`)" in first
 
 
+def test_the_comparison_ends_with_the_waiting_time_forecast(run_plan: PlanRunner, tmp_path: Path) -> None:
+    # docs/ci-cd.md's example, 70 / 30 on the base: platform, guaranteed no GPU then, waits less now.
+    (tmp_path / "Pulumi.dev.old.yaml").write_text(dev_with(research=70, platform=30))
+    code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
+    assert code == 0
+    forecast = out[out.index("#### Waiting-time forecast: stack `dev`, before → after"):]
+    assert "Trace: synthetic, seed 1, load 0.8, " in forecast and "(research 70 %, platform 30 %)" in forecast
+    assert "| platform | 608 | 10.3 h → 0 s |" in forecast
+    assert out.splitlines()[-1] == "Fidelity: not yet measured against real Kueue."
+
+
 def test_the_same_stack_as_base_has_no_quota_change(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"))
     assert code == 0
-    assert out.splitlines()[-1] == "No quota change." and "|" not in out
+    assert "No quota change." in out.splitlines() and "|" not in out
+    # The forecast follows (components/forecast): the same queues on both sides change nothing.
+    assert out.splitlines()[-1] == "The queues are the same on both sides, so the forecast does not change."
 
 
 def test_base_as_a_git_ref_and_a_stack_new_there(run_plan: PlanRunner, tmp_path: Path) -> None:

@@ -198,8 +198,8 @@ def synthetic_trace(
     sizes = " or ".join(str(g) for g, _ in spec.gpu_split)
     label = (
         f"synthetic, seed {seed}, load {load:g}, {len(generated):,} jobs over {duration_text(span)}: Philly's run "
-        f"times and GPUs per job ({sizes}, the sizes the largest GPU pool holds), GPU and CPU work each {load:.0%} "
-        f"of {side}'s pools, each team's jobs in proportion to its share on {side} ({shares})"
+        f"times and GPUs per job ({sizes}, the sizes the largest GPU pool holds), GPU and CPU work each "
+        f"{load * 100:g} % of {side}'s pools, each team's jobs in proportion to its share on {side} ({shares})"
     )
     return Trace(generated, label)
 

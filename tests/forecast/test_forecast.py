@@ -23,6 +23,7 @@ from components.forecast.forecast import (
 from components.forecast.trace import Pod, TraceJob, mean_duration_s, offered_load, write_trace
 from components.kueue.objects import queue_set
 from tests.conftest import load_stack
+from tests.harness import ROOT
 from tests.kueue.test_compare import with_shares
 
 
@@ -161,3 +162,12 @@ def test_percentiles_and_durations_read_as_people_read_them() -> None:
     assert percentile([], 50) is None
     assert [percentile([5.0, 1.0, 3.0, 2.0], p) for p in (50, 95, 100)] == [2.0, 5.0, 5.0]
     assert [duration_text(s) for s in (0, 59.4, 600, 5400, 200_000)] == ["0 s", "59 s", "10 min", "1.5 h", "2.3 days"]
+
+
+def test_the_example_in_the_docs_is_what_the_forecast_prints(dev_config_map: dict[str, Any]) -> None:
+    """docs/forecast.md shows the forecast of its example: the dev stack against research 70 / platform 30."""
+    page = (ROOT / "docs" / "forecast.md").read_text()
+    shown = page.split("````markdown\n", 1)[1].split("````", 1)[0]
+    text = forecast_markdown(side(with_shares(dev_config_map, research=70, platform=30)), side(dev_config_map),
+                             Path("/nonexistent"))
+    assert text.lstrip("\n") == shown, "update docs/forecast.md's example to what the forecast now prints"
