@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..config.stack import StackConfig
@@ -107,15 +107,9 @@ def stack_queues(config: StackConfig, queues: QueueSet) -> Queues:
     as the Helm release gets it (none with AKS's managed extension, which sets its own)."""
     manager = None if config.kueue.extension else manager_config(config)
     read = read_queues(queues.objects, manager, config.kueue.feature_gates)
-    if config.multi_kueue.is_manager and not read.reasons:
-        return Queues(
-            read.cluster_queues,
-            read.cohorts,
-            read.local_queues,
-            read.priorities,
-            read.topology_flavors,
-            read.strategies,
-            ("a MultiKueue manager dispatches its jobs to its workers, which are not simulated",),
+    if config.multi_kueue.is_manager:  # one reason says it all: its jobs run on the workers
+        return replace(
+            read, reasons=("a MultiKueue manager dispatches its jobs to its workers, which are not simulated",)
         )
     return read
 
@@ -342,7 +336,7 @@ def forecast_markdown(
     base = stack_queues(*before) if before else None
     if base is not None and base == head:
         return _section(title, "The queues are the same on both sides, so the forecast does not change.")
-    for which, queues in (("this change", head), ("the base", base)):
+    for which, queues in (("this change" if before else "the stack", head), ("the base", base)):
         if queues is not None and queues.reasons:
             return _section(
                 title,

@@ -127,11 +127,8 @@ def read_queues(
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for obj in objects:
         by_kind.setdefault(obj["kind"], []).append(obj)
-    for kind in ("MultiKueueConfig", "MultiKueueCluster"):
-        if kind in by_kind:
-            reasons.append(
-                f"a MultiKueue manager's queues ({kind}) dispatch to worker clusters, which are not simulated"
-            )
+    if "MultiKueueConfig" in by_kind or "MultiKueueCluster" in by_kind:
+        reasons.append("a MultiKueue manager's queues dispatch to worker clusters, which are not simulated")
 
     if manager_config is None:
         reasons.append(

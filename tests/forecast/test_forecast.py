@@ -22,9 +22,12 @@ from components.forecast.forecast import (
 )
 from components.forecast.trace import Pod, TraceJob, mean_duration_s, offered_load, write_trace
 from components.kueue.objects import queue_set
+from components.multikueue.manager import manager_queue_set
+from components.multikueue.worker import worker_facts
 from tests.conftest import load_stack
 from tests.harness import ROOT
 from tests.kueue.test_compare import with_shares
+from tests.multikueue.test_multikueue import MANAGER, SWEDEN, WEST, stack_map, workers_of
 
 
 def side(config_map: dict[str, Any]) -> tuple[Any, Any]:
@@ -171,3 +174,12 @@ def test_the_example_in_the_docs_is_what_the_forecast_prints(dev_config_map: dic
     text = forecast_markdown(side(with_shares(dev_config_map, research=70, platform=30)), side(dev_config_map),
                              Path("/nonexistent"))
     assert text.lstrip("\n") == shown, "update docs/forecast.md's example to what the forecast now prints"
+
+
+def test_a_multikueue_manager_is_not_forecast() -> None:
+    manager = load_stack(stack_map(MANAGER), MANAGER)
+    facts = {"westus3": worker_facts(load_stack(stack_map(WEST), WEST)),
+             "swedencentral": worker_facts(load_stack(stack_map(SWEDEN), SWEDEN))}
+    text = forecast_markdown(None, (manager, manager_queue_set(manager, workers_of(manager, facts))), Path("/nonexistent"))
+    assert text.splitlines()[3] == ("Not forecast: the simulator does not model the stack's queues: a MultiKueue "
+                                    "manager dispatches its jobs to its workers, which are not simulated.")

@@ -125,8 +125,8 @@ def test_kueues_configuration_beyond_the_model_is_a_reason(dev: tuple[list[dict[
     assert read_queues(objects, manager, {"FairSharingPreemptWithinNominal": False, "LocalQueueMetrics": True}).reasons == (
         "feature gate FairSharingPreemptWithinNominal=false (Kueue 0.19.2's default is the other way)",)
     multikueue = [*objects, {"kind": "MultiKueueConfig", "metadata": {"name": "workers"}, "spec": {"clusters": []}}]
-    assert "a MultiKueue manager's queues (MultiKueueConfig) dispatch to worker clusters" in read_queues(
-        multikueue, manager).reasons[0]
+    assert read_queues(multikueue, manager).reasons[0] == (
+        "a MultiKueue manager's queues dispatch to worker clusters, which are not simulated")
 
 
 def test_an_extension_stack_is_not_forecast(dev_config_map: dict[str, Any]) -> None:
