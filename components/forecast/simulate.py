@@ -38,7 +38,10 @@ file@v0.19.2; read, not copied):
 - a preempted job gives its quota back at once and starts over from nothing, queued again by its
   submission time (pkg/workload/workload.go GetQueueOrderTimestamp).
 
-Where it departs from Kueue, knowingly: evictions are instant (pods take seconds to stop); the
+Where it departs from Kueue, knowingly: a class that asks for at least as much of the same
+resources at no higher priority than one just set aside is set aside with it, where Kueue tries
+it in the next cycles and it fails alike (a larger request fits no flavor a smaller one did not,
+and finds no more preemption targets); evictions are instant (pods take seconds to stop); the
 flavor scan starts from the first flavor every time (Kueue 0.19 may resume where it left off,
 FlavorFungibilityPreserveScanProgress); ties Kueue leaves to map order or UIDs are broken by
 object and trace order, so a run is deterministic; one cycle's entries are admitted one after
