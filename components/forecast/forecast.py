@@ -21,6 +21,7 @@ Definitions, per team:
 from __future__ import annotations
 
 import math
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -171,7 +172,7 @@ def synthetic_spec(config: StackConfig, load: float = DEFAULT_LOAD, jobs: int = 
         )
         for t in config.teams
     )
-    return TraceSpec(teams, gpu_pod, cpu_pod, CPU_PODS_MAX, 3600.0, gpu_split=spec.gpu_split)
+    return replace(spec, teams=teams)
 
 
 def synthetic_trace(
@@ -226,27 +227,21 @@ def percentile(values: Sequence[float], p: float) -> float | None:
 
 def figures(jobs: Sequence[TraceJob], outcome: Outcome, horizon_s: float) -> Forecast:
     waits: dict[str, list[float]] = {}
-    finished: dict[str, int] = {}
-    gpu_seconds: dict[str, float] = {}
-    preempted: dict[str, int] = {}
+    finished: Counter[str] = Counter()
+    gpu_seconds: defaultdict[str, float] = defaultdict(float)
+    preempted: Counter[str] = Counter()
     for run in outcome.runs:
         job = jobs[run.job]
         if run.completed:
             held = max(0.0, min(run.end_s, horizon_s) - min(run.start_s, horizon_s))
-            gpu_seconds[job.team] = gpu_seconds.get(job.team, 0.0) + job.gpus * held
+            gpu_seconds[job.team] += job.gpus * held
             waits.setdefault(job.team, []).append(run.start_s - job.arrival_s)
-            finished[job.team] = finished.get(job.team, 0) + (run.end_s <= horizon_s)
+            finished[job.team] += run.end_s <= horizon_s
         else:
-            preempted[job.team] = preempted.get(job.team, 0) + 1
-    unqueued: dict[str, int] = {}
-    for index in outcome.unqueued:
-        unqueued[jobs[index].team] = unqueued.get(jobs[index].team, 0) + 1
-    waiting: dict[str, int] = {}
-    for index in outcome.never_admitted:
-        waiting[jobs[index].team] = waiting.get(jobs[index].team, 0) + 1
-    submitted: dict[str, int] = {}
-    for job in jobs:
-        submitted[job.team] = submitted.get(job.team, 0) + 1
+            preempted[job.team] += 1
+    unqueued = dict(Counter(jobs[index].team for index in outcome.unqueued))
+    waiting = Counter(jobs[index].team for index in outcome.never_admitted)
+    submitted = Counter(job.team for job in jobs)
     teams = {
         team: TeamForecast(
             team,

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from ..config.names import TEAM_LABEL
-from ..k8s.quantity import MIB, QuantityError, parse_quantity
-from ..k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY
+from ..k8s.quantity import QuantityError, parse_quantity
+from ..k8s.resources import held
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
@@ -100,9 +99,7 @@ def amount(resource: str, value: Any) -> int:
     """A quantity in the simulator's units: millicores for cpu, MiB for memory, whole units
     otherwise; rounded up (a quota is written whole in these units, a request holds what it
     asks)."""
-    quantity = parse_quantity(value)
-    unit = Decimal("0.001") if resource == RESOURCE_CPU else Decimal(MIB) if resource == RESOURCE_MEMORY else Decimal(1)
-    return int((quantity / unit).to_integral_value(rounding=ROUND_CEILING))
+    return held(resource, parse_quantity(value))
 
 
 def _quota(resource: Mapping[str, Any]) -> Quota:

@@ -38,11 +38,11 @@ import math
 import random
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from statistics import NormalDist
 
-from ..k8s.quantity import MIB, QuantityError, format_cpu, format_memory, parse_quantity
+from ..k8s.quantity import QuantityError, format_cpu, format_memory, parse_quantity
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY, held
 
 # Where a job goes when it names no LocalQueue: the team's `default` (components/kueue/objects.py
 # LOCAL_QUEUE_NAME, which is also where Kueue puts a job that names no queue).
@@ -307,8 +307,10 @@ def _whole(problems: _Problems, line: int, column: str, text: str, low: int, hig
     return int(quantity)
 
 
-def _request(problems: _Problems, line: int, column: str, text: str, unit: Decimal, high: int, what: str) -> int | None:
-    """A per-pod request in whole `unit`s, rounded up: what the pod holds of a quota."""
+def _request(problems: _Problems, line: int, resource: str, text: str, high: int, what: str) -> int | None:
+    """A per-pod request of `resource` (also its column) in display units, rounded up: what the
+    pod holds of a quota."""
+    column = resource
     try:
         quantity = parse_quantity(text)
     except QuantityError:
@@ -317,7 +319,7 @@ def _request(problems: _Problems, line: int, column: str, text: str, unit: Decim
     if quantity < 0:
         problems.add(line, column, f"{_shown(text)} must not be negative")
         return None
-    amount = int((quantity / unit).to_integral_value(rounding=ROUND_CEILING))
+    amount = held(resource, quantity)
     if amount > high:
         problems.add(line, column, f"{_shown(text)} is more than any node has ({what}: at most {high} a pod)")
         return None
@@ -401,8 +403,8 @@ def _job(
     submit = _seconds(problems, number, "submit_s", cells["submit_s"])
     duration = _seconds(problems, number, "duration_s", cells["duration_s"])
     pods = _whole(problems, number, "pods", cells["pods"], 1, MAX_PODS, "pods")
-    cpu = _request(problems, number, "cpu", cells["cpu"], Decimal("0.001"), MAX_CPU_M, "millicores")
-    memory = _request(problems, number, "memory", cells["memory"], Decimal(MIB), MAX_MEMORY_MIB, "MiB")
+    cpu = _request(problems, number, RESOURCE_CPU, cells["cpu"], MAX_CPU_M, "millicores")
+    memory = _request(problems, number, RESOURCE_MEMORY, cells["memory"], MAX_MEMORY_MIB, "MiB")
     gpus = _whole(problems, number, "gpus", cells["gpus"], 0, MAX_GPUS, "GPUs")
     team = cells["team"]
     if not team:

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import ROUND_CEILING, Decimal
+from decimal import Decimal
 from typing import Any
 
 from ..config.names import TEAM_LABEL
-from ..k8s.quantity import MIB, QuantityError, parse_quantity
-from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
+from ..k8s.quantity import QuantityError, parse_quantity
+from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, held
 from .trace import DEFAULT_QUEUE, MAX_JOBS, Pod, TraceJob
 
 WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
@@ -142,15 +142,11 @@ def _pod_sets(workload: Mapping[str, Any]) -> list[tuple[int, dict[str, Decimal]
     return found
 
 
-def _whole(value: Decimal, unit: Decimal) -> int:
-    return int((value / unit).to_integral_value(rounding=ROUND_CEILING))
-
-
 def _pod(requests: Mapping[str, Decimal]) -> Pod:
     return Pod(
-        _whole(requests.get(RESOURCE_CPU, Decimal(0)), Decimal("0.001")),
-        _whole(requests.get(RESOURCE_MEMORY, Decimal(0)), Decimal(MIB)),
-        _whole(requests.get(RESOURCE_GPU, Decimal(0)), Decimal(1)),
+        held(RESOURCE_CPU, requests.get(RESOURCE_CPU, Decimal(0))),
+        held(RESOURCE_MEMORY, requests.get(RESOURCE_MEMORY, Decimal(0))),
+        held(RESOURCE_GPU, requests.get(RESOURCE_GPU, Decimal(0))),
     )
 
 

@@ -5,8 +5,9 @@ them, and as people read them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from decimal import ROUND_CEILING, Decimal
 
-from .quantity import format_count, format_cpu, format_memory
+from .quantity import MIB, format_count, format_cpu, format_memory
 
 RESOURCE_CPU = "cpu"
 RESOURCE_MEMORY = "memory"
@@ -20,6 +21,9 @@ _FORMAT: Mapping[str, Callable[[int], str]] = {
     RESOURCE_GPU: format_count,
 }
 
+# One display unit as a quantity: a millicore, a MiB; other resources count whole.
+_DISPLAY_UNIT: Mapping[str, Decimal] = {RESOURCE_CPU: Decimal("0.001"), RESOURCE_MEMORY: Decimal(MIB)}
+
 # Display units to what people read: cores, GiB, GPUs; (unit, display units per unit).
 UNITS = {RESOURCE_CPU: ("vCPU", 1000), RESOURCE_MEMORY: ("GiB", 1024), RESOURCE_GPU: ("GPU", 1)}
 
@@ -27,6 +31,13 @@ UNITS = {RESOURCE_CPU: ("vCPU", 1000), RESOURCE_MEMORY: ("GiB", 1024), RESOURCE_
 def format_quantity(resource: str, amount: int) -> str:
     """An amount in display units as the API server writes it: 4, 16Gi, 2."""
     return _FORMAT[resource](amount)
+
+
+def held(resource: str, quantity: Decimal) -> int:
+    """A quantity in display units, rounded up: what a request holds of a quota (a quota written
+    in these units comes out exact)."""
+    unit = _DISPLAY_UNIT.get(resource, Decimal(1))
+    return int((quantity / unit).to_integral_value(rounding=ROUND_CEILING))
 
 
 def human(resource: str, amount: int) -> str:
