@@ -1,15 +1,8 @@
-"""kueue-aks: AKS with CPU and GPU pools, Kueue by Helm, and starter Kueue queues.
+"""kueue-aks: an AKS cluster with CPU and GPU pools, Kueue from its Helm chart, and starter queues.
 
 A package per concern, each with pure builders (plain data in, plain data out, no Pulumi) and a
-thin Pulumi component that registers what they build (docs/architecture.md draws it):
-
-- `config`: the stack-config contract, parsed and checked; the floor, importing no builder.
-- `k8s`: Kubernetes helpers shared by every concern (quantities, names, charts, Helm, manifests).
-- `cluster`: the capacity model of VM sizes and the cluster in its three modes.
-- `kueue`: Kueue's versions, chart and CRDs, Helm values, objects, validation, the installation
-  and the queues.
-- `gpu`, `governance`, `monitoring`, `autoscaling`, `operators`: what the stack adds around Kueue.
-- `multikueue`: a manager and its workers, on top of the Kueue objects.
-- `preflight`: Azure's quota and VM sizes, read before any resource.
-- `plan`: `python -m components.plan`, the offline plan for reviewers.
+thin Pulumi component that registers what they build. Imports run one way: the shared Kubernetes
+helpers and the stack's state are the floor, the facts and then the config contract sit above
+them, the assembly and the offline plan on top (docs/architecture.md draws the layers;
+tests/test_layout.py holds them).
 """

@@ -1,3 +1,3 @@
-"""Team access: `members` decides what each team's member groups may do in the cluster, as plain
-RBAC objects and a per-team report (pure); `component` registers those objects and, on AKS, the
-Azure role that lets the groups fetch the cluster's credentials (TeamAccess)."""
+"""Team access: what each team's member groups may do in the cluster and which Azure identity its
+jobs use for their data, decided as plain data; the component grants both (RBAC in the cluster,
+and on AKS the Azure roles and the managed identity)."""

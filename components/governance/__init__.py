@@ -1,2 +1,2 @@
-"""Governance: `policies` decides the ValidatingAdmissionPolicy that keeps pods Kueue did not admit
-off the user pools (pure); `component` creates it (PoolGuard)."""
+"""Governance: the admission policy that keeps pods Kueue did not admit off the user pools,
+decided as plain data and created by the component (PoolGuard)."""

@@ -1,2 +1,2 @@
-"""The GPU device plugin: `chart` pins its chart (a fact the config reads), `values` decides its
-values for the stack's GPU pools (pure); `component` creates its release (NvidiaDevicePlugin)."""
+"""The GPU device plugin: its Helm values for the stack's GPU pools, decided as plain data, and the
+release that makes `nvidia.com/gpu` schedulable there (NvidiaDevicePlugin)."""

@@ -1,7 +1,5 @@
 """The job operators that run the kinds Kueue queues (KubeRay, JobSet, Kubeflow Trainer, the MPI
-Operator, the Training Operator): `catalog` (which operator runs which framework, pinned per Kueue
-release), `sources` (their Go modules, checked by checksum), `installs` (what is installed, as plain
-data), `crd_chart` (each operator's CRDs as a chart of their own), `sizing` (the system pool must
-hold them, on plain data), `policies` (the RayService guard), `component` (JobOperators, the Pulumi
-wiring).
-"""
+Operator, the Training Operator): what is installed for each enabled framework, from modules
+pinned by checksum, with each operator's CRDs in a chart of their own, and the RayService guard;
+the component installs them on the system pool, and a tool hands an older stack's CRDs to
+those charts."""
