@@ -93,7 +93,7 @@ KUEUE_CHART = "kueue"
 
 
 class Registered(Protocol):
-    """What the model reads from a registration (tests.harness.Registration has all of it)."""
+    """What the model reads from a registration (testbed.harness.Registration has all of it)."""
 
     @property
     def type(self) -> str: ...

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.run import chart_cache, run_process, subprocess_env
-from bench.stacks import dev_config, generated_config, write_stack
+from testbed.stacks import generated_config, stack_file_config, write_stack
 
 DEV_RATIO_TARGET = 2.0  # the dev stack within 2x the floor
 LARGE = (100, 12)
@@ -40,7 +40,7 @@ LINEAR_FACTOR = 1.5
 
 
 def stacks() -> dict[str, dict[str, Any]]:
-    dev = dev_config()
+    dev = stack_file_config("dev")
     kueue = {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]}
     return {"dev": dev, "dev-no-operators": {**dev, "kueue-aks:kueue": kueue},
             "20x6": generated_config(20, 6), f"{LARGE[0]}x{LARGE[1]}": generated_config(*LARGE)}

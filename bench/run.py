@@ -42,18 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from bench import critical_path
-from bench.stacks import (
-    GRID,
-    ROOT,
-    dev_config,
-    generated_config,
-    stack_name,
-    write_stack,
-)
+from testbed.paths import ROOT, SHARED
+from testbed.stacks import GRID, generated_config, stack_file_config, stack_name, write_stack
 
 from components.facts.kueue_versions import DEFAULT_VERSION
 from components.operators.crd_chart import CHARTS_ENV
-from tests.paths import SHARED
 
 CRDS_ENV = "KUEUE_CRDS_DIR"
 SHARED_KUEUE = SHARED / "kueue" / f"v{DEFAULT_VERSION}"
@@ -85,7 +78,7 @@ class Stack:
 
 
 def stacks() -> list[Stack]:
-    dev = dev_config()
+    dev = stack_file_config("dev")
     out = [Stack("dev", "dev", len(dev["kueue-aks:teams"]), len(dev["kueue-aks:nodePools"]), dev)]
     out += [Stack(f"{t}x{p}", stack_name(t, p), t, p, generated_config(t, p)) for t, p in GRID]
     return out
@@ -182,7 +175,7 @@ def program_env(cache_home: Path, crds_dir: Path | None = None):
 
 
 def quiet_program(config: Mapping[str, Any], stack: str) -> Any:
-    from tests.harness import run_program
+    from testbed.harness import run_program
 
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         return run_program(config, stack=stack)

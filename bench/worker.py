@@ -26,7 +26,7 @@ import pulumi_azure_native.resources  # noqa: F401
 import pulumi_kubernetes
 import yaml
 
-from tests.harness import run_program
+from testbed.harness import run_program
 
 LIBRARIES = time.perf_counter()
 # What __main__.py loads on top: the components and the provider modules they reach lazily.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -17,18 +16,18 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from components.kueue import crds as kueue_crds
 from components.config.kueue import DEFAULT_KUEUE_CHART
-from components.config.parse import parse_config, raw_from_stack_file
 from components.config.stack import StackConfig
 from components.facts.kueue_versions import DEFAULT_VERSION
 from components.k8s.crd_schema import CrdSchemas
 from components.kueue.validate import CRDS_ENV
 from components.operators.crd_chart import CHARTS_ENV
-from tests.harness import ROOT
-from tests.paths import SHARED
-from tests.e2e.measurements import Measurements
-from tests.tier_times import BUDGETS, TierTimes
-from tests.paths import missing_shared
-from tests.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
+from testbed.harness import ROOT
+from testbed.lanes import check_groups_applied
+from testbed.measurements import Measurements
+from testbed.paths import CHART_TGZ, missing_shared
+from testbed.stacks import load_stack
+from testbed.tier_times import BUDGETS, TierTimes
+from testbed.plain_reports import pytest_runtest_makereport  # noqa: F401  (a hook: failures reported, never INTERNALERROR)
 
 # Hypothesis keeps an example database and caches (unicode data, constants) in .hypothesis/ of the
 # working directory; a test writes nothing outside its temporary folders, so: no database, and the
@@ -39,9 +38,6 @@ _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="kueue-aks-hypothesis-")
 set_hypothesis_home_dir(_HYPOTHESIS_HOME)
 atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
 
-CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
-# The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
-CHART_TGZ = SHARED / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 E2E_DIR = Path(__file__).resolve().parent / "e2e"
 
@@ -57,7 +53,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the e2e tier before `-m` selects on marks; give every test its unit of work for the two
     xdist workers (`xdist_group`, read by `--dist loadgroup`; pyproject.toml): a unit test module
     is one unit, so its module fixtures are built once; the e2e tier is two lanes
-    (tests/e2e/lanes.py), each run whole by one worker. The units go out in collection order, so
+    (testbed/lanes.py), each run whole by one worker. The units go out in collection order, so
     both workers share the unit tier first, then each takes a lane.
 
     Then the order: the e2e tier after the unit tests, grouped by stack so that each stack's
@@ -67,9 +63,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     meanwhile. The sort is stable, so file order holds otherwise. Here, not later: an xdist worker
     reports its collection to the scheduler once this hook is done, and runs tests by their
     index in that list."""
-    from tests.e2e.lanes import lane
-    from tests.e2e.multikueue import MULTIKUEUE
-    from tests.e2e.stacks import ENGINE, OPERATOR_STACKS
+    from testbed.lanes import lane
+    from testbed.multikueue import MULTIKUEUE
+    from testbed.stacks import ENGINE, OPERATOR_STACKS
 
     for item in items:
         if E2E_DIR in item.path.parents:
@@ -95,21 +91,7 @@ def _stack_of(item: pytest.Item) -> str:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _check_groups_applied(session)
-
-
-def _check_groups_applied(session: pytest.Session) -> None:
-    """In an xdist worker with `--dist loadgroup`, every test's node ID must end in its group, the
-    scheduler's only source for it: a pytest-xdist that fails to add it (#1386, with pytest 9.2)
-    would spread a stack's tests over both workers, each building that stack's control plane."""
-    if getattr(session.config, "workerinput", None) is None or not session.config.getvalue("loadgroup"):
-        return
-    ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid.rsplit("]", 1)[-1]]
-    if ungrouped:
-        raise pytest.UsageError(
-            f"pytest-xdist did not apply the test groups (--dist loadgroup) to {len(ungrouped)} tests, e.g. "
-            f"{ungrouped[0]}: pytest {pytest.__version__} with this pytest-xdist loses them "
-            "(requirements-dev.txt pins a pair that works); run with -n 0 meanwhile.")
+    check_groups_applied(session)
 
 
 @pytest.fixture(scope="session")
@@ -179,29 +161,6 @@ def crds(kueue_chart_cache: Path) -> CrdSchemas:
     found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(kueue_chart_cache)})
     assert found.crds is not None, found.missing
     return found.crds
-
-
-DESIGN_EXAMPLE = ROOT / "tests" / "fixtures" / "design-example.yaml"
-
-
-def design_example() -> dict[str, Any]:
-    """The example config of the stack-config contract in ../shared/DESIGN.md, as a config map."""
-    return yaml.safe_load(DESIGN_EXAMPLE.read_text())["config"]
-
-
-def design_md_example() -> dict[str, Any] | None:
-    """The same example read from ../shared/DESIGN.md itself, where that file exists."""
-    path = SHARED / "DESIGN.md"
-    if not path.exists():
-        return None
-    block = re.search(r"```yaml\n(config:\n.*?)```", path.read_text(), re.S)
-    assert block, "DESIGN.md has no ```yaml config: block"
-    return yaml.safe_load(block.group(1))["config"]
-
-
-def load_stack(config_map: dict[str, Any], stack: str = "dev") -> StackConfig:
-    raw, location = raw_from_stack_file({"config": config_map})
-    return parse_config(raw, stack=stack, location=location)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""components/assembly.py against the program: for every stack the tests know (tests/shapes.py),
+"""components/assembly.py against the program: for every stack the tests know (testbed/stacks.py),
 each component registers exactly the Kubernetes objects and Helm releases of its part, and no
 component creates cluster objects that no part lists (but the ones the assembly names)."""
 
@@ -16,8 +16,8 @@ import pytest
 from components.access.identity import CLIENT_ID_ANNOTATION, CLIENT_ID_PLACEHOLDER
 from components.assembly import HelmRelease, Part
 from components.config.keys import GUID
-from tests.harness import Registration
-from tests.shapes import SHAPES, stack_run
+from testbed.harness import Registration
+from testbed.stacks import SHAPES, stack_run
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 # Made by the program, listed by no part, on purpose (the assembly's docstring says why).

@@ -29,22 +29,15 @@ from bench.run import (
     loglog_slope,
     subprocess_env,
 )
-from bench.stacks import (
-    GRID,
-    all_sizes_in_catalog,
-    generated_config,
-    pool_specs,
-    team_share,
-    write_stack,
-)
+from testbed.harness import run_program
+from testbed.stacks import (GRID, all_sizes_in_catalog, generated_config, load_stack as parse_map, pool_specs,
+                            team_share, write_stack)
 from components.facts.capacity import CATALOG
 from components.kueue.objects import provisioning_objects
 from components.operators.crd_chart import CHARTS_ENV
 from components.operators.installs import installs, trainer_runtimes
 from components.plan import load_stack
 from components.operators.policies import rayservice_guard
-from tests.conftest import load_stack as parse_map
-from tests.harness import run_program
 
 # --- stack generator ---------------------------------------------------------------------------
 

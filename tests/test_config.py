@@ -18,8 +18,8 @@ from components.config.monitoring import MonitoringSettings
 from components.config.names import QUEUED_TAINT
 from components.config.parse import KEYS, parse_config
 from components.config.teams import DEFAULT_PRIORITY_CLASSES
-from tests.conftest import design_example, design_md_example, load_stack
-from tests.harness import ROOT
+from testbed.harness import ROOT
+from testbed.stacks import design_example, design_md_example, load_stack
 
 MINIMAL: dict[str, Any] = {
     "nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2}],

@@ -19,7 +19,7 @@ import yaml
 from components.config.checks import ConfigError
 from components.config.names import NAMESPACE
 from components.config.parse import parse_config, raw_from_stack_file
-from tests.e2e.cluster import pattern
+from testbed.cluster import pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -266,7 +266,8 @@ def test_ci_runs_the_readme_command_with_an_empty_home() -> None:
 
 # --- the batch user's "why is my job waiting" table -------------------------------------------------
 
-E2E_EXPECTATIONS = ("test_waiting.py", "test_access.py")
+# The e2e tier's modules whose string constants are the messages it waits for or is refused with.
+E2E_EXPECTATIONS = ("tests/e2e/test_waiting.py", "testbed/access.py")
 PLACEHOLDER = re.compile(r"<[^<>]+>|\{\w+\}")
 
 
@@ -274,7 +275,7 @@ def e2e_messages() -> list[str]:
     """The messages the e2e tier expects: its modules' string constants, `{placeholders}` kept."""
     out = []
     for name in E2E_EXPECTATIONS:
-        tree = ast.parse((ROOT / "tests" / "e2e" / name).read_text())
+        tree = ast.parse((ROOT / name).read_text())
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 out.append(node.value.value)
@@ -305,7 +306,7 @@ def test_every_message_of_the_waiting_table_is_one_the_e2e_tier_saw() -> None:
     assert len(messages) >= 12, messages
     expected = e2e_messages()
     unseen = [m for m in messages if not expected_by_e2e(m, expected)]
-    assert not unseen, f"docs/batch-users.md quotes messages no constant of tests/e2e/{E2E_EXPECTATIONS} expects: {unseen}"
+    assert not unseen, f"docs/batch-users.md quotes messages no constant of {E2E_EXPECTATIONS} expects: {unseen}"
 
 
 def test_the_waiting_table_check_can_fail() -> None:

@@ -34,7 +34,7 @@ import yaml
 
 from components.facts.device_plugin import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.paths import SHARED
+from testbed.paths import SHARED
 from tools import chart_pins
 from tools import fetch_reference as fr
 

@@ -1,4 +1,6 @@
-"""The shape of components/: a package per concern, config as the floor, imports one way.
+"""The shape of components/: a package per concern, config as the floor, imports one way; and
+around it, the program's tests, their kit (testbed/), the benchmarks and tools, each importing only
+what it may.
 
 Read from the modules' own import statements (every `import` and `from … import`, also inside
 functions), so an import added anywhere in components/ is checked.
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 COMPONENTS = ROOT / "components"
 
@@ -34,7 +36,17 @@ RANKS = {
     "plan": 8,
 }
 # Every Python package of the repository, for the import-cycle check.
-PACKAGES = ("components", "tests", "bench", "tools")
+PACKAGES = ("components", "testbed", "tests", "bench", "tools")
+# What each package may import of the others: the program nothing of them; the test kit the
+# program; the tests and benchmarks the kit (a test may run a benchmark's scenario; a benchmark
+# never a test). tools/ is the project's own scripts: the reference data's fetcher, the chart pins.
+MAY_IMPORT = {
+    "components": set(),
+    "testbed": {"components"},
+    "tests": {"components", "testbed", "bench", "tools"},
+    "bench": {"components", "testbed"},
+    "tools": {"components"},
+}
 
 
 def module_name(path: Path) -> str:
@@ -111,6 +123,34 @@ def test_cycles_are_found() -> None:
 def test_no_import_cycle_in_the_repository() -> None:
     """components/, and the tests, benchmarks and tools beside it."""
     assert cycles({name: imports(name, REPOSITORY) for name in REPOSITORY}) == []
+
+
+def package_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import of one package of the repository by another that MAY_IMPORT does not allow."""
+    return [f"{name} imports {target}" for name in sorted(graph) for target in sorted(graph[name])
+            if target.split(".")[0] != name.split(".")[0] and target.split(".")[0] not in MAY_IMPORT[name.split(".")[0]]]
+
+
+def test_each_package_imports_only_what_it_may() -> None:
+    assert set(MAY_IMPORT) == set(PACKAGES)
+    assert package_imports({name: imports(name, REPOSITORY) for name in REPOSITORY}) == []
+
+
+def test_no_test_module_imports_another() -> None:
+    """tests/ holds tests and their conftest fixtures only; what they share is in testbed/, and no
+    module of tests/ imports another (pytest hands out the fixtures)."""
+    tests = [name for name in REPOSITORY if name.split(".")[0] == "tests"]
+    helpers = [n for n in tests if not REPOSITORY[n].name.startswith("test_") and REPOSITORY[n].name not in (
+        "conftest.py", "__init__.py")]
+    assert helpers == [], "helper modules belong in testbed/"
+    assert [f"{n} imports {t}" for n in tests for t in sorted(imports(n, REPOSITORY)) if t.startswith("tests.")] == []
+
+
+def test_the_package_rules_catch_a_wrong_import() -> None:
+    graph = {"components.plan": {"testbed.harness"}, "bench.run": {"tests.test_plan"}, "testbed.harness": {"bench.run"},
+             "tests.test_plan": {"testbed.harness", "components.plan", "bench.run"}}
+    assert package_imports(graph) == ["bench.run imports tests.test_plan", "components.plan imports testbed.harness",
+                                      "testbed.harness imports bench.run"]
 
 
 def test_components_is_a_package_per_concern() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 PROGRAM = ["components", "__main__.py"]
 

@@ -17,7 +17,7 @@ from bench.outcomes.metrics import CPU, GPU, JobRecord, Outcome, Sample
 from bench.outcomes.trace import Pod, TeamLoad, TraceJob, TraceSpec
 from components.kueue.crds import kueue_crds
 from components.kueue.validate import validate_objects
-from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
+from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 SPEC = TraceSpec(
     teams=(TeamLoad("a", 60, 0.0, 100.0, 0.5, 0.5), TeamLoad("b", 40, 50.0, 100.0, 0.2, 0.0)),

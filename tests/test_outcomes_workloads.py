@@ -24,7 +24,7 @@ from bench.outcomes.workloads import Planned, Runner, _Job, finished, unreserved
 from components.k8s.quantity import parse_quantity
 from components.kueue.crds import kueue_crds
 from components.kueue.validate import validate_objects
-from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
+from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 
 @pytest.fixture(scope="module")

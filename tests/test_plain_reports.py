@@ -1,4 +1,4 @@
-"""A failure whose traceback pytest cannot format (tests/plain_reports.py) is still reported,
+"""A failure whose traceback pytest cannot format (testbed/plain_reports.py) is still reported,
 and the session goes on to the end."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 # The inner run's conftest makes every source lookup of a traceback fail as CPython 3.11.7 does.
 BROKEN_FORMATTING = '''
@@ -53,7 +53,7 @@ def test_without_the_hook_the_session_dies(tmp_path: Path) -> None:
 
 
 def test_failures_and_errors_are_reported_and_the_run_goes_on(tmp_path: Path) -> None:
-    done = inner_run(tmp_path, "tests.plain_reports")
+    done = inner_run(tmp_path, "testbed.plain_reports")
     out = done.stdout
     assert "INTERNALERROR" not in out + done.stderr, out[-3000:]
     assert re.search(r"^1 failed, 1 passed, .*1 error in ", out, re.M), out[-3000:]

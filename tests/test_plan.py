@@ -23,8 +23,8 @@ from components.kueue.policies import aggregated_role_guard, priority_class_guar
 from components.operators.policies import rayservice_guard
 from components.monitoring.scrape import scrape_objects
 from components.kueue.validate import validate_objects
-from tests.conftest import load_stack
-from tests.harness import ROOT
+from testbed.harness import ROOT
+from testbed.stacks import load_stack
 
 PlanRunner = Callable[..., tuple[int, str, str]]
 

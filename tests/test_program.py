@@ -12,8 +12,8 @@ import yaml
 
 from components.governance.policies import pool_guard
 from components.kueue.objects import quota_table, zero_gpu_quotas
-from tests.conftest import design_example, load_stack
-from tests.harness import ProgramRun, run_program
+from testbed.harness import ProgramRun, run_program
+from testbed.stacks import design_example, load_stack
 
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"

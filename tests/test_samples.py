@@ -22,7 +22,7 @@ topology-aware flavor.
 Clean-up: every kind whose TTL deletes the job itself sets it to 10 minutes; what the other kinds'
 TTLs delete (or that they have none) is read from the CRDs and from their controllers' source, and
 docs/batch-users.md's table of the kinds that stay is derived from the same facts. So is its
-table of each kind's pod label, against the labels the e2e tier finds pods by (tests/e2e/kinds.py).
+table of each kind's pod label, against the labels the e2e tier finds pods by (testbed/kinds.py).
 """
 
 from __future__ import annotations
@@ -47,15 +47,11 @@ from components.operators.installs import installs, trainer_runtimes
 from components.k8s.names import is_dns1123_label
 from components.kueue.objects import build_objects
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.harness import ROOT
-from tests.pod_sets import TOPOLOGY_ANNOTATIONS, TRAINING_V1, PodSet, display_units, pod_sets
+from testbed.harness import ROOT
+from testbed.pod_sets import TOPOLOGY_ANNOTATIONS, TRAINING_V1, PodSet, display_units, pod_sets
+from testbed.samples import BATCH_USERS, EXAMPLES, IDENTITY_SAMPLES, doc_kinds, doc_pod_selectors, doc_table
 
-EXAMPLES = ROOT / "examples"
-# The samples of a team identity's ServiceAccount (docs/batch-users.md#read-your-teams-data): valid
-# and admissible like the others; the e2e tier runs them on its stack with a team identity.
-IDENTITY_SAMPLES = sorted((EXAMPLES / "identity").glob("*.yaml"))
 SAMPLE_FILES = sorted([*EXAMPLES.glob("*.yaml"), *IDENTITY_SAMPLES])
-BATCH_USERS = ROOT / "docs" / "batch-users.md"
 # Samples that need more than their team's own quota and say so: they borrow what others leave idle.
 BORROWING_SAMPLES = {"pytorchjob-gpu.yaml"}
 K8S_VERSION = "1.33"  # a Kubernetes minor AKS supports; the schemas differ little between minors
@@ -422,17 +418,6 @@ def test_sample_sets_its_kinds_ttl(path: Path) -> None:
     assert value == expected, f"{path.name}: {'.'.join(field)} is {value or 'unset'}, not {expected}"
 
 
-def doc_table(heading: str) -> list[list[str]]:
-    """The rows of the first table under a docs/batch-users.md heading, cells stripped."""
-    section = BATCH_USERS.read_text().split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # after the head
-    return [[cell.strip() for cell in row.strip().strip("|").split(" | ")] for row in rows]
-
-
-def doc_kinds(cell: str) -> list[str]:
-    return [kind.strip() for kind in cell.split(",")]
-
-
 def test_the_doc_says_which_kinds_stay_after_they_finish() -> None:
     """docs/batch-users.md "After a job finishes": "yes" for exactly the kinds whose TTL deletes the
     job itself, "no" and a delete command naming a sample of the kind for every other."""
@@ -447,21 +432,10 @@ def test_the_doc_says_which_kinds_stay_after_they_finish() -> None:
     assert f"ttlSecondsAfterFinished: {TTL_SECONDS}" in BATCH_USERS.read_text()
 
 
-def doc_pod_selectors() -> dict[str, str]:
-    """docs/batch-users.md "Where is my job": kind -> the label its pods are found by (the first
-    `-l <label>=` of its row; the value is the job's name, a RayJob's its RayCluster's)."""
-    found = {}
-    for row in doc_table("Where is my job"):
-        match = re.search(r"-l ([\w./-]+)=", row[1])
-        assert match, row
-        found.update({kind: match.group(1) for kind in doc_kinds(row[0])})
-    return found
-
-
 def test_the_doc_finds_the_pods_of_every_kind_by_the_label_the_e2e_tier_uses() -> None:
     """Each operator's label, as the e2e tier finds the pods of each kind on the real operators
-    (tests/e2e/kinds.py, test_operators.py); a Job's pods as tests/e2e/jobs.py finds them."""
-    from tests.e2e.kinds import KINDS
+    (testbed/kinds.py, test_operators.py); a Job's pods as testbed/jobs.py finds them."""
+    from testbed.kinds import KINDS
 
     selectors = doc_pod_selectors()
     assert set(selectors) == set(sample_kinds()), sorted(set(selectors) ^ set(sample_kinds()))

@@ -1,4 +1,4 @@
-"""The end-of-run line per tier (tests/tier_times.py)."""
+"""The end-of-run line per tier (testbed/tier_times.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.measurements import ARTIFACTS_ENV, WORKER_OUTPUT_KEY, Lane, Measurements
-from tests.tier_times import BUDGETS, TierTimes
+from testbed.measurements import ARTIFACTS_ENV, WORKER_OUTPUT_KEY, Lane, Measurements
+from testbed.tier_times import BUDGETS, TierTimes
 
 
 def test_one_line_per_tier_with_its_time_budget_and_slowest_modules() -> None:
@@ -50,13 +50,13 @@ def test_the_e2e_lanes_of_both_workers_are_reported_once_by_the_controller(tmp_p
 def test_a_worker_whose_tests_lost_their_group_stops_the_run() -> None:
     """pytest-xdist#1386: with pytest 9.2 the groups vanish from the node IDs and the scheduler
     spreads a stack's tests over both workers; the check says so instead."""
-    from tests.conftest import _check_groups_applied
+    from testbed.lanes import check_groups_applied
 
     def session(nodeids: list[str], worker: bool = True) -> Any:
         config = SimpleNamespace(getvalue=lambda name: name == "loadgroup", **({"workerinput": {}} if worker else {}))
         return SimpleNamespace(config=config, items=[SimpleNamespace(nodeid=n) for n in nodeids])
 
-    _check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]@e2e-stacks"]))
-    _check_groups_applied(session(["tests/a.py::t"], worker=False))  # the controller, or -n 0
+    check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]@e2e-stacks"]))
+    check_groups_applied(session(["tests/a.py::t"], worker=False))  # the controller, or -n 0
     with pytest.raises(pytest.UsageError, match=r"did not apply the test groups .* to 1 tests, e\.g\. tests/e2e/b\.py::t\[x@y\]"):
-        _check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]"]))
+        check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]"]))

@@ -30,15 +30,13 @@ import jsonschema
 import pytest
 import yaml
 
-from tests import actionlint as lint
-from tests.e2e import binaries
-from tests.e2e import conftest as e2e_conftest
-from tests.e2e import measurements
+from testbed import actionlint as lint
+from testbed import binaries, control_planes, measurements
+from testbed.harness import ROOT
+from testbed.paths import DEFAULT_SHARED, SHARED_ENV, missing_shared
 from components.plan import main as plan_main
 from components.kueue import crds as kueue_crds
 from components.kueue.validate import CRDS_ENV
-from tests.harness import ROOT
-from tests.paths import DEFAULT_SHARED, SHARED_ENV, missing_shared
 from tools.fetch_reference import build_parser
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -768,7 +766,7 @@ def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytes
         (tmp_path / "dev" / log).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "dev" / log).write_text(log)
     (tmp_path / "dev" / "values.yaml").write_text("not a log")
-    e2e_conftest.save_logs(FakeStack())  # type: ignore[arg-type]
+    control_planes.save_logs(FakeStack())  # type: ignore[arg-type]
     saved = {p.relative_to(tmp_path / "out" / "logs" / "dev").as_posix() for p in (tmp_path / "out").rglob("*")
              if p.is_file() and "logs" in p.parts}
     assert saved == {"kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.e2e.binaries import BuildError, ensure_binaries
-from tests.e2e.cluster import E2EError
-from tests.e2e.forward import Forwarder
-from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
+from testbed.binaries import BuildError, ensure_binaries
+from testbed.cluster import E2EError
+from testbed.forward import Forwarder
+from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 from . import report, scenario, sweep, throughput
 from .attempts import LaneOutcome

@@ -129,7 +129,7 @@ def main(argv: Sequence[str]) -> int:
     data = json.loads(results.read_text())
     run = next(r for r in data["sweep"]["runs"] if r["setup"] == setup)
     from components.kueue.objects import build_objects
-    from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
+    from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
     from . import scenario
     config = scenario.stack_config(str(KUEUE_CHART_FILE), str(DEVICE_PLUGIN_CHART_FILE))

@@ -1,6 +1,6 @@
 """One set-up on its own local control plane: bring it up, replay the trace, watch what happens.
 
-The control plane is the e2e tier's (tests/e2e/stack_cluster.py): kwok nodes shaped by the
+The control plane is the e2e tier's (testbed/stack_cluster.py): kwok nodes shaped by the
 program's capacity model, the real kube-scheduler and the real Kueue controller. Pods run for the
 time their job's annotation says (the tier's pod-complete Stage). Jobs are posted at their arrival
 times by one thread; the main thread reads every trace pod, Job and Workload once a second and keeps, per
@@ -21,10 +21,10 @@ from components.config.names import POOL_LABEL
 from components.k8s.resources import RESOURCE_GPU as GPU_RESOURCE
 from components.config.stack import StackConfig
 from components.k8s.quantity import parse_quantity
-from tests.e2e.binaries import Binaries
-from tests.e2e.cluster import Api, E2EError, is_true, wait_for
-from tests.e2e.forward import Forwarder
-from tests.e2e.stack_cluster import StackCluster
+from testbed.binaries import Binaries
+from testbed.cluster import Api, E2EError, is_true, wait_for
+from testbed.forward import Forwarder
+from testbed.stack_cluster import StackCluster
 
 from .metrics import CPU, GPU, JobRecord, Sample, dominant_size
 from .setups import TRACE_LABEL, Setup, job_object

@@ -29,7 +29,7 @@ from components.config.pools import NodePool
 from components.config.stack import StackConfig
 from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
 from components.kueue.values import kueue_helm_values
-from tests.e2e.nodes import ACCELERATOR_LABEL
+from testbed.nodes import ACCELERATOR_LABEL
 
 from .trace import TraceJob
 
@@ -38,7 +38,7 @@ SETUPS = (KUEUE_AKS, SINGLE_QUEUE, TEAM_QUOTAS, NO_KUEUE)
 API = "kueue.x-k8s.io/v1beta2"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TRACE_LABEL = "bench.kueue-aks.io/trace"
-RUN_FOR_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"  # read by tests/e2e/stages.yaml
+RUN_FOR_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"  # read by testbed/stages.yaml
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 # The guide's integrations (peers.md "DOC"): batch/job, Kubeflow v1, Ray and JobSet.
 GUIDE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob",

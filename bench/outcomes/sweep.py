@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from components.config.stack import StackConfig
-from tests.e2e.binaries import Binaries
-from tests.e2e.cluster import Api
-from tests.e2e.forward import Forwarder
-from tests.e2e.stack_cluster import StackCluster
+from testbed.binaries import Binaries
+from testbed.cluster import Api
+from testbed.forward import Forwarder
+from testbed.stack_cluster import StackCluster
 
 from . import scenario
 from .attempts import History, LaneOutcome, lane_outcome

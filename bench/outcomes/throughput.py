@@ -9,7 +9,7 @@ one after the other:
   ClusterQueues, one flavor, cpu quota 20 with borrowingLimit 100, preemption Any/LowerPriority,
   classes small (1 cpu, 200 ms, every 100 ms), medium (5 cpu, 500 ms, every 500 ms) and large (20
   cpu, 1 s, every 1.2 s), with Kueue's chart defaults (no fair sharing), 600 of its 15,000 workloads;
-- `kueue-aks 200×12`: the program's objects and Helm values for bench.stacks' generated stack of
+- `kueue-aks 200×12`: the program's objects and Helm values for testbed.stacks' generated stack of
   200 teams over 12 pools, each team sent the same classes at the same pace, in the same total.
 Workload priorities are left out (the baseline gives each class one; the program's teams would
 need WorkloadPriorityClasses), so both run at one priority.
@@ -31,15 +31,14 @@ from typing import Any
 
 import yaml
 
-from bench.stacks import generated_config
+from testbed.binaries import Binaries
+from testbed.cluster import Api, E2EError, is_true
+from testbed.forward import Forwarder
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE, generated_config
 from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.objects import LOCAL_QUEUE_NAME, build_objects
 from components.kueue.values import kueue_helm_values
-from tests.e2e.binaries import Binaries
-from tests.e2e.cluster import Api, E2EError, is_true
-from tests.e2e.forward import Forwarder
-from tests.e2e.stack_cluster import StackCluster
-from tests.e2e.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 from .metrics import percentile
 from .replay import with_kueue

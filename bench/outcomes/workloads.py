@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from tests.e2e.cluster import Api, E2EError, condition, is_true
+from testbed.cluster import Api, E2EError, condition, is_true
 
 from .attempts import STOPPED, Attempt, History
 from .setups import Setup, job_object

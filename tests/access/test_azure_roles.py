@@ -17,12 +17,9 @@ from components.cluster.deployer import CLUSTER_ADMIN_ROLE
 from components.facts.built_in_roles import BUILT_IN_ROLES
 from components.monitoring.component import GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE
 from components.plan import main as plan_main
-from tests.access.test_identity import with_identities
-from tests.cluster.test_modes import EXISTING, KUBECONFIG
-from tests.cluster.test_network import BYO
-from tests.conftest import load_stack
-from tests.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, ROOT, SUBSCRIPTION, ProgramMocks, identity_ids,
-                           matching_agent_pools, run_program)
+from testbed.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, ROOT, SUBSCRIPTION, ProgramMocks, identity_ids,
+                             matching_agent_pools, run_program)
+from testbed.stacks import BYO, EXISTING, KUBECONFIG, load_stack, with_identities
 
 ROLE_IDS = {"Azure Kubernetes Service RBAC Cluster Admin": CLUSTER_ADMIN_ROLE, "Network Contributor": NETWORK_CONTRIBUTOR_ROLE,
             "Azure Kubernetes Service Cluster User Role": CLUSTER_USER_ROLE,

@@ -3,12 +3,11 @@ program registers under mocks in each cluster mode, and what the plan and its co
 
 That a job runs as the team's ServiceAccount and that other teams cannot is shown on a real API
 server in tests/e2e/test_identity.py; the ARM bodies are checked against the REST specs by
-tests/arm/test_specs.py (tests/shapes.py runs the shapes below).
+tests/arm/test_specs.py (testbed/stacks.py runs the shapes below).
 """
 
 from __future__ import annotations
 
-import copy
 import re
 import uuid
 from pathlib import Path
@@ -33,9 +32,10 @@ from components.facts.built_in_roles import BUILT_IN_ROLES, PRIVILEGED_ROLES, ro
 from components.kueue.compare import DETAILS, NO_CHANGE
 from components.plan import identities_markdown
 from components.plan import main as plan_main
-from tests.conftest import load_stack
-from tests.harness import (ROOT, SUBSCRIPTION, ProgramMocks, ProgramRun, identity_ids, matching_agent_pools, run_program,
-                           stack_file_config)
+from testbed.harness import (ROOT, SUBSCRIPTION, ProgramMocks, ProgramRun, identity_ids, matching_agent_pools,
+                             run_program)
+from testbed.stacks import (ACCOUNT, DATA_SUBSCRIPTION, MEMBERS, READER, SECRETS_USER, VAULT, load_stack,
+                            stack_file_config, with_identities)
 
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
 CREDENTIAL = "azure-native:managedidentity:FederatedIdentityCredential"
@@ -43,32 +43,6 @@ ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 SERVICE_ACCOUNT_TYPE = "kubernetes:core/v1:ServiceAccount"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
-READER, SECRETS_USER = BUILT_IN_ROLES["Storage Blob Data Reader"], BUILT_IN_ROLES["Key Vault Secrets User"]
-# The data lives in another subscription than the stack's (tests/harness.py SUBSCRIPTION).
-DATA_SUBSCRIPTION = "11111111-2222-4333-8444-555555555555"
-ACCOUNT = (f"/subscriptions/{DATA_SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/"
-           "storageAccounts/researchdata")
-VAULT = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets/providers/Microsoft.KeyVault/vaults/research-kv"
-MEMBERS = ["0d3c9a51-7a6e-4c43-9bd4-3a0f1c0e5a11"]
-# research: a role by name and one by its definition ID (a full ID), members who may read the
-# ServiceAccount; platform: no identity.
-IDENTITIES = {"research": {"roles": [
-    {"role": "Storage Blob Data Reader", "scope": ACCOUNT},
-    {"role": f"/providers/Microsoft.Authorization/roleDefinitions/{SECRETS_USER.upper()}", "scope": VAULT}]}}
-
-
-def with_identities(config: dict[str, Any], identities: dict[str, Any] | None = None, *,
-                    members: bool = True) -> dict[str, Any]:
-    """A copy of a stack config map whose teams get these identities (default IDENTITIES), and with
-    `members` research a member group."""
-    given = IDENTITIES if identities is None else identities
-    changed = copy.deepcopy(config)
-    for team in changed["kueue-aks:teams"]:
-        if team["name"] in given:
-            team["identity"] = given[team["name"]]
-        if team["name"] == "research" and members:
-            team["members"] = MEMBERS
-    return changed
 
 
 def identity_config(roles: list[dict[str, Any]], **keys: Any) -> dict[str, Any]:

@@ -22,8 +22,8 @@ from components.config.checks import ConfigError
 from components.config.cluster import ExistingCluster
 from components.kueue.objects import queue_set
 from components.kueue.policies import BATCH_USER_ROLE
-from tests.conftest import load_stack
-from tests.harness import ProgramMocks, ProgramRun, run_program, stack_file_config
+from testbed.harness import ProgramMocks, ProgramRun, run_program
+from testbed.stacks import load_stack, stack_file_config
 
 RESEARCH = "0d3c9a51-7a6e-4c43-9bd4-3a0f1c0e5a11"
 SHARED_GROUP = "5b1e2f70-1111-4a2b-8c3d-000000000002"

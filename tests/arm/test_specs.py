@@ -1,7 +1,7 @@
 """Every ARM request the program makes, checked against Azure's REST API specs (issue 50, item 3).
 
-Each stack the tests know (tests/shapes.py) is run once under the mocks. Every Azure resource registered is turned into the
-request azure-native would send and checked strictly (tests/arm/specs.py); so are the mocks'
+Each stack the tests know (testbed/stacks.py) is run once under the mocks. Every Azure resource registered is turned into the
+request azure-native would send and checked strictly (testbed/arm_specs.py); so are the mocks'
 own outputs and invoke results, and the preflight's reads of the loopback Azure.
 """
 
@@ -17,10 +17,10 @@ from unittest.mock import ANY
 import pytest
 from pulumi.runtime import MockCallArgs, MockResourceArgs
 
-from tests.arm.specs import EXTENSION_SPEC, INVOKES, PREFLIGHT, RESOURCES, STAND_IN_VERSIONS, arm_specs
-from tests.azure_fake import extension, recorded
-from tests.harness import ProgramMocks, Registration
-from tests.shapes import SHAPES, stack_run
+from testbed.arm_specs import EXTENSION_SPEC, INVOKES, PREFLIGHT, RESOURCES, STAND_IN_VERSIONS, arm_specs
+from testbed.azure_fake import extension, recorded
+from testbed.harness import ProgramMocks, Registration
+from testbed.stacks import SHAPES, stack_run
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CLUSTER = "azure-native:containerservice:ManagedCluster"

@@ -12,8 +12,8 @@ import pytest
 from components.autoscaling.component import PROVISIONING_REQUEST_CRD
 from components.kueue.objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_CLASS, ATOMIC_SCALE_UP_GPU, build_objects
 from components.kueue.validate import check_objects
-from tests.conftest import load_stack
-from tests.harness import ProgramRun, run_program
+from testbed.harness import ProgramRun, run_program
+from testbed.stacks import load_stack
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
@@ -28,7 +28,7 @@ def dev_run(dev_config_map_module: dict[str, Any]) -> ProgramRun:
 def dev_config_map_module() -> dict[str, Any]:
     import yaml
 
-    from tests.harness import ROOT
+    from testbed.harness import ROOT
 
     return yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]
 

@@ -10,9 +10,8 @@ import pytest
 import yaml
 
 from components.config.checks import ConfigError
-from tests.conftest import load_stack
-from tests.harness import ROOT, run_program
-from tests.cluster.test_modes import assert_nothing_registered
+from testbed.harness import ROOT, assert_nothing_registered, run_program
+from testbed.stacks import load_stack
 
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 

@@ -16,8 +16,8 @@ import pytest
 
 from components.cluster.deployer import ACCESS_PROBE, CLUSTER_ADMIN_ROLE, DeployerError, principal_type, wait_for_access
 from components.k8s.reader import ReadError
-from tests.harness import DEPLOYER_OBJECT_ID, USER_CLAIMS, ProgramMocks, ProgramRun, run_program, unsigned_token
-from tests.kube_fake import FakeCluster
+from testbed.harness import DEPLOYER_OBJECT_ID, USER_CLAIMS, ProgramMocks, ProgramRun, run_program, unsigned_token
+from testbed.kube_fake import FakeCluster
 
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"

@@ -11,7 +11,7 @@ import pytest
 from components.cluster.component import agent_pool_args, network_profile, system_pool_profile
 from components.cluster.edits import (AGENT_POOL_FIELDS, NETWORK_FIELDS, REFUSED, REPLACED, SYSTEM_POOL_FIELDS,
                                       edit_lines, fixed_edits)
-from tests.conftest import load_stack
+from testbed.stacks import load_stack
 
 SUBNETS = ("/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/net-rg/providers/Microsoft.Network/"
            "virtualNetworks/spoke/subnets/")

@@ -7,7 +7,6 @@ program under mocks in each mode.
 
 from __future__ import annotations
 
-import copy
 import io
 import tarfile
 from pathlib import Path
@@ -28,12 +27,13 @@ from components.config.stack import StackConfig
 from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.gpu.values import device_plugin_chart
 from components.kueue.values import KUEUE_CHART_NAME, kueue_chart
-from tests.conftest import load_stack
-from tests.harness import ProgramMocks, ProgramRun, matching_agent_pools, run_program, stack_file_config
-from tests.paths import SHARED
+from testbed.harness import (K8S_PROVIDER, RELEASE, ProgramMocks, ProgramRun, assert_nothing_registered,
+                             azure_registrations, kubernetes_objects, matching_agent_pools, provider_urn,
+                             run_program)
+from testbed.paths import CHART_TGZ, SHARED
+from testbed.stacks import (EXISTING, KUBECONFIG, SERVER, TOKEN, kubeconfig_stack, load_stack, stack_file_config,
+                            with_cluster)
 
-RELEASE = "kubernetes:helm.sh/v3:Release"
-K8S_PROVIDER = "pulumi:providers:kubernetes"
 AKS_CLUSTER = "kueue-aks:cluster:AksCluster"
 EXISTING_CLUSTER = "kueue-aks:cluster:ExistingAksCluster"
 KUBECONFIG_CLUSTER = "kueue-aks:cluster:KubeconfigCluster"
@@ -45,20 +45,8 @@ USER_CREDENTIALS = "azure-native:containerservice:listManagedClusterUserCredenti
 AZURE_EXPORTS = ("clusterName", "resourceGroupName", "oidcIssuerUrl", "kubeconfig")
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # how a secret input reaches the mock monitor
 
-KUEUE_TGZ = SHARED / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"
 PLUGIN_TGZ = SHARED / "nvidia-device-plugin" / f"v{DEVICE_PLUGIN_VERSION}" / "chart" / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz"
 
-SERVER = "https://example.invalid:6443"
-TOKEN = "kubeconfig-token-not-real"  # must never show up outside a secret
-KUBECONFIG = yaml.safe_dump({
-    "apiVersion": "v1",
-    "kind": "Config",
-    "clusters": [{"name": "byo", "cluster": {"server": SERVER}}],
-    "contexts": [{"name": "byo", "context": {"cluster": "byo", "user": "u"}}],
-    "current-context": "byo",
-    "users": [{"name": "u", "user": {"token": TOKEN}}],
-})
-EXISTING = {"resourceGroup": "rg", "name": "aks1"}
 # Every creation key with a value that is valid in create mode: only the mode makes it an error.
 CREATION_VALUES: dict[str, Any] = {
     "name": "mycluster",
@@ -75,27 +63,6 @@ CREATION_VALUES: dict[str, Any] = {
 }
 
 
-def with_cluster(config: dict[str, Any], cluster: dict[str, Any] | None, **keys: Any) -> dict[str, Any]:
-    """A copy of a stack config map with kueue-aks:cluster replaced (None: removed) and other
-    kueue-aks: keys set, e.g. kueue={...}."""
-    changed = copy.deepcopy(config)
-    changed.pop("kueue-aks:cluster", None)
-    if cluster is not None:
-        # Monitoring differs per mode (tests/monitoring/test_monitoring.py); a test that wants it sets it.
-        changed.pop("kueue-aks:monitoring", None)
-    if cluster is not None:
-        changed["kueue-aks:cluster"] = cluster
-    changed.update({f"kueue-aks:{key}": value for key, value in keys.items()})
-    return changed
-
-
-def kubeconfig_stack(config: dict[str, Any], **keys: Any) -> dict[str, Any]:
-    """A kubeconfig stack: no azure-native:location at all, as its stack file would have."""
-    changed = with_cluster(config, {"kubeconfig": KUBECONFIG}, **keys)
-    changed.pop("azure-native:location", None)
-    return changed
-
-
 def problems(config: dict[str, Any]) -> list[tuple[str, str]]:
     with pytest.raises(ConfigError) as err:
         load_stack(config)
@@ -110,16 +77,6 @@ def secret_value(value: Any) -> Any:
     """The value of a secret input as the mock monitor got it; fails when it was not secret."""
     assert isinstance(value, dict) and SECRET_SIG in value.values(), f"not a secret: {str(value)[:60]}"
     return value["value"]
-
-
-def provider_urn(reference: str) -> str:
-    return reference.rsplit("::", 1)[0]  # a provider reference is "<urn>::<id>"
-
-
-def assert_nothing_registered() -> None:
-    from pulumi.runtime.settings import SETTINGS  # the mock monitor of the last run
-
-    assert not [r.type for r in SETTINGS.monitor.registrations]
 
 
 # --- config: cluster modes ------------------------------------------------------------------------
@@ -233,11 +190,11 @@ def chart_tgz(directory: Path, name: str, version: str) -> Path:
 
 def test_the_shared_charts_hold_the_pinned_versions() -> None:
     # The accepted-file cases below rely on these files; a missing one should say so, not fail oddly.
-    assert packaged_version(KUEUE_TGZ) == "0.19.2", KUEUE_TGZ
+    assert packaged_version(CHART_TGZ) == "0.19.2", CHART_TGZ
     assert packaged_version(PLUGIN_TGZ) == DEVICE_PLUGIN_VERSION, PLUGIN_TGZ
 
 
-@pytest.mark.parametrize(("key", "name", "own_tgz"), [("kueue", "kueue", KUEUE_TGZ),
+@pytest.mark.parametrize(("key", "name", "own_tgz"), [("kueue", "kueue", CHART_TGZ),
                                                       ("devicePlugin", "nvidia-device-plugin", PLUGIN_TGZ)])
 def test_chart_sources(dev_config_map: dict[str, Any], tmp_path: Path, key: str, name: str, own_tgz: Path) -> None:
     path = f"kueue-aks:{key}.chart"
@@ -272,7 +229,7 @@ def test_chart_sources(dev_config_map: dict[str, Any], tmp_path: Path, key: str,
     wrong = chart_tgz(tmp_path, name, "0.1.0")
     (said,) = chart_problems(str(wrong))
     assert "0.1.0" in said and "pinned" in said
-    (said,) = chart_problems(str(KUEUE_TGZ if own_tgz == PLUGIN_TGZ else PLUGIN_TGZ))  # the other chart's file
+    (said,) = chart_problems(str(CHART_TGZ if own_tgz == PLUGIN_TGZ else PLUGIN_TGZ))  # the other chart's file
     assert "pinned" in said
     (said,) = chart_problems(str(tmp_path))  # a directory, not a packaged chart
     assert ".tgz" in said
@@ -341,8 +298,8 @@ def test_chart_ref_of_each_source() -> None:
     https = chart_ref("https://nvidia.github.io/k8s-device-plugin/", "nvidia-device-plugin", "0.20.0")
     assert https == ChartRef(chart="nvidia-device-plugin", version="0.20.0",
                              repository="https://nvidia.github.io/k8s-device-plugin")
-    local = chart_ref(str(KUEUE_TGZ), "kueue", "0.19.2")
-    assert local == ChartRef(chart=str(KUEUE_TGZ), version="0.19.2", repository=None)
+    local = chart_ref(str(CHART_TGZ), "kueue", "0.19.2")
+    assert local == ChartRef(chart=str(CHART_TGZ), version="0.19.2", repository=None)
 
 
 def test_default_charts_are_the_official_ones(dev_config: StackConfig) -> None:
@@ -357,14 +314,6 @@ def test_default_charts_are_the_official_ones(dev_config: StackConfig) -> None:
 
 def releases(run: ProgramRun) -> dict[str, dict[str, Any]]:
     return {r.name: r.inputs for r in run.of_type(RELEASE)}
-
-
-def kubernetes_objects(run: ProgramRun) -> dict[tuple[str, str], Any]:
-    return {(r.type, r.name): r.inputs for r in run.registrations if r.type.startswith("kubernetes:")}
-
-
-def azure_registrations(run: ProgramRun) -> list[str]:
-    return [r.type for r in run.registrations if r.type.startswith(("azure-native:", "pulumi:providers:azure-native"))]
 
 
 @pytest.fixture(scope="module")
@@ -672,11 +621,11 @@ def test_image_mirrors_set_only_the_repository(dev_map: dict[str, Any]) -> None:
 
 
 def test_charts_from_a_local_file_and_an_oci_mirror(dev_map: dict[str, Any]) -> None:
-    config = with_cluster(dev_map, dev_map["kueue-aks:cluster"], kueue={"chart": str(KUEUE_TGZ)},
+    config = with_cluster(dev_map, dev_map["kueue-aks:cluster"], kueue={"chart": str(CHART_TGZ)},
                           devicePlugin={"chart": "oci://myacr.azurecr.io/helm/nvidia-device-plugin"})
     found = releases(run_program(config))
     kueue, plugin = found["kueue-release"], found["gpu-release"]
-    assert (kueue["chart"], kueue["version"]) == (str(KUEUE_TGZ), "0.19.2")  # still pinned
+    assert (kueue["chart"], kueue["version"]) == (str(CHART_TGZ), "0.19.2")  # still pinned
     assert "repositoryOpts" not in kueue
     assert (plugin["chart"], plugin["version"]) == ("oci://myacr.azurecr.io/helm/nvidia-device-plugin",
                                                     DEVICE_PLUGIN_VERSION)

@@ -16,12 +16,9 @@ from components.config.checks import ConfigError
 from components.config.parse import parse_config
 from components.config.refusals import MINIMAL
 from components.plan import main as plan_main
-from tests.harness import ROOT, run_program, stack_file_config
+from testbed.harness import ROOT, run_program
+from testbed.stacks import GPU_SUBNET, SUB, SUBNET, VNET, byo_config, stack_file_config
 
-SUB = "00000000-0000-0000-0000-0000000000aa"
-VNET = f"/subscriptions/{SUB}/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/spoke"
-SUBNET = f"{VNET}/subnets/aks"
-GPU_SUBNET = f"{VNET}/subnets/gpu"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
@@ -77,28 +74,6 @@ def test_a_pools_subnet_needs_the_clusters_and_its_vnet() -> None:
     assert problems({}, [pool]) == ["kueue-aks:nodePools[0].subnetId"]
     other = f"/subscriptions/{SUB}/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/hub/subnets/x"
     assert problems({"network": {"subnetId": SUBNET}}, [{**pool, "subnetId": other}]) == ["kueue-aks:nodePools[0].subnetId"]
-
-
-BYO = {
-    "network": {
-        "subnetId": SUBNET,
-        "outboundType": "userDefinedRouting",
-        "podCidr": "192.168.0.0/16",
-        "serviceCidr": "10.1.0.0/16",
-        "dnsServiceIp": "10.1.0.10",
-    },
-    "apiServer": {"authorizedIpRanges": ["203.0.113.0/24", "198.51.100.16/28"]},
-}
-
-
-def byo_config(api_server: dict[str, Any] | None = None) -> dict[str, Any]:
-    config = stack_file_config("dev")
-    cluster = {**config["kueue-aks:cluster"], **BYO}
-    if api_server is not None:
-        cluster["apiServer"] = api_server
-    pools = [dict(p) for p in config["kueue-aks:nodePools"]]
-    pools[1]["subnetId"] = GPU_SUBNET  # the GPU pool in a subnet of its own
-    return {**config, "kueue-aks:cluster": cluster, "kueue-aks:nodePools": pools}
 
 
 def test_a_byo_subnet_stack_puts_every_pool_in_the_subnet_after_the_control_planes_role() -> None:

@@ -18,7 +18,8 @@ from components.config.parse import parse_config
 from components.config.refusals import MINIMAL
 from components.k8s.charts import chart_ref
 from components.k8s.helm import repository_opts
-from tests.harness import ROOT, run_program, stack_file_config
+from testbed.harness import ROOT, run_program
+from testbed.stacks import stack_file_config
 
 TOKEN = "tok-3f9c1d2e7b"  # what must never show
 KUBECONFIG = {

@@ -39,8 +39,8 @@ from components.config.stack import StackConfig
 from components.facts.capacity import CATALOG
 from components.k8s.quantity import QUANTITY_PATTERN
 from components.plan import parse_stack
-from tests.config.test_traps import TRAPS_DIR, build, problem_faults
-from tests.harness import ROOT
+from testbed.harness import ROOT
+from testbed.traps import TRAPS_DIR, build, problem_faults
 
 STACK = "t"
 SECONDS = 2.0  # per example, parsing and building included

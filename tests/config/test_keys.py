@@ -17,7 +17,7 @@ from components.config.checks import ConfigError
 from components.config.keys import BY_NAME, SECTIONS, Key
 from components.config.parse import parse_config
 from components.config.refusals import MINIMAL
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 
 def test_generated_files_are_current() -> None:

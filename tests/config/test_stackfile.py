@@ -23,7 +23,7 @@ from components.config.stackfile import (
     resolve_plain,
     written_back,
 )
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 
 def config(text: str, name: str = "t") -> dict[str, Any]:

@@ -12,7 +12,6 @@ by members of both dev teams and of a team of multi-gpu, whose teams have other 
 
 from __future__ import annotations
 
-import shlex
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,34 +23,20 @@ from components.cluster.deployer import wait_for_access
 from components.config.names import POOL_LABEL, TOPOLOGY_QUEUE_SUFFIX
 from components.k8s.reader import ClusterReader, ReadError
 from components.kueue.objects import LOCAL_QUEUE_NAME
-from tests.harness import ROOT
-from tests.pod_sets import pod_sets
-from tests.test_samples import BATCH_USERS, doc_pod_selectors
+from testbed.access import forbidden, refused
+from testbed.cluster import Kubectl, wait_for
+from testbed.control_planes import on_stacks
+from testbed.harness import ROOT
+from testbed.jobs import PRIORITY_LABEL, QUEUE_LABEL, job, wait_admitted
+from testbed.pod_sets import pod_sets
+from testbed.samples import doc_command, doc_pod_selectors
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import OPERATOR_STACKS, config_map
 
-from .cluster import Kubectl, wait_for
-from .conftest import on_stacks
-from .jobs import PRIORITY_LABEL, QUEUE_LABEL, job, wait_admitted
-from .stack_cluster import StackCluster
-from .stacks import OPERATOR_STACKS, config_map
 
 TEAM, OTHER_TEAM = "research", "platform"
 VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{ns}/localqueues/{lq}/pendingworkloads"
 SAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
-
-
-# The API server's RBAC refusal, as kubectl prints it after `Error from server (Forbidden): `.
-FORBIDDEN = 'User "{user}" cannot {verb} resource "{resource}" {where}'
-
-
-def forbidden(user: str, verb: str, resource: str, where: str) -> str:
-    return FORBIDDEN.format(user=user, verb=verb, resource=resource, where=where)
-
-
-def refused(kubectl: Kubectl, *args: str, input: str | None = None) -> str:
-    done = kubectl.run(*args, input=input, check=False)
-    assert done.returncode != 0, f"kubectl {' '.join(args)} was allowed:\n{done.stdout}"
-    assert "forbidden" in done.stderr.lower(), done.stderr
-    return done.stderr
 
 
 @pytest.fixture
@@ -71,12 +56,6 @@ def _teams(stack: str) -> list[str]:
 SUBMISSIONS = [("dev", sample, _teams("dev")[i % len(_teams("dev"))]) for i, sample in enumerate(SAMPLES)] + [
     ("multi-gpu", sample, _teams("multi-gpu")[-1]) for sample in SAMPLES]
 assert {s for s, _, _ in SUBMISSIONS} <= set(OPERATOR_STACKS) and "infra" in {t for _, _, t in SUBMISSIONS}
-
-
-def doc_command(prefix: str) -> list[str]:
-    """The command of docs/batch-users.md that starts with `prefix`, as arguments after `kubectl`."""
-    [line] = [line for line in BATCH_USERS.read_text().splitlines() if line.startswith(prefix)]
-    return shlex.split(line.partition("  #")[0])[1:]
 
 
 def _pods_by_the_docs_label(cluster: StackCluster, member: Kubectl, team: str, doc: dict[str, Any]) -> list[str]:

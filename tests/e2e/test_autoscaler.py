@@ -15,14 +15,14 @@ import yaml
 
 from components.config.names import POOL_LABEL
 from components.kueue.objects import ATOMIC_SCALE_UP, ATOMIC_SCALE_UP_GPU, provisioning_check
-from tests.harness import ROOT
+from testbed.autoscaler import SCALE_DOWN_SECONDS, SCALE_UP_SECONDS, wait_pool_size
+from testbed.cluster import conditions, is_true, status, wait_for
+from testbed.control_planes import on_stacks
+from testbed.harness import ROOT
+from testbed.jobs import delete_jobs, job, pools_of, wait_admitted, wait_pods_placed, workload_of
+from testbed.nodes import HOSTNAME_LABEL
+from testbed.stack_cluster import StackCluster
 
-from .autoscaler import SCALE_DOWN_SECONDS, SCALE_UP_SECONDS, wait_pool_size
-from .cluster import conditions, is_true, status, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, job, pools_of, wait_admitted, wait_pods_placed, workload_of
-from .nodes import HOSTNAME_LABEL
-from .stack_cluster import StackCluster
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
 

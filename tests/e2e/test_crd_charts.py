@@ -14,9 +14,9 @@ import yaml
 from components.operators.crd_chart import crd_chart, write_chart
 from components.operators.installs import installs
 from components.plan import load_stack
-from tests.harness import ROOT
+from testbed.binaries import Binaries
+from testbed.harness import ROOT
 
-from .binaries import Binaries
 
 
 def test_every_operators_crd_chart_renders_its_crds_as_the_module_ships_them(binaries: Binaries, tmp_path: Path) -> None:

@@ -24,14 +24,14 @@ from components.governance.policies import POOL_GUARD
 from components.kueue.objects import COHORT_NAME, build_objects, team_queues
 from components.k8s.quantity import canonical
 
-from .cluster import api_create, wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .engine import EngineError, PulumiProject, changed
-from .jobs import job, wait_admitted
-from .kinds import KINDS, keep_running, prepared, sample_lands_on_its_pool
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_config, member_group
+from testbed.cluster import api_create, wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import EngineError, PulumiProject, changed
+from testbed.jobs import job, wait_admitted
+from testbed.kinds import KINDS, keep_running, prepared, sample_lands_on_its_pool
+from testbed.measurements import report
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, engine_config, member_group
 
 ADDED_TEAM = "vision"
 # The groups whose CRDs the stack makes (Kueue's in its release, the operators' as resources).

@@ -21,14 +21,14 @@ from typing import Any
 from components.config.parse import parse_config, raw_from_stack_file
 from components.operators.crd_chart import MANAGED_BY, RELEASE_NAME_ANNOTATION, release_name
 from components.operators.installs import Install, installs
-from tests.harness import ROOT
+from testbed.cluster import wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject, assert_nothing_left
+from testbed.harness import ROOT
+from testbed.measurements import report
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, engine_jobs_config
 
-from .cluster import wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .engine import PulumiProject, assert_nothing_left
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_jobs_config
 
 STACK = "engine-crds"
 FRAMEWORKS = ["batch/job", "jobset.x-k8s.io/jobset"]

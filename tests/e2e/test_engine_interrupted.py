@@ -21,12 +21,12 @@ from typing import Any
 
 from components.facts.device_plugin import DEVICE_PLUGIN_NAMESPACE
 
-from .cluster import wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .engine import PulumiProject, assert_nothing_left, release_states
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_jobs_config
+from testbed.cluster import wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject, assert_nothing_left, release_states
+from testbed.measurements import report
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, engine_jobs_config
 
 # An explicit gate at its default value: new controller arguments, so a rolling update that Helm
 # waits for, and no change in what Kueue does.

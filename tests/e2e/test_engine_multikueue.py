@@ -19,11 +19,11 @@ from components.config.parse import parse_config, raw_from_stack_file
 from components.config.stack import StackConfig
 from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, worker_facts
 
-from .cluster import Kubectl
-from .conftest import on_stacks
-from .engine import PulumiProject, assert_nothing_left
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, config_map, engine_jobs_config
+from testbed.cluster import Kubectl
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject, assert_nothing_left
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, config_map, engine_jobs_config
 
 WORKER = "engine-worker"
 

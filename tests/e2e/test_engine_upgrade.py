@@ -19,16 +19,16 @@ import yaml
 
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.facts.kueue_versions import DEFAULT_VERSION
-from tests.paths import SHARED
+from testbed.binaries import ensure_kueue
+from testbed.cluster import is_true, wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject, assert_nothing_left, changed, release_states
+from testbed.jobs import job, wait_admitted, workload_of
+from testbed.measurements import build_wait, report
+from testbed.paths import SHARED
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, engine_jobs_config
 
-from .binaries import ensure_kueue
-from .cluster import is_true, wait_for
-from .conftest import on_stacks
-from .measurements import build_wait, report
-from .engine import PulumiProject, assert_nothing_left, changed, release_states
-from .jobs import job, wait_admitted, workload_of
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_jobs_config
 
 UPGRADE_FROM = "0.18.4"
 # Long enough to outlive the upgrade (from the jobs' admission to the new controller: its preview

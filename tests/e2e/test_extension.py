@@ -29,14 +29,14 @@ from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
 from components.facts.kueue_versions import AKS_EXTENSIONS, AKS_PRIORITY_CLASSES, DEFAULT_AKS_EXTENSION
 from components.preflight.incluster import EXTENSION_MANAGED_BY
 
-from .cluster import wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .engine import PulumiProject, release_states
-from .mirror import ChartMirror
-from .jobs import job, wait_admitted
-from .stack_cluster import StackCluster
-from .stacks import ENGINE, engine_jobs_config
+from testbed.cluster import wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject, release_states
+from testbed.jobs import job, wait_admitted
+from testbed.measurements import report
+from testbed.mirror import ChartMirror
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE, engine_jobs_config
 
 HELM_WAIT_SECONDS = 180
 TEAM = "research"

@@ -14,13 +14,13 @@ from components.config.names import POOL_LABEL, SYSTEM_POOL_NAME
 from components.kueue.objects import LOCAL_QUEUE_NAME
 from components.governance.policies import POOL_GUARD
 
-from .autoscaler import SCALE_UP_SECONDS
-from .cluster import api_create, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, job, wait_admitted, workload_of
-from .nodes import node_name
-from .stack_cluster import StackCluster
-from .stacks import UNGOVERNED, load
+from testbed.autoscaler import SCALE_UP_SECONDS
+from testbed.cluster import api_create, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, job, wait_admitted, workload_of
+from testbed.nodes import node_name
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import UNGOVERNED, load
 
 GOVERNED = ("dev", "team-subsets")
 OUTSIDER = "e2e-outsider"  # a namespace anyone might create, without Kueue's label

@@ -16,14 +16,14 @@ from typing import Any
 import yaml
 
 from components.access.identity import CLIENT_ID_ANNOTATION, SERVICE_ACCOUNT, USE_LABEL
-from tests.test_samples import IDENTITY_SAMPLES
+from testbed.access import forbidden, refused
+from testbed.cluster import Kubectl, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, events_of, job, wait_admitted, wait_pods_placed
+from testbed.samples import IDENTITY_SAMPLES, doc_command
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import client_id
 
-from .cluster import Kubectl, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, events_of, job, wait_admitted, wait_pods_placed
-from .stack_cluster import StackCluster
-from .stacks import client_id
-from .test_access import doc_command, forbidden, refused
 
 STACK = "team-subsets"
 TEAM, OTHER_TEAM = "data", "web"  # data has an identity (stacks.py), web none

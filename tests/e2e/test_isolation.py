@@ -8,10 +8,10 @@ import pytest
 
 from components.kueue.objects import API_VERSION
 
-from .cluster import conditions, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, job, wait_pods_placed, workload_of
-from .stack_cluster import StackCluster
+from testbed.cluster import conditions, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, job, wait_pods_placed, workload_of
+from testbed.stack_cluster import StackCluster
 
 
 @pytest.fixture

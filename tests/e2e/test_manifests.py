@@ -30,16 +30,16 @@ from components.config.names import KUEUE_NAMESPACE
 from components.kueue.policies import AGGREGATED_ROLES, aggregated_role_guard
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
 from components.manifests.folders import AFTER_RELEASES, BEFORE_RELEASES, HELM_FOLDER
-from tests.harness import ROOT
-from tests.paths import SHARED
+from testbed.cluster import conditions, is_true, wait_for
+from testbed.control_planes import on_stacks
+from testbed.engine import PulumiProject
+from testbed.harness import ROOT
+from testbed.measurements import report
+from testbed.paths import SHARED
+from testbed.scraping import install_crd, service_monitor_crd_for
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import ENGINE
 
-from .cluster import conditions, is_true, wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .engine import PulumiProject
-from .scraping import install_crd, service_monitor_crd_for
-from .stack_cluster import StackCluster
-from .stacks import ENGINE
 
 HELM_WAIT_SECONDS = 180
 # Kueue's kinds that hold objects here, most dependent first.

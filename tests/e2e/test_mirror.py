@@ -25,10 +25,10 @@ from components.kueue import crds as kc
 from components.kueue.values import kueue_chart
 from components.operators.installs import installs
 
-from .binaries import Binaries, BuildError, ensure_registry
-from .measurements import report
-from .mirror import ChartMirror, chart_metadata
-from .stacks import OPERATOR_STACKS, config_map, engine_jobs_config
+from testbed.binaries import Binaries, BuildError, ensure_registry
+from testbed.measurements import report
+from testbed.mirror import ChartMirror, chart_metadata
+from testbed.stacks import OPERATOR_STACKS, config_map, engine_jobs_config
 
 # Measured on 2 cores with the registry built: about 6 s from nothing to every chart in both.
 MIRROR_START_BUDGET_SECONDS = 30.0

@@ -20,13 +20,13 @@ from components.monitoring.dashboard import dashboard, dashboard_metric_names
 from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects,
                                           service_monitor)
 
-from .cluster import wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .jobs import delete_jobs, job, wait_admitted, wait_condition
-from .scraping import endpoint_urls, install_crd, samples, scrape, scrape_as, service_monitor_crd_for
-from .stack_cluster import StackCluster
-from .stacks import config_map
+from testbed.cluster import wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, job, wait_admitted, wait_condition
+from testbed.measurements import report
+from testbed.scraping import endpoint_urls, install_crd, samples, scrape, scrape_as, service_monitor_crd_for
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import config_map
 
 MULTIKUEUE_METRIC_PREFIX = "multikueue_"
 GPU = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}

@@ -21,14 +21,14 @@ from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kube
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules
 from components.monitoring.scrape import service_monitor
 
-from .cluster import conditions, condition, is_true, status, wait_for
-from .conftest import MULTIKUEUE_UP_BUDGET_SECONDS, ControlPlanes, on_stacks
-from .measurements import report
-from .jobs import job, workload_of
-from .kinds import KINDS, prepared
-from .multikueue import MULTIKUEUE, MultiKueueClusters, kubeconfig_with
-from .scraping import samples, scrape_as
-from .stacks import WORKER_LOST_TIMEOUT_SECONDS
+from testbed.cluster import condition, conditions, is_true, status, wait_for
+from testbed.control_planes import MULTIKUEUE_UP_BUDGET_SECONDS, ControlPlanes, on_stacks
+from testbed.jobs import job, workload_of
+from testbed.kinds import KINDS, prepared
+from testbed.measurements import report
+from testbed.multikueue import MULTIKUEUE, MultiKueueClusters, kubeconfig_with
+from testbed.scraping import samples, scrape_as
+from testbed.stacks import WORKER_LOST_TIMEOUT_SECONDS
 
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"  # an annotation in 0.19 (pkg/controller/constants)

@@ -7,9 +7,9 @@ import pytest
 
 from components.kueue.objects import build_objects
 
-from .autoscaler import autoscaled_pools, template
-from .nodes import fake_nodes
-from .stacks import STACKS, load
+from testbed.autoscaler import autoscaled_pools, template
+from testbed.nodes import fake_nodes
+from testbed.stacks import STACKS, load
 
 
 @pytest.mark.parametrize("stack_name", STACKS)

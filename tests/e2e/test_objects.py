@@ -12,13 +12,13 @@ from components.kueue.objects import build_objects
 from components.kueue.values import kueue_helm_values
 from components.k8s.quantity import QuantityError, parse_quantity
 
-from .cluster import is_true
-from .conftest import on_stacks, up_budget
-from .destroy import object_ref
-from .stack_cluster import StackCluster
-from . import stacks
-from .kueue_controller import DEPLOYMENT
-from .stacks import STACKS
+from testbed.cluster import is_true
+from testbed.control_planes import on_stacks, up_budget
+from testbed.destroy import object_ref
+from testbed.kueue_controller import DEPLOYMENT
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import STACKS
+from testbed import stacks
 
 # The images the published charts name (../shared/*/chart/*.tgz, SOURCE.md).
 UPSTREAM_KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"

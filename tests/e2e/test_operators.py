@@ -18,13 +18,13 @@ import pytest
 
 from components.config.names import POOL_LABEL
 
-from .cluster import is_true, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, job, wait_admitted
-from .kinds import (KINDS, assert_admitted_whole_on_its_pool, delete, keep_running, pinned, pod_count, pods_of, prepared,
-                    renamed, requests, sample_lands_on_its_pool, wait_no_pods, workload)
-from .stack_cluster import StackCluster
-from .stacks import OPERATOR_STACKS
+from testbed.cluster import is_true, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, job, wait_admitted
+from testbed.kinds import (KINDS, assert_admitted_whole_on_its_pool, delete, keep_running, pinned, pod_count,
+                           pods_of, prepared, renamed, requests, sample_lands_on_its_pool, wait_no_pods, workload)
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import OPERATOR_STACKS
 
 
 def _on_operator_stacks(*kinds: str) -> pytest.MarkDecorator:

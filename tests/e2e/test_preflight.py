@@ -13,12 +13,12 @@ from typing import Any
 from components.k8s.resources import RESOURCE_GPU
 from components.config.names import POOL_LABEL
 
-from .autoscaler import SCALE_UP_SECONDS
-from .cluster import condition, is_true, wait_for
-from .conftest import on_stacks
-from .jobs import job, pools_of, wait_admitted, wait_pods_placed, workload_of
-from .stack_cluster import StackCluster
-from .stacks import PREFLIGHT_CLAMPED
+from testbed.autoscaler import SCALE_UP_SECONDS
+from testbed.cluster import condition, is_true, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import job, pools_of, wait_admitted, wait_pods_placed, workload_of
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import PREFLIGHT_CLAMPED
 
 GPU_POD = {"cpu": "1", "memory": "1Gi", RESOURCE_GPU: "1"}
 

@@ -13,12 +13,12 @@ from components.config.pools import NodePool
 from components.config.stack import StackConfig
 from components.config.teams import Team
 from components.kueue.objects import LOCAL_QUEUE_NAME, TOPOLOGY_LOCAL_QUEUE_NAME, local_queue_targets, team_queues
-from tests.harness import ROOT
+from testbed.control_planes import on_stacks
+from testbed.harness import ROOT
+from testbed.jobs import delete_jobs, flavors, job, pools_of, wait_admitted, wait_pods_placed
+from testbed.stack_cluster import StackCluster
+from testbed.stacks import STACKS, load
 
-from .conftest import on_stacks
-from .jobs import delete_jobs, flavors, job, pools_of, wait_admitted, wait_pods_placed
-from .stack_cluster import StackCluster
-from .stacks import STACKS, load
 
 def _queue_for(config: StackConfig, team: Team, pool: NodePool) -> str:
     """The LocalQueue whose ClusterQueue holds the pool: `topology` for topology-aware pools."""

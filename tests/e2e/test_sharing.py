@@ -17,10 +17,10 @@ import pytest
 from components.config.names import POOL_LABEL
 from components.k8s.quantity import cpu_millicores
 
-from .cluster import condition, status, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, flavors, job, wait_admitted, wait_condition, workload_of
-from .stack_cluster import StackCluster
+from testbed.cluster import condition, status, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, flavors, job, wait_admitted, wait_condition, workload_of
+from testbed.stack_cluster import StackCluster
 
 GPU = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
 RUN_FOR = "10m"

@@ -1,7 +1,7 @@
 """The stack file as the real Pulumi CLI reads it, against components/config/stackfile.py.
 
 For every trap below (and every `*.yaml` under tests/config/traps/, the repository's own stack
-files too), `pulumi config --json` (v3.260.0, built by tests/e2e/binaries.py) in a throwaway
+files too), `pulumi config --json` (v3.260.0, built by testbed/binaries.py) in a throwaway
 project with a local file backend lists what the program would receive; each value, decoded as
 the program decodes it (decode_config_value), must equal what read_stack_file returns. A file the
 CLI refuses must be refused; a file only read_stack_file refuses must be refused for one of the
@@ -25,7 +25,7 @@ import pytest
 from components.config.checks import ConfigError
 from components.config.parse import decode_config_value
 from components.config.stackfile import MAX_DEPTH, read_stack_file
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 TRAPS_DIR = ROOT / "tests" / "config" / "traps"
 STACK = "trap"

@@ -11,15 +11,15 @@ import yaml
 
 from components.config.names import KUEUE_NAMESPACE
 from components.monitoring.scrape import scrape_objects
-from tests.harness import ROOT
+from testbed.cluster import is_true
+from testbed.control_planes import on_stacks
+from testbed.destroy import destroy, object_ref
+from testbed.harness import ROOT
+from testbed.jobs import RUN_FOR_ANNOTATION, job, wait_admitted
+from testbed.kinds import KINDS, keep_running, prepared
+from testbed.measurements import report
+from testbed.stack_cluster import StackCluster
 
-from .cluster import is_true
-from .conftest import on_stacks
-from .measurements import report
-from .destroy import destroy, object_ref
-from .jobs import RUN_FOR_ANNOTATION, job, wait_admitted
-from .kinds import KINDS, keep_running, prepared
-from .stack_cluster import StackCluster
 
 # What `pulumi destroy` of the dev stack may take here, jobs running: measured about 20 s.
 DESTROY_BUDGET_SECONDS = 120

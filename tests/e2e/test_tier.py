@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from . import conftest
-from .cluster import E2EError, StopWaiting, condition, is_true, wait_for
-from .conftest import ControlPlanes
+from testbed import control_planes
+from testbed.cluster import E2EError, StopWaiting, condition, is_true, wait_for
+from testbed.control_planes import ControlPlanes
 
 
 @pytest.mark.parametrize("obj", [{}, {"status": None}, {"status": {}}, {"status": {"conditions": None}}],
@@ -54,8 +54,8 @@ class BrokenStack:
 def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path: Path) -> None:
     BrokenStack.made.clear()
-    monkeypatch.setattr(conftest, "StackCluster", BrokenStack)
-    monkeypatch.setattr(conftest, "load", lambda stack: None)
+    monkeypatch.setattr(control_planes, "StackCluster", BrokenStack)
+    monkeypatch.setattr(control_planes, "load", lambda stack: None)
     planes = ControlPlanes(binaries=None, root=tmp_path)  # type: ignore[arg-type]
     # A stack without job operators, so that this test builds nothing on a cold machine.
     try:
@@ -74,7 +74,7 @@ def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(monkeypatch: p
 
 def test_the_engine_wrappers_pin_what_binaries_py_names() -> None:
     """The wrapper modules build the versions the tier reports and keys its cache on."""
-    from .binaries import PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION, PULUMI_VERSION, TOOLS_DIR
+    from testbed.binaries import PULUMI_KUBERNETES_MODULE, PULUMI_KUBERNETES_MODULE_VERSION, PULUMI_VERSION, TOOLS_DIR
 
     def requires(go_mod: str, module: str, version: str) -> bool:
         return re.search(rf"^\s*{re.escape(module)} {re.escape(version)}( // indirect)?$", go_mod, re.M) is not None
@@ -115,8 +115,8 @@ def test_a_probe_that_raises_waits_on_until_it_sees_its_object() -> None:
 def test_every_stack_that_runs_the_mpi_operator_is_in_one_lane() -> None:
     """The MPI Operator hard-codes port 8080 (operator_controllers.py): the stacks that run it are
     in one lane, so the two workers never wait on each other for that port."""
-    from .lanes import OPERATORS_LANE, lane
-    from .stacks import ENGINE, OPERATOR_STACKS, engine_jobs_config, load
+    from testbed.lanes import OPERATORS_LANE, lane
+    from testbed.stacks import ENGINE, OPERATOR_STACKS, engine_jobs_config, load
 
     modules = sorted(p.name for p in Path(__file__).parent.glob("test_*.py"))
     assert {lane(module, stack) for module in modules for stack in OPERATOR_STACKS} == {OPERATORS_LANE}

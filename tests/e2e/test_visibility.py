@@ -25,11 +25,11 @@ import pytest
 from components.config.names import POOL_LABEL
 from components.k8s.quantity import parse_quantity
 
-from .cluster import ADMIN_CERT_USER, condition, kubeconfig_entries, wait_for
-from .conftest import on_stacks
-from .jobs import delete_jobs, job, wait_admitted, workload_of
-from .kueue_controller import SERVICE_PORT, VISIBILITY_SERVICE
-from .stack_cluster import StackCluster
+from testbed.cluster import ADMIN_CERT_USER, condition, kubeconfig_entries, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import delete_jobs, job, wait_admitted, workload_of
+from testbed.kueue_controller import SERVICE_PORT, VISIBILITY_SERVICE
+from testbed.stack_cluster import StackCluster
 
 GROUP = "visibility.kueue.x-k8s.io"
 TEAM, QUEUE = "research", "default"

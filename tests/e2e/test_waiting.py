@@ -19,10 +19,10 @@ import pytest
 
 from components.kueue.objects import ATOMIC_SCALE_UP_GPU, TOPOLOGY_LOCAL_QUEUE_NAME
 
-from .cluster import condition, conditions, is_true, pattern, status, wait_for
-from .conftest import on_stacks
-from .jobs import events_of, job, wait_admitted, workload_of
-from .stack_cluster import StackCluster
+from testbed.cluster import condition, conditions, is_true, pattern, status, wait_for
+from testbed.control_planes import on_stacks
+from testbed.jobs import events_of, job, wait_admitted, workload_of
+from testbed.stack_cluster import StackCluster
 
 # --- what Kueue writes on the Workload (condition QuotaReserved=False, and a Warning event) ----
 

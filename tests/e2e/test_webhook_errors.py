@@ -22,11 +22,11 @@ from components.config.names import KUEUE_NAMESPACE
 from components.kueue.install import is_webhook_not_ready_error, should_retry_webhook_error
 from components.kueue.values import KUEUE_WEBHOOK_SERVICE
 
-from .cluster import api_create, wait_for
-from .conftest import on_stacks
-from .measurements import report
-from .kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
-from .stack_cluster import StackCluster
+from testbed.cluster import api_create, wait_for
+from testbed.control_planes import on_stacks
+from testbed.kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
+from testbed.measurements import report
+from testbed.stack_cluster import StackCluster
 
 # The captured messages, by cause, for docs/kueue.md and for the failure messages here.
 CAPTURED: dict[str, str] = {}

@@ -1,5 +1,5 @@
 """actionlint (with shellcheck) on the workflows. Here, in the tier that builds Go tools, because
-actionlint is built from its Go module (tests/e2e/binaries.py: ensure_actionlint); the unit tier
+actionlint is built from its Go module (testbed/binaries.py: ensure_actionlint); the unit tier
 needs no Go."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import actionlint as lint
-from tests.harness import ROOT
+from testbed import actionlint as lint
+from testbed.binaries import BuildError
+from testbed.harness import ROOT
 
-from .binaries import BuildError
 
 WORKFLOW_FILES = sorted(lint.WORKFLOWS.glob("*.y*ml"))
 

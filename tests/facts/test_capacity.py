@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from components.facts.capacity import _SIZES, CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, NAME_NOTES, NodeResources, VmSize, is_gpu_family, kube_reserved_cpu_millicores, kube_reserved_memory_mib, lookup_vm_size, main, name_note, nearest_sizes, node_allocatable, pool_capacity, sizes_markdown
 from components.k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
-from tests.paths import ROOT
+from testbed.paths import ROOT
 
 VM_SIZES_PAGE = ROOT / "docs" / "vm-sizes.md"
 

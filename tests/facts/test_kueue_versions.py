@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +18,8 @@ import yaml
 from components.facts import kueue_versions
 from components.config.kueue import DEFAULT_FEATURE_GATES, DEFAULT_FRAMEWORKS
 from components.facts.kueue_versions import Gate, KueueRelease
-from tests.paths import SHARED
+from testbed.upstream import VERSION, kueue_data, minor, upstream_gates, upstream_removed
 
-VERSION = "0.19.2"  # the default
 VERSIONS = sorted(kueue_versions.RELEASES)
 # Gates each release defines (pkg/features/kube_features.go at the tag; 0.19.2: kueue.md §5).
 GATE_COUNTS = {"0.18.4": 74, "0.19.2": 89}
@@ -42,37 +40,9 @@ LOCKED = {
 }
 
 
-def data(version: str) -> Path:
-    return SHARED / "kueue" / f"v{version}"
-
-
-def _minor(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
-
-
-def upstream_gates(release: str = VERSION, at: str | None = None) -> dict[str, Gate]:
-    """Each gate's spec in force at `at` (default: the release itself) in `release`'s list: the
-    newest versionedSpec not newer than it."""
-    doc = yaml.safe_load((data(release) / "featuregates" / "versioned_feature_list.yaml").read_text())
-    minor = _minor(at or release)
-    gates: dict[str, Gate] = {}
-    for entry in doc:
-        specs = [s for s in entry["versionedSpecs"] if _minor(str(s["version"])) <= minor]
-        if specs:
-            spec = max(specs, key=lambda s: _minor(str(s["version"])))
-            gates[entry["name"]] = Gate(spec["preRelease"], spec["default"], spec["lockToDefault"])
-    return gates
-
-
-def upstream_removed(release: str = VERSION) -> frozenset[str]:
-    doc = yaml.safe_load((data(release) / "featuregates" / "removed_feature_list.yaml").read_text())
-    return frozenset(entry["feature"] for entry in doc)
-
-
 def chart_frameworks(release: str = VERSION) -> set[str]:
     """Every framework the chart's default config names, enabled or commented out."""
-    text = yaml.safe_load((data(release) / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
+    text = yaml.safe_load((kueue_data(release) / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
     section = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]
     return set(re.findall(r'^\s*#?\s*- "([^"]+)"', section, re.M))
 
@@ -93,11 +63,11 @@ def release(request: pytest.FixtureRequest) -> KueueRelease:
 def test_default_version_is_a_release_with_data() -> None:
     assert kueue_versions.DEFAULT_VERSION == VERSION
     assert VERSIONS == sorted(GATE_COUNTS) == sorted(LOCKED) == ["0.18.4", "0.19.2"]
-    assert all((data(v) / "featuregates").is_dir() for v in VERSIONS)
+    assert all((kueue_data(v) / "featuregates").is_dir() for v in VERSIONS)
 
 
 def test_each_release_is_its_charts_version(release: KueueRelease) -> None:
-    chart = yaml.safe_load((data(release.version) / "Chart.yaml").read_text())
+    chart = yaml.safe_load((kueue_data(release.version) / "Chart.yaml").read_text())
     assert chart["version"] == release.version
     assert chart["appVersion"] == f"v{release.version}"
 
@@ -131,7 +101,7 @@ def test_locked_gates_are_the_ga_and_locked_deprecated_ones(release: KueueReleas
     assert locked == LOCKED[release.version]
     # The opt-in namespace selector applies to every integration only while this gate is on:
     # locked on from 0.19, on by default (but not locked) in 0.18.
-    expected = Gate("GA", True, locked=True) if _minor(release.version) >= (0, 19) else Gate("Beta", True)
+    expected = Gate("GA", True, locked=True) if minor(release.version) >= (0, 19) else Gate("Beta", True)
     assert release.gates["ManagedJobsNamespaceSelectorAlwaysRespected"] == expected
 
 

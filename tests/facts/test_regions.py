@@ -9,7 +9,7 @@ import pytest
 
 from components.facts.regions import PUBLIC_REGIONS, REGIONS, region_problem
 from components.config.checks import ConfigError
-from tests.conftest import load_stack
+from testbed.stacks import load_stack
 
 
 @pytest.mark.parametrize(("location", "says"), [

@@ -24,10 +24,9 @@ from components.forecast.trace import Pod, TraceJob, mean_duration_s, offered_lo
 from components.kueue.objects import queue_set
 from components.multikueue.manager import manager_queue_set
 from components.multikueue.worker import worker_facts
-from tests.conftest import load_stack
-from tests.harness import ROOT
-from tests.kueue.test_compare import with_shares
-from tests.multikueue.test_multikueue import MANAGER, SWEDEN, WEST, stack_map, workers_of
+from testbed.harness import ROOT
+from testbed.stacks import (MULTIKUEUE_MANAGER, MULTIKUEUE_SWEDEN, MULTIKUEUE_WEST, load_stack, multikueue_example,
+                            with_shares, workers_of)
 
 
 def side(config_map: dict[str, Any]) -> tuple[Any, Any]:
@@ -177,9 +176,9 @@ def test_the_example_in_the_docs_is_what_the_forecast_prints(dev_config_map: dic
 
 
 def test_a_multikueue_manager_is_not_forecast() -> None:
-    manager = load_stack(stack_map(MANAGER), MANAGER)
-    facts = {"westus3": worker_facts(load_stack(stack_map(WEST), WEST)),
-             "swedencentral": worker_facts(load_stack(stack_map(SWEDEN), SWEDEN))}
+    manager = load_stack(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
+    facts = {"westus3": worker_facts(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
+             "swedencentral": worker_facts(load_stack(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN))}
     text = forecast_markdown(None, (manager, manager_queue_set(manager, workers_of(manager, facts))), Path("/nonexistent"))
     assert text.splitlines()[3] == ("Not forecast: the simulator does not model the stack's queues: a MultiKueue "
                                     "manager dispatches its jobs to its workers, which are not simulated.")

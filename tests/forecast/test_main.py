@@ -12,9 +12,9 @@ import pytest
 
 from components.forecast.__main__ import NAMESPACES_PATH, WORKLOADS_PATH, main
 from components.forecast.trace import read_trace
-from tests.forecast.test_workloads import FINISHED, NAMESPACES, workload
-from tests.harness import ROOT
-from tests.kube_fake import FakeCluster
+from testbed.harness import ROOT
+from testbed.kube_fake import FakeCluster
+from testbed.workloads import FINISHED, NAMESPACES, workload
 
 WORKLOADS = {"kind": "List", "items": [workload("a", "research", "2025-03-01T10:00:00Z", FINISHED),
                                        workload("b", "platform", "2025-03-01T10:00:00Z", FINISHED[:2])]}

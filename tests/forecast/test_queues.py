@@ -12,7 +12,7 @@ from components.forecast.forecast import stack_queues
 from components.forecast.queues import Quota, Queues, amount, read_queues
 from components.kueue.objects import queue_set
 from components.kueue.values import manager_config
-from tests.conftest import load_stack
+from testbed.stacks import load_stack
 
 
 @pytest.fixture

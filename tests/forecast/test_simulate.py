@@ -14,8 +14,7 @@ from components.forecast.queues import Queues
 from components.forecast.simulate import Outcome, simulate
 from components.forecast.trace import Pod, TraceJob
 from components.kueue.objects import queue_set
-from tests.conftest import load_stack
-from tests.kueue.test_compare import with_pool, with_shares
+from testbed.stacks import load_stack, with_pool, with_shares
 
 GPU_POD = Pod(1000, 1024, 1)  # small beside a T4 node's 3.86 vCPU and 25.7 GiB: only the GPU counts
 

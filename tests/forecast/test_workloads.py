@@ -4,40 +4,10 @@ hand-written `kubectl get -o json` answers."""
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from components.forecast.trace import Pod, TraceJob, read_trace, write_trace
 from components.forecast.workloads import comment, namespace_teams, trace_from_workloads
-
-NAMESPACES = {
-    "apiVersion": "v1",
-    "kind": "List",
-    "items": [
-        {"metadata": {"name": "research", "labels": {"kueue-aks.io/team": "research", "kueue-aks.io/managed": "true"}}},
-        {"metadata": {"name": "platform", "labels": {"kueue-aks.io/team": "platform"}}},
-        {"metadata": {"name": "kube-system", "labels": {}}},
-    ],
-}
-
-
-def condition(kind: str, at: str, status: str = "True") -> dict[str, Any]:
-    return {"type": kind, "status": status, "lastTransitionTime": at, "reason": "x", "message": ""}
-
-
-def workload(name: str, namespace: str, created: str, conditions: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
-    template = {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2", "memory": "8Gi",
-                                                                                    "nvidia.com/gpu": "1"}}}]}}
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": created},
-        "spec": {"queueName": "default", "podSets": [{"name": "main", "count": 2, "template": template}], **spec},
-        "status": {"conditions": conditions},
-    }
-
-
-FINISHED = [condition("QuotaReserved", "2025-03-01T10:00:30Z"), condition("Admitted", "2025-03-01T10:00:30Z"),
-            condition("Finished", "2025-03-01T11:00:30Z")]
+from testbed.workloads import FINISHED, NAMESPACES, condition, workload
 
 
 def test_a_finished_workload_is_a_job_submitted_at_its_creation_running_from_admission_to_finish() -> None:

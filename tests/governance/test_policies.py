@@ -17,8 +17,7 @@ import pytest
 from components.config.stack import StackConfig
 from components.governance.policies import POOL_GUARD, pool_guard
 from components.kueue.policies import AGGREGATED_ROLES, PRIORITY_CLASS_LABEL, aggregated_role_guard, priority_class_guard
-from tests.conftest import load_stack
-from tests.harness import stack_file_config
+from testbed.stacks import load_stack, stack_file_config
 
 
 def _evaluate(expression: str, obj: dict[str, Any], **bindings: Any) -> Any:

@@ -11,7 +11,7 @@ import pytest
 from components.k8s.cache import user_cache
 from components.kueue import crds
 from components.operators import sources
-from tests.e2e import binaries
+from testbed import binaries
 
 linux = pytest.mark.skipif(sys.platform != "linux", reason="the XDG rule of Linux (macOS and Windows differ)")
 

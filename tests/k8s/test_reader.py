@@ -1,6 +1,6 @@
 """components/k8s/reader.py: a read-only API client from a kubeconfig, against a loopback API server.
 
-The server is a ThreadingHTTPServer behind TLS (tests/loopback_tls.py's certificate for 127.0.0.1
+The server is a ThreadingHTTPServer behind TLS (testbed/loopback_tls.py's certificate for 127.0.0.1
 and localhost) that answers GETs the way kube-apiserver does: objects, lists paged by
 limit/continue, Status bodies for 401/403/404/410. It asks for a client certificate (optional)
 and trusts one test-local self-signed client certificate, so mutual TLS is checked too. Exec
@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from components.k8s.reader import ClusterReader, ReadError
-from tests.loopback_tls import make_tls
+from testbed.loopback_tls import make_tls
 
 TOKEN = "s3cret-bearer-token-not-real"
 CLIENT_CN = "kueue-reader-test"

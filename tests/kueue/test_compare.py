@@ -11,25 +11,12 @@ from typing import Any
 from components.kueue.compare import (DETAILS, NO_CHANGE, Quota, StackQuotas, callouts, comparison_markdown,
                                       membership, quota_changes, stack_quotas)
 from components.kueue.objects import queue_set
-from tests.conftest import load_stack
+from testbed.stacks import load_stack, with_pool, with_shares
 
 
 def quotas(config_map: dict[str, Any]) -> StackQuotas:
     config = load_stack(config_map)
     return stack_quotas(config, queue_set(config))
-
-
-def with_shares(config_map: dict[str, Any], **shares: int) -> dict[str, Any]:
-    changed = copy.deepcopy(config_map)
-    for team in changed["kueue-aks:teams"]:
-        team["share"] = shares.get(team["name"], team["share"])
-    return changed
-
-
-def with_pool(config_map: dict[str, Any], name: str, **settings: Any) -> dict[str, Any]:
-    changed = copy.deepcopy(config_map)
-    next(p for p in changed["kueue-aks:nodePools"] if p["name"] == name).update(settings)
-    return changed
 
 
 def opening(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:

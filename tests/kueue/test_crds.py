@@ -38,11 +38,11 @@ from components.k8s.crd_schema import CrdError
 from components.kueue import validate
 from components.kueue.validate import CRDS_ENV, validate_objects
 from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
-from tests.conftest import CHART_TGZ, CRDS_DIR, load_stack
-from tests import harness
-from tests.harness import run_program, stack_file_config
-from tests.paths import SHARED
-from tests.loopback_tls import make_tls
+from testbed.harness import run_program
+from testbed.loopback_tls import make_tls
+from testbed.paths import CHART_TGZ, CRDS_DIR, SHARED
+from testbed.stacks import load_stack, stack_file_config
+from testbed import harness
 
 VERSION = "0.19.2"
 CHART = CHART_TGZ.read_bytes()

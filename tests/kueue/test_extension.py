@@ -15,22 +15,14 @@ from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.policies import priority_class_guard
 from components.kueue.values import kueue_frameworks
 from components.facts.kueue_versions import AKS_PRIORITY_CLASSES
-from tests.harness import ProgramRun, run_program, stack_file_config
-from tests.kube_fake import extension_cluster
+from testbed.harness import ProgramRun, run_program
+from testbed.kube_fake import extension_cluster
+from testbed.stacks import extension_stack, stack_file_config
 
 EXTENSION = "azure-native:kubernetesconfiguration:Extension"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
               "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n")
-
-
-def extension_stack(**kueue: Any) -> dict[str, Any]:
-    """The dev stack on AKS's managed Kueue, in a region and on a version the extension takes."""
-    config = copy.deepcopy(stack_file_config())
-    config["azure-native:location"] = "eastus"
-    config["kueue-aks:cluster"] = {**(config.get("kueue-aks:cluster") or {}), "kubernetesVersion": "1.34"}
-    config["kueue-aks:kueue"] = {"install": "aksExtension", **kueue}
-    return config
 
 
 def kubeconfig_stack(install: str) -> dict[str, Any]:
@@ -147,8 +139,6 @@ def test_the_extensions_kinds_and_priority_classes_shape_governance() -> None:
     assert all(f"'{name}'" in allowed for name in AKS_PRIORITY_CLASSES), allowed
     helm = parse_config(*[raw_from_stack_file({"config": stack_file_config()})[0]], stack="dev", location="eastus2")
     assert "aks-high-priority" not in priority_class_guard(helm)[0]["spec"]["validations"][0]["expression"]
-
-
 
 
 def test_an_existing_clusters_region_and_version_are_left_to_the_preflight() -> None:

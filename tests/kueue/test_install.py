@@ -29,8 +29,8 @@ from components.config.stack import StackConfig
 from components.config.kueue import DEFAULT_KUEUE_CHART
 from components.kueue.values import KUEUE_WEBHOOK_SERVICE, kueue_helm_values
 from components.kueue.policies import AGGREGATED_ROLE_GUARD
-from tests.conftest import load_stack
-from tests.harness import ProgramMocks, ProgramRun, RecordingMonitor, Registration, run_program
+from testbed.harness import ProgramMocks, ProgramRun, RecordingMonitor, Registration, run_program
+from testbed.stacks import load_stack
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"

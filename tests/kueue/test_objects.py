@@ -14,7 +14,7 @@ from components.k8s.resources import format_quantity
 from components.kueue.objects import API_VERSION, COHORT_NAME, build_objects, flavor_capacity, local_queue_targets, most_held, quota_table, team_queues, team_quota
 from components.k8s.quantity import parse_quantity
 from components.kueue.validate import validate_objects
-from tests.conftest import design_example, load_stack
+from testbed.stacks import design_example, load_stack
 
 POOLS = [
     {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 10},

@@ -11,8 +11,8 @@ import pytest
 from components.kueue import objects as builders
 from components.kueue import queues
 from components.kueue.objects import quota_table
-from tests.conftest import load_stack
-from tests.harness import ProgramRun, Registration, run_program
+from testbed.harness import ProgramRun, Registration, run_program
+from testbed.stacks import load_stack
 
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:"
 

@@ -21,7 +21,7 @@ import yaml
 from components.k8s.crd_schema import CrdError, CrdSchemas
 from components.kueue.findings import KueueValidationError, Violation
 from components.kueue.validate import CRDS_ENV, check_objects, crds_from_env, load_crds, validate_objects
-from tests.conftest import CRDS_DIR
+from testbed.paths import CRDS_DIR
 
 EXAMPLES_DIR = CRDS_DIR.parent / "examples"
 V = "kueue.x-k8s.io/v1beta2"

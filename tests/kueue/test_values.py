@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,32 +30,23 @@ from components.facts.kueue_resources import DEFAULT_MANAGER_MEMORY_MIB
 from components.kueue.values import CONTROLLER_POD_LABELS, KUEUE_RELEASE_NAME, MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config
 from components.facts.kueue_versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
 from components.facts.operators import needed_operators
-from tests.conftest import load_stack
-from tests.harness import ROOT, stack_file_config
-from tests.paths import SHARED
-from tests.facts.test_kueue_versions import upstream_gates, upstream_removed
+from testbed.harness import ROOT
+from testbed.paths import SHARED
+from testbed.stacks import load_stack, stack_file_config
+from testbed.upstream import (CONFIG_FIELDS, config_fields, kueue_data, minor, unknown_config_fields, upstream_gates,
+                              upstream_removed)
 
 VERSIONS = sorted(RELEASES)
 PLUGIN_DATA = SHARED / "nvidia-device-plugin" / "v0.20.0"
 PLUGIN_CHART_VALUES = yaml.safe_load((PLUGIN_DATA / "values.yaml").read_text())
 
 
-def kueue_data(version: str) -> Path:
-    return SHARED / "kueue" / f"v{version}"
-
-
-def minor(version: str) -> tuple[int, int]:
-    major, minor_ = version.split(".")[:2]
-    return int(major), int(minor_)
-
-
 # Each version's chart values.yaml, manager-config field tree, and the chart's default manager config.
 CHART_VALUES = {v: yaml.safe_load((kueue_data(v) / "values.yaml").read_text()) for v in VERSIONS}
-FIELDS = {v: yaml.safe_load((kueue_data(v) / "config-fields.yaml").read_text()) for v in VERSIONS}
+FIELDS = {v: config_fields(v) for v in VERSIONS}
 CHART_DEFAULT_CONFIGS = {v: yaml.safe_load(CHART_VALUES[v]["managerConfig"]["controllerManagerConfigYaml"])
                          for v in VERSIONS}
 KUEUE_CHART_VALUES = CHART_VALUES[DEFAULT_VERSION]
-CONFIG_FIELDS = FIELDS[DEFAULT_VERSION]
 # Kueue 0.19 raised these chart defaults (CHANGELOG-0.19.md: "Increase OOTB QPS and concurrency",
 # kueue#12440). The manager config writes 0.19.2's values on 0.18.4 too: the same fields, only
 # more client throughput, and a stack keeps them across the upgrade.
@@ -99,39 +89,6 @@ def unknown_value_paths(ours: Mapping[str, Any], chart: Mapping[str, Any], path:
         elif isinstance(value, (dict, list)):
             problems.append(f"{at}: the chart expects a scalar")
     return problems
-
-
-_SCALARS: dict[str, tuple[type, ...]] = {
-    "string": (str,), "duration": (str,), "bool": (bool,),
-    "int": (int,), "int32": (int,), "float32": (int, float), "float64": (int, float),
-}
-
-
-def unknown_config_fields(doc: Any, schema: Any, path: str = "") -> list[str]:
-    """Fields of a manager config that config-fields.yaml does not list, or of the wrong type."""
-    if isinstance(schema, dict):
-        if not isinstance(doc, dict):
-            return [f"{path}: expected an object"]
-        problems: list[str] = []
-        for key, value in doc.items():
-            at = f"{path}.{key}" if path else str(key)
-            sub = schema.get("<key>", schema.get(key))
-            if sub is None:
-                problems.append(f"{at}: not a field of the v1beta2 Configuration")
-            else:
-                problems += unknown_config_fields(value, sub, at)
-        return problems
-    if isinstance(schema, list):
-        if not isinstance(doc, list):
-            return [f"{path}: expected a list"]
-        return [p for i, item in enumerate(doc) for p in unknown_config_fields(item, schema[0], f"{path}[{i}]")]
-    if schema == "labelSelector":
-        return unknown_config_fields(doc, {"matchLabels": {"<key>": "string"},
-                                           "matchExpressions": [{"key": "string", "operator": "string",
-                                                                 "values": ["string"]}]}, path)
-    allowed = _SCALARS.get(schema, (str,))  # named Go string types such as SourceKind
-    wrong_bool = bool not in allowed and isinstance(doc, bool)
-    return [f"{path}: expected {schema}, got {doc!r}"] if wrong_bool or not isinstance(doc, allowed) else []
 
 
 def leaves(doc: Any, path: str = "") -> dict[str, Any]:

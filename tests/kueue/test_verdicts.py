@@ -17,8 +17,8 @@ import pytest
 from components.kueue import queues as kueue_queues
 from components.kueue import verdicts
 from components.kueue.objects import QueueSet, queue_set
-from tests.conftest import load_stack
-from tests.harness import ROOT, stack_file_config
+from testbed.harness import ROOT
+from testbed.stacks import load_stack, stack_file_config
 
 
 @pytest.fixture
@@ -97,8 +97,7 @@ def test_a_preview_that_reuses_a_verdict_loads_no_validator_library(tmp_path: Pa
         "import json, sys\n"
         "from components.kueue import queues\n"
         "from components.kueue.objects import queue_set\n"
-        "from tests.conftest import load_stack\n"
-        "from tests.harness import stack_file_config\n"
+        "from testbed.stacks import load_stack, stack_file_config\n"
         "config = load_stack(stack_file_config())\n"
         "queues.validated_objects(config, queue_set(config))\n"
         "print(json.dumps(sorted(m for m in ('jsonschema', 'celpy', 'lark') if m in sys.modules)))\n"

@@ -9,7 +9,7 @@ import pytest
 
 from components.monitoring.dashboard import (DASHBOARD_UID, dashboard, dashboard_json, dashboard_metric_names,
                                              metric_names, queries)
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 
 def test_committed_dashboard_is_the_builders_output() -> None:

@@ -31,28 +31,12 @@ from components.monitoring.component import (GRAFANA_ADMIN_ROLE, MONITORING_DATA
 from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE,
                                           METRICS_SERVICE, METRICS_SERVICE_LABELS, PROMETHEUS_OPERATOR_API_VERSION,
                                           scrape_objects, service_monitor)
-from tests.conftest import load_stack
-from tests.harness import (
-    DEPLOYER_OBJECT_ID,
-    GRAFANA_PRINCIPAL,
-    SUBSCRIPTION,
-    ProgramMocks,
-    ProgramRun,
-    Registration,
-    run_program,
-    stack_file_config,
-)
-from tests.cluster.test_modes import (
-    EXISTING,
-    K8S_PROVIDER,
-    KUEUE_TGZ,
-    RELEASE,
-    azure_registrations,
-    kubeconfig_stack,
-    kubernetes_objects,
-    provider_urn,
-    with_cluster,
-)
+from testbed.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, K8S_PROVIDER, RELEASE, SUBSCRIPTION,
+                             ProgramMocks, ProgramRun, Registration, azure_registrations, kubernetes_objects,
+                             provider_urn, run_program)
+from testbed.paths import CHART_TGZ
+from testbed.stacks import (EXISTING, GRAFANA_ID, WORKSPACE_ID, kubeconfig_stack, load_stack, stack_file_config,
+                            with_cluster)
 
 MONITORING = "kueue-aks:monitoring:Monitoring"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -75,13 +59,10 @@ GET_CLUSTER = "azure-native:containerservice:getManagedCluster"
 MONITORING_AZURE_TYPES = ("azure-native:monitor:", "azure-native:dashboard:", ROLE_ASSIGNMENT)
 MONITORING_EXPORTS = ("azureMonitorWorkspaceId", "prometheusQueryEndpoint", "grafanaName", "grafanaUrl")
 
-# In the deployment's subscription (the mocked client config's): the program refuses others.
-WORKSPACE_ID = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/obs-rg/providers/Microsoft.Monitor/accounts/amw1"
-GRAFANA_ID = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/graf-rg/providers/Microsoft.Dashboard/grafana/graf1"
 ADMIN_GROUPS = ["11111111-2222-3333-4444-555555555555", "66666666-7777-8888-9999-000000000000"]
 SCRAPER = "kueue-aks-metrics-scraper"
 SCRAPER_TOKEN = f"{SCRAPER}-token"
-# What ProgramMocks returns for the existing workspace and Grafana (tests/harness.py).
+# What ProgramMocks returns for the existing workspace and Grafana (testbed/harness.py).
 EXISTING_LOCATION = "westeurope"
 EXISTING_QUERY_ENDPOINT = "https://existing.westeurope.prometheus.monitor.azure.com"
 EXISTING_GRAFANA_URL = "https://existing-grafana.example.invalid"
@@ -631,7 +612,7 @@ def test_scraper_binding_names_the_scrapers_account(aks_config: StackConfig) -> 
 
 def test_scrape_names_match_the_pinned_kueue_chart() -> None:
     # The selector, port and role only work if the chart (release "kueue") names them so.
-    with tarfile.open(KUEUE_TGZ) as tar:
+    with tarfile.open(CHART_TGZ) as tar:
         def text(path: str) -> str:
             member = tar.extractfile(f"kueue/{path}")
             assert member is not None, path

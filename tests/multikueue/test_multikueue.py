@@ -21,21 +21,17 @@ from components.config.stack import StackConfig
 from components.kueue.crds import kueue_crds
 from components.kueue.objects import quota_table
 from components.kueue.values import manager_config
-from components.multikueue.manager import (ADMISSION_CHECK, MULTIKUEUE_CONTROLLER, SECRET_KEY, Worker, kubeconfig_secret,
+from components.multikueue.manager import (ADMISSION_CHECK, MULTIKUEUE_CONTROLLER, SECRET_KEY, kubeconfig_secret,
                                            manager_quota_table, manager_queue_set, worker_problems, worker_quotas)
 from components.multikueue.worker import (CLUSTER_ROLE, FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT, access_objects,
                                           worker_facts, worker_kubeconfig, worker_rules)
 from components.kueue.validate import validate_objects
-from tests.harness import ROOT, SERVICE_ACCOUNT_TOKEN, ProgramMocks, ProgramRun, run_program
-from tests.kueue.test_values import CONFIG_FIELDS, unknown_config_fields
+from testbed.harness import ROOT, SERVICE_ACCOUNT_TOKEN, ProgramMocks, ProgramRun, run_program
+from testbed.stacks import MULTIKUEUE_MANAGER, MULTIKUEUE_SWEDEN, MULTIKUEUE_WEST, multikueue_example, workers_of
+from testbed.upstream import CONFIG_FIELDS, unknown_config_fields
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's wire marker of a secret value
 EXAMPLES = ROOT / "examples" / "multikueue"
-MANAGER, WEST, SWEDEN = "batch-manager", "batch-westus3", "batch-swedencentral"
-
-
-def stack_map(stack: str) -> dict[str, Any]:
-    return yaml.safe_load((EXAMPLES / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
 def parsed(config_map: Mapping[str, Any], stack: str) -> StackConfig:
@@ -43,25 +39,21 @@ def parsed(config_map: Mapping[str, Any], stack: str) -> StackConfig:
     return parse_config(raw, stack=stack, location=location)
 
 
-def problems_of(config_map: Mapping[str, Any], stack: str = MANAGER) -> list[str]:
+def problems_of(config_map: Mapping[str, Any], stack: str = MULTIKUEUE_MANAGER) -> list[str]:
     with pytest.raises(ConfigError) as err:
         parsed(config_map, stack)
     return [str(p) for p in err.value.problems]
 
 
-def workers_of(manager: StackConfig, facts: Mapping[str, Mapping[str, Any] | None]) -> list[Worker]:
-    return [Worker(w.name, w.stack, facts[w.name]) for w in manager.multi_kueue.workers]
-
-
 @pytest.fixture(scope="module")
 def manager() -> StackConfig:
-    return parsed(stack_map(MANAGER), MANAGER)
+    return parsed(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
 
 
 @pytest.fixture(scope="module")
 def facts() -> dict[str, dict[str, Any]]:
-    return {"westus3": worker_facts(parsed(stack_map(WEST), WEST)),
-            "swedencentral": worker_facts(parsed(stack_map(SWEDEN), SWEDEN))}
+    return {"westus3": worker_facts(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
+            "swedencentral": worker_facts(parsed(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN))}
 
 
 # --- config ------------------------------------------------------------------------------------
@@ -79,7 +71,7 @@ def test_manager_defaults(manager: StackConfig) -> None:
 
 
 def test_manager_mistakes_are_all_named_at_once() -> None:
-    bad = copy.deepcopy(stack_map(MANAGER))
+    bad = copy.deepcopy(multikueue_example(MULTIKUEUE_MANAGER))
     bad["kueue-aks:nodePools"] = [{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2}]
     bad["kueue-aks:teams"][0]["share"] = 50
     bad["kueue-aks:multiKueue"]["workers"].append({"name": "westus3", "stack": "org/kueue-aks/other"})
@@ -133,7 +125,7 @@ def test_the_multikueue_gate_must_stay_on(dev_config_map: dict[str, Any]) -> Non
 
 
 def test_worker_rules_cover_its_kinds_and_workloads_and_nothing_else() -> None:
-    worker = parsed(stack_map(WEST), WEST)
+    worker = parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
     rules = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in worker_rules(worker)}
     assert rules == {
         ("batch", "jobs"): ["create", "delete", "get", "list", "watch"],
@@ -147,12 +139,12 @@ def test_worker_rules_cover_its_kinds_and_workloads_and_nothing_else() -> None:
         ("kueue.x-k8s.io", "workloads/status"): ["get", "patch", "update"],
     }
     assert not any("*" in r["verbs"] or "*" in r["resources"] for r in worker_rules(worker))
-    ungoverned = parsed({**stack_map(WEST), "kueue-aks:governance": {"enforce": False}}, WEST)
+    ungoverned = parsed({**multikueue_example(MULTIKUEUE_WEST), "kueue-aks:governance": {"enforce": False}}, MULTIKUEUE_WEST)
     assert ("", "pods") not in {(r["apiGroups"][0], r["resources"][0]) for r in worker_rules(ungoverned)}
 
 
 def test_worker_access_is_bound_to_its_own_service_account() -> None:
-    sa, role, binding, token = access_objects(parsed(stack_map(WEST), WEST))
+    sa, role, binding, token = access_objects(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
     assert (sa["kind"], sa["metadata"]["name"], sa["metadata"]["namespace"]) == ("ServiceAccount", SERVICE_ACCOUNT, "kueue-system")
     assert role["kind"] == "ClusterRole" and binding["roleRef"]["name"] == role["metadata"]["name"] == CLUSTER_ROLE
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": "kueue-system"}]
@@ -171,7 +163,7 @@ def test_worker_kubeconfig_is_static_with_everything_inline() -> None:
 
 
 def test_worker_facts_are_its_own_quota_table(facts: dict[str, dict[str, Any]]) -> None:
-    west = parsed(stack_map(WEST), WEST)
+    west = parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
     rows = {(r.flavor, r.resource): r for r in quota_table(west)}
     got = facts["westus3"]
     for cq, queue in got["clusterQueues"].items():
@@ -191,7 +183,7 @@ def test_manager_quota_is_the_sum_of_the_workers(manager: StackConfig, facts: di
     workers = workers_of(manager, facts)
     assert worker_problems(manager, workers) == []
     rows = {(q.team, q.flavor, q.resource): q for q in worker_quotas(manager, workers)}
-    west, sweden = (parsed(stack_map(s), s) for s in (WEST, SWEDEN))
+    west, sweden = (parsed(multikueue_example(s), s) for s in (MULTIKUEUE_WEST, MULTIKUEUE_SWEDEN))
     for team in ("research", "platform"):
         for w in (west, sweden):
             for row in quota_table(w):
@@ -227,10 +219,10 @@ def test_manager_objects_are_valid_and_dispatch_every_queue(manager: StackConfig
 
 
 def test_a_manager_team_borrows_up_to_its_own_borrowing(facts: dict[str, dict[str, Any]]) -> None:
-    config_map = stack_map(MANAGER)
+    config_map = multikueue_example(MULTIKUEUE_MANAGER)
     config_map["kueue-aks:teams"] = [{**t, "borrowing": 1} if t["name"] == "research" else t
                                      for t in config_map["kueue-aks:teams"]]
-    manager = parsed(config_map, MANAGER)
+    manager = parsed(config_map, MULTIKUEUE_MANAGER)
     queues = {o["metadata"]["name"]: o for o in manager_queue_set(manager, workers_of(manager, facts)).objects
               if o["kind"] == "ClusterQueue"}
     resources = {q: [r for f in queues[q]["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]] for q in queues}
@@ -245,7 +237,7 @@ def test_manager_config_sets_multikueue_and_kueue_decodes_it(manager: StackConfi
     assert doc["multiKueue"] == {"origin": "kueue-aks-batch-manager", "workerLostTimeout": "15m", "gcInterval": "1m",
                                  "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"}
     assert unknown_config_fields(doc, CONFIG_FIELDS) == []
-    assert "multiKueue" not in manager_config(parsed(stack_map(WEST), WEST))
+    assert "multiKueue" not in manager_config(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
 
 
 def _facts_with(facts: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
@@ -275,9 +267,9 @@ def test_a_worker_that_does_not_fit_is_named(manager: StackConfig, facts: dict[s
 
 
 def test_a_framework_without_a_multikueue_adapter_is_refused(facts: dict[str, dict[str, Any]]) -> None:
-    config_map = copy.deepcopy(stack_map(MANAGER))
+    config_map = copy.deepcopy(multikueue_example(MULTIKUEUE_MANAGER))
     config_map["kueue-aks:kueue"]["frameworks"] = ["batch/job", "deployment"]
-    config = parsed(config_map, MANAGER)
+    config = parsed(config_map, MULTIKUEUE_MANAGER)
     found = [str(p) for p in worker_problems(config, workers_of(config, facts))]
     assert any(p.startswith("kueue-aks:kueue.frameworks: 'deployment' has no MultiKueue adapter") for p in found), found
 
@@ -287,7 +279,7 @@ def test_a_framework_without_a_multikueue_adapter_is_refused(facts: dict[str, di
 
 @pytest.fixture(scope="module")
 def worker_runs() -> dict[str, ProgramRun]:
-    return {stack: run_program(stack_map(stack), stack=stack) for stack in (WEST, SWEDEN)}
+    return {stack: run_program(multikueue_example(stack), stack=stack) for stack in (MULTIKUEUE_WEST, MULTIKUEUE_SWEDEN)}
 
 
 def secret_value(value: Any) -> Any:
@@ -299,18 +291,18 @@ def secret_value(value: Any) -> Any:
 def manager_run(worker_runs: Mapping[str, ProgramRun], **override: Mapping[str, Any]) -> ProgramRun:
     stacks = {f"organization/kueue-aks/{s}": dict(run.exports) for s, run in worker_runs.items()}
     stacks.update(override)
-    return run_program(stack_map(MANAGER), stack=MANAGER, mocks=ProgramMocks(stacks=stacks))
+    return run_program(multikueue_example(MULTIKUEUE_MANAGER), stack=MULTIKUEUE_MANAGER, mocks=ProgramMocks(stacks=stacks))
 
 
 def test_worker_exports_a_secret_kubeconfig_and_plain_facts(worker_runs: dict[str, ProgramRun]) -> None:
-    run = worker_runs[WEST]
+    run = worker_runs[MULTIKUEUE_WEST]
     assert KUBECONFIG_OUTPUT in run.secret_exports and FACTS_OUTPUT not in run.secret_exports
     kubeconfig = yaml.safe_load(run.exports[KUBECONFIG_OUTPUT])
     assert kubeconfig["users"][0]["user"] == {"token": SERVICE_ACCOUNT_TOKEN}
     assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://aks.example.invalid:443"  # the cluster's own
-    assert run.exports[FACTS_OUTPUT] == yaml.safe_load(yaml.safe_dump(worker_facts(parsed(stack_map(WEST), WEST))))
+    assert run.exports[FACTS_OUTPUT] == yaml.safe_load(yaml.safe_dump(worker_facts(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))))
     role = run.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "multikueue-clusterrole")
-    assert role.inputs["rules"] == worker_rules(parsed(stack_map(WEST), WEST))
+    assert role.inputs["rules"] == worker_rules(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
     token = run.one("kubernetes:core/v1:Secret", "multikueue-token")
     assert token.inputs["type"] == "kubernetes.io/service-account-token"
     component = run.one("kueue-aks:multikueue:MultiKueueWorker")
@@ -319,9 +311,9 @@ def test_worker_exports_a_secret_kubeconfig_and_plain_facts(worker_runs: dict[st
 
 
 def test_worker_server_can_be_set(worker_runs: dict[str, ProgramRun]) -> None:
-    config_map = copy.deepcopy(stack_map(WEST))
+    config_map = copy.deepcopy(multikueue_example(MULTIKUEUE_WEST))
     config_map["kueue-aks:multiKueue"]["server"] = "https://westus3-private.example:443"
-    run = run_program(config_map, stack=WEST)
+    run = run_program(config_map, stack=MULTIKUEUE_WEST)
     assert yaml.safe_load(run.exports[KUBECONFIG_OUTPUT])["clusters"][0]["cluster"]["server"] == \
         "https://westus3-private.example:443"
 
@@ -335,7 +327,7 @@ def test_manager_stores_each_worker_kubeconfig_as_a_secret(worker_runs: dict[str
     secrets = {r.inputs["metadata"]["name"]: r for r in run.of_type("kubernetes:core/v1:Secret")}
     west = secrets[kubeconfig_secret("westus3")]
     assert west.inputs["metadata"]["namespace"] == "kueue-system"
-    assert secret_value(west.inputs["stringData"]) == {SECRET_KEY: worker_runs[WEST].exports[KUBECONFIG_OUTPUT]}
+    assert secret_value(west.inputs["stringData"]) == {SECRET_KEY: worker_runs[MULTIKUEUE_WEST].exports[KUBECONFIG_OUTPUT]}
     # Every Kueue object waits for the Secrets, so a MultiKueueCluster never starts without its kubeconfig.
     cluster = run.one("kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", "queues-multikueuecluster-westus3")
     assert west.urn in cluster.dependencies
@@ -347,18 +339,18 @@ def test_manager_stores_each_worker_kubeconfig_as_a_secret(worker_runs: dict[str
 
 
 def test_a_rotated_worker_token_reaches_the_manager_secret(worker_runs: dict[str, ProgramRun]) -> None:
-    rotated = dict(worker_runs[WEST].exports)
+    rotated = dict(worker_runs[MULTIKUEUE_WEST].exports)
     rotated[KUBECONFIG_OUTPUT] = rotated[KUBECONFIG_OUTPUT].replace(SERVICE_ACCOUNT_TOKEN, "a-new-token")
-    run = manager_run(worker_runs, **{f"organization/kueue-aks/{WEST}": rotated})
+    run = manager_run(worker_runs, **{f"organization/kueue-aks/{MULTIKUEUE_WEST}": rotated})
     secret = next(r for r in run.of_type("kubernetes:core/v1:Secret")
                   if r.inputs["metadata"]["name"] == kubeconfig_secret("westus3"))
     assert "a-new-token" in secret_value(secret.inputs["stringData"])[SECRET_KEY]
 
 
 def test_a_missing_worker_stops_the_manager_before_anything_is_created(worker_runs: dict[str, ProgramRun]) -> None:
-    gone = {k: v for k, v in worker_runs[SWEDEN].exports.items() if k not in (FACTS_OUTPUT, KUBECONFIG_OUTPUT)}
+    gone = {k: v for k, v in worker_runs[MULTIKUEUE_SWEDEN].exports.items() if k not in (FACTS_OUTPUT, KUBECONFIG_OUTPUT)}
     with pytest.raises(pulumi.RunError) as err:
-        manager_run(worker_runs, **{f"organization/kueue-aks/{SWEDEN}": gone})
+        manager_run(worker_runs, **{f"organization/kueue-aks/{MULTIKUEUE_SWEDEN}": gone})
     assert "kueue-aks:multiKueue.workers[1].stack: worker 'swedencentral'" in str(err.value)
     assert "must be removed from multiKueue.workers" in str(err.value)
     from pulumi.runtime.settings import SETTINGS
@@ -371,7 +363,7 @@ def test_a_missing_worker_stops_the_manager_before_anything_is_created(worker_ru
 
 
 def test_plan_of_a_manager_shows_each_team_per_worker_and_in_total(capsys: pytest.CaptureFixture[str]) -> None:
-    assert plan.main(["--stack", MANAGER, "--root", str(EXAMPLES)]) == 0
+    assert plan.main(["--stack", MULTIKUEUE_MANAGER, "--root", str(EXAMPLES)]) == 0
     out = capsys.readouterr().out
     header = "| team | flavor | resource | westus3 (batch-westus3) | swedencentral (batch-swedencentral) | total |"
     assert header in out
@@ -380,9 +372,9 @@ def test_plan_of_a_manager_shows_each_team_per_worker_and_in_total(capsys: pytes
 
 
 def test_plan_of_a_manager_names_a_missing_worker_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / f"Pulumi.{MANAGER}.yaml").write_text((EXAMPLES / f"Pulumi.{MANAGER}.yaml").read_text())
-    (tmp_path / f"Pulumi.{WEST}.yaml").write_text((EXAMPLES / f"Pulumi.{WEST}.yaml").read_text())
-    assert plan.main(["--stack", MANAGER, "--root", str(tmp_path)]) == 2
+    (tmp_path / f"Pulumi.{MULTIKUEUE_MANAGER}.yaml").write_text((EXAMPLES / f"Pulumi.{MULTIKUEUE_MANAGER}.yaml").read_text())
+    (tmp_path / f"Pulumi.{MULTIKUEUE_WEST}.yaml").write_text((EXAMPLES / f"Pulumi.{MULTIKUEUE_WEST}.yaml").read_text())
+    assert plan.main(["--stack", MULTIKUEUE_MANAGER, "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "kueue-aks:multiKueue.workers[1].stack: the plan reads worker 'swedencentral' from" in err
 

@@ -15,8 +15,8 @@ import pytest
 
 from components.operators import migrate
 from components.operators.migrate import COMPONENT_TYPE, CRD_TYPE, MigrationError, old_crds, ownership_commands, without
-from tests import pulumi_fake
-from tests.pulumi_fake import FakePulumi
+from testbed import pulumi_fake
+from testbed.pulumi_fake import FakePulumi
 
 STACK = "urn:pulumi:dev::kueue-aks::"
 COMPONENT = f"{STACK}{COMPONENT_TYPE}::operators"
@@ -91,7 +91,7 @@ def test_the_ownership_marks_are_helms() -> None:
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakePulumi:
-    """`pulumi` (tests/pulumi_fake.py, answering what the Automation API runs) and `kubectl`
+    """`pulumi` (testbed/pulumi_fake.py, answering what the Automation API runs) and `kubectl`
     stand-ins: each call is a line of calls.log; `pulumi stack export` prints the old state,
     `pulumi stack import --file F` keeps F as imported.json."""
     pulumi = pulumi_fake.install(tmp_path, monkeypatch)

@@ -34,9 +34,9 @@ from components.operators.installs import (
     installs,
 )
 from components.operators.policies import RAYSERVICE_GUARD, rayservice_guard
-from tests.conftest import load_stack
-from tests.harness import ProgramRun, run_program, stack_file_config
-from tests.paths import SHARED
+from testbed.harness import ProgramRun, run_program
+from testbed.paths import SHARED
+from testbed.stacks import load_stack, stack_file_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -422,8 +422,8 @@ def test_the_catalog_names_only_kueue_frameworks(version: str) -> None:
 
 def test_the_e2e_tier_builds_the_pinned_controllers() -> None:
     """The tier's wrapper modules build exactly the versions the program installs."""
-    from tests.e2e.binaries import OPERATOR_BUILDS, TOOLS_DIR
-    from tests.e2e.operators import CONTROLLERS
+    from testbed.binaries import OPERATOR_BUILDS, TOOLS_DIR
+    from testbed.operators import CONTROLLERS
 
     for key, name in CONTROLLERS.items():
         pin, build = OPERATOR_PINS["0.19.2"][key], OPERATOR_BUILDS[name]

@@ -1,7 +1,7 @@
 """The preflight's read of the cluster's AKS extensions: AKS's managed Kueue and KubeRay extensions
 against what the stack installs, on an existing cluster and on the cluster the stack made.
 
-The program runs under mocks; the preflight's client reads a loopback HTTPS server (tests/azure_fake.py)
+The program runs under mocks; the preflight's client reads a loopback HTTPS server (testbed/azure_fake.py)
 where every pool fits, so only the extensions decide.
 """
 
@@ -17,9 +17,10 @@ import pytest
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import STACK_TAG, PreflightFailed, decide, read
 from components.preflight.extensions import parse_cluster, parse_extensions
-from tests.azure_fake import SUBSCRIPTION, FakeArm, Failure, extension, generous, managed_cluster
-from tests.harness import PROVIDER_TOKEN, parsed_config, run_program, stack_file_config
-from tests.loopback_tls import make_tls
+from testbed.azure_fake import SUBSCRIPTION, Failure, FakeArm, extension, generous, managed_cluster
+from testbed.harness import PROVIDER_TOKEN, parsed_config, run_program
+from testbed.loopback_tls import make_tls
+from testbed.stacks import stack_file_config
 
 DEV = stack_file_config("dev")
 PROJECT_STACK = "kueue-aks/dev"

@@ -1,6 +1,6 @@
 """The kubeconfig-mode preflight: the Kueue a cluster already runs, and AKS's managed extension's signs.
 
-The decisions (components/preflight/incluster.py) over clusters described as data (tests/kube_fake.py);
+The decisions (components/preflight/incluster.py) over clusters described as data (testbed/kube_fake.py);
 the same reads against the real control plane: tests/e2e/test_extension.py.
 """
 
@@ -13,8 +13,9 @@ import pytest
 from components.config.stack import StackConfig
 from components.kueue.values import kueue_helm_values
 from components.preflight.incluster import ClusterKueue, newest_release, problems, read
-from tests.harness import parsed_config, stack_file_config
-from tests.kube_fake import FakeCluster, controller, extension_cluster, helm_release_secret, release_path
+from testbed.harness import parsed_config
+from testbed.kube_fake import FakeCluster, controller, extension_cluster, helm_release_secret, release_path
+from testbed.stacks import stack_file_config
 
 KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
               "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n")

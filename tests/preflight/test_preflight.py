@@ -1,7 +1,7 @@
 """The preflight: Azure's vCPU quota and VM sizes against the pools at maxCount.
 
 The program runs under mocks; the preflight's client (azure-core) reads a loopback HTTPS server
-that answers with the recorded responses in tests/fixtures/azure/ (Azure's documented shapes).
+that answers with the recorded responses in testbed/fixtures/azure/ (Azure's documented shapes).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from components.preflight.arm import ArmClient, PreflightError, ProviderToken, c
 from components.preflight.check import STACK_TAG, PreflightFailed, decide, read
 from components.preflight.quota import assess, capacity_markdown, clamped, parse_skus, parse_usages
 from components.kueue.validate import validate_objects
-from tests.azure_fake import SUBSCRIPTION, FakeArm, Failure, managed_cluster, recorded
-from tests.harness import PROVIDER_TOKEN, ROOT, run_program, stack_file_config
-from tests.loopback_tls import make_tls
+from testbed.azure_fake import SUBSCRIPTION, Failure, FakeArm, managed_cluster, recorded
+from testbed.harness import PROVIDER_TOKEN, ROOT, run_program
+from testbed.loopback_tls import make_tls
+from testbed.stacks import stack_file_config
 
 DEV = stack_file_config("dev")
 PROJECT_STACK = "kueue-aks/dev"

@@ -1,6 +1,6 @@
 """`python -m components.recovery` (components/recovery/__main__.py): the state read and written back
-through Pulumi's Automation API, against a `pulumi` stand-in (tests/pulumi_fake.py) and a cluster
-stand-in (tests/kube_fake.py). The whole recovery on the real engine: tests/e2e/test_engine_interrupted.py."""
+through Pulumi's Automation API, against a `pulumi` stand-in (testbed/pulumi_fake.py) and a cluster
+stand-in (testbed/kube_fake.py). The whole recovery on the real engine: tests/e2e/test_engine_interrupted.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from components.recovery.__main__ import main
 from components.recovery.pending import adopted
-from tests import pulumi_fake
-from tests.kube_fake import FakeCluster
-from tests.pulumi_fake import FakePulumi
-from tests.recovery.test_pending import NAMESPACE, NAMESPACE_URN, state
+from testbed import pulumi_fake
+from testbed.kube_fake import FakeCluster
+from testbed.pulumi_fake import FakePulumi
+from testbed.pulumi_state import NAMESPACE, NAMESPACE_URN, state
 
 # Discovery of the core group, and the namespace a killed `up` had made.
 CLUSTER = {

@@ -8,21 +8,14 @@ from typing import Any
 
 from components.k8s.helm_records import ReleaseState, release_state
 from components.recovery.pending import adopted, pending_operations, recorded_releases, recovery_plan
+from testbed.pulumi_state import NAMESPACE, NAMESPACE_URN, state
 
 RELEASE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueInstallation$kubernetes:helm.sh/v3:Release::kueue-release"
-NAMESPACE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueQueues$kubernetes:core/v1:Namespace::queues-research"
 CRD_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:operators:JobOperators$kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::x"
 POOL_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:cluster:AksCluster$azure-native:containerservice:AgentPool::gpu"
 
 
-def state(*operations: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    return {"version": 3, "deployment": {"resources": [], "pending_operations": [
-        {"resource": {"urn": urn, "type": urn.split("$")[-1].split("::")[0], "inputs": inputs}, "type": op}
-        for urn, op, inputs in operations]}}
-
-
 RELEASE = (RELEASE_URN, "creating", {"name": "kueue", "namespace": "kueue-system", "chart": "kueue"})
-NAMESPACE = (NAMESPACE_URN, "creating", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research"}})
 CRD = (CRD_URN, "creating", {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
                              "metadata": {"name": "jobsets.jobset.x-k8s.io"}})
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-VERSION = "3.260.0"  # the CLI the e2e tier builds (tests/e2e/binaries.py)
+VERSION = "3.260.0"  # the CLI the e2e tier builds (testbed/binaries.py)
 
 SCRIPT = """#!{python}
 import json, os, shutil, sys

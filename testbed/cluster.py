@@ -38,7 +38,7 @@ SERVICE_CIDR = "127.100.0.0/16"
 
 def worker_service_cidr() -> str:
     """This process's service range for its stacks. Each xdist worker's stacks run beside the
-    other's (tests/e2e/lanes.py); with one range, two clusters could give two Services the same
+    other's (testbed/lanes.py); with one range, two clusters could give two Services the same
     ClusterIP, where the forwarder listens. The first worker (or no worker) keeps SERVICE_CIDR;
     the next ones take ranges after MultiKueue's (127.101 to 127.103)."""
     index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)

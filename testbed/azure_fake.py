@@ -2,7 +2,7 @@
 
 It answers in Azure's documented shapes (components/preflight/quota.py names them), so the real
 client (azure-core's pipeline, bearer token, retries, paging) runs against it. Responses come from
-the JSON files in tests/fixtures/azure/ or from `generous()`; `fail` makes a path answer with an
+the JSON files in testbed/fixtures/azure/ or from `generous()`; `fail` makes a path answer with an
 error status (a 403, a 429 with Retry-After) a given number of times, `delay` makes it slow.
 A cluster's extensions (`extensions`, by "<resource group>/<cluster>") are listed only for a
 cluster in `clusters`; Azure answers 404 for the extensions of a cluster that is not there.
@@ -169,7 +169,7 @@ class FakeArm:
         return 200, {}, body
 
     def recorded(self) -> FakeArm:
-        """Answer with the recorded eastus2 subscription of tests/fixtures/azure/."""
+        """Answer with the recorded eastus2 subscription of testbed/fixtures/azure/."""
         self.usages = recorded("usages-eastus2.json")["value"]
         self.skus = recorded("skus-eastus2.json")["value"]
         return self

@@ -1,7 +1,7 @@
 """A stand-in for the cluster that a kubeconfig stack's preflight reads (components/preflight/incluster.py).
 
 Program tests run kubeconfig stacks whose kubeconfig names no reachable server; `FakeCluster`
-answers the preflight's reads from a dict instead, through `serving()`, as tests/azure_fake.py
+answers the preflight's reads from a dict instead, through `serving()`, as testbed/azure_fake.py
 answers Azure's. The reads themselves (TLS, credentials, paging) are tested against a loopback
 API server in tests/k8s/test_reader.py, and on the real control plane in tests/e2e/test_extension.py.
 """

@@ -1,8 +1,8 @@
 """The e2e tier's binaries, built from pinned Go modules into a cache outside the repository.
 
-    python -m tests.e2e.binaries            # build what is missing, print the folder
+    python -m testbed.binaries            # build what is missing, print the folder
 
-    python -m tests.e2e.binaries --all      # everything the tier builds, with each build's time
+    python -m testbed.binaries --all      # everything the tier builds, with each build's time
 
 Each tool is built once into `$KUEUE_AKS_E2E_CACHE/<tool>-<version>-<key>/` (default: `e2e` in the
 kueue-aks folder of the user's cache, components/k8s/cache.py; on Linux `~/.cache/kueue-aks/e2e`, or under
@@ -34,7 +34,7 @@ from components.facts.kueue_versions import DEFAULT_VERSION as KUEUE_DEFAULT_VER
 from components.facts.kueue_versions import RELEASES
 from components.facts.operators import OPERATOR_PINS
 from components.k8s.cache import user_cache
-from tests.paths import SHARED
+from testbed.paths import SHARED
 
 TOOLS_DIR = Path(__file__).resolve().parent / "tools"
 
@@ -168,7 +168,7 @@ def _build(name: str, version: str, key: str, commands: Sequence[str], build: Se
                     raise BuildError(
                         f"building {name} {version} failed ({' '.join(line)}):\n{done.stderr[-4000:]}\n"
                         "Check that the Go module proxy is reachable and Go is 1.26 or newer; "
-                        "build again with `python -m tests.e2e.binaries --all`."
+                        "build again with `python -m testbed.binaries --all`."
                     )
             missing = [c for c in commands if not (staging / c).is_file()]
             if missing:
@@ -464,7 +464,7 @@ def ensure_actionlint() -> Path:
     return folder / "actionlint"
 
 
-# The loopback chart mirror's OCI registry (tests/e2e/mirror.py): CNCF Distribution, the registry
+# The loopback chart mirror's OCI registry (testbed/mirror.py): CNCF Distribution, the registry
 # server whose API (OCI distribution-spec) ACR and other registries serve. Its cmd/registry links
 # every storage driver (S3, GCS, Azure), which makes it a big build for the filesystem one it uses.
 REGISTRY_VERSION = "v3.1.2"

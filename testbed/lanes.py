@@ -17,6 +17,8 @@ ever do). A test without a stack goes with the fixtures it shares.
 
 from __future__ import annotations
 
+import pytest
+
 from .stacks import ENGINE, OPERATOR_STACKS
 
 # The stacks with the job operators, then test_engine.py and the engine modules that follow it.
@@ -37,3 +39,17 @@ def lane(module: str, stack: str) -> str:
             not stack and module in _OPERATORS_LANE_MODULES):
         return OPERATORS_LANE
     return STACKS_LANE
+
+
+def check_groups_applied(session: pytest.Session) -> None:
+    """In an xdist worker with `--dist loadgroup`, every test's node ID must end in its group, the
+    scheduler's only source for it: a pytest-xdist that fails to add it (#1386, with pytest 9.2)
+    would spread a stack's tests over both workers, each building that stack's control plane."""
+    if getattr(session.config, "workerinput", None) is None or not session.config.getvalue("loadgroup"):
+        return
+    ungrouped = [item.nodeid for item in session.items if "@" not in item.nodeid.rsplit("]", 1)[-1]]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist did not apply the test groups (--dist loadgroup) to {len(ungrouped)} tests, e.g. "
+            f"{ungrouped[0]}: pytest {pytest.__version__} with this pytest-xdist loses them "
+            "(requirements-dev.txt pins a pair that works); run with -n 0 meanwhile.")

@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from components.config.names import POOL_LABEL, SYSTEM_POOL_NAME
-from tests.harness import ROOT
-from tests.pod_sets import pod_sets
+from testbed.harness import ROOT
+from testbed.pod_sets import pod_sets
 
 from .autoscaler import SCALE_UP_SECONDS
 from .cluster import wait_for

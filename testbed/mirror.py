@@ -78,8 +78,8 @@ from components.kueue.values import KUEUE_CHART_NAME
 from components.facts.kueue_versions import AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION, DEFAULT_VERSION
 from components.facts.operators import JOBSET, KUBERAY, OPERATOR_PINS, TRAINER, needed_operators
 from components.facts.operators import Module
-from tests.paths import SHARED
-from tests.loopback_tls import make_tls
+from testbed.loopback_tls import make_tls
+from testbed.paths import SHARED
 
 from .cluster import E2EError, stop_process, wait_for
 from .operators import module_folder

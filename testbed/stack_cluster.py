@@ -61,7 +61,7 @@ class StackCluster:
     operator_binaries: dict[str, Path] = field(default_factory=dict)
     # The control plane's service range: distinct for every cluster that runs at the same time.
     service_cidr: str = SERVICE_CIDR
-    # A MultiKueue manager's workers (tests/e2e/multikueue.py): its objects are built from them,
+    # A MultiKueue manager's workers (testbed/multikueue.py): its objects are built from them,
     # and `secrets` (their kubeconfig Secrets, as MultiKueueManager makes them) come before those.
     workers: tuple[Worker, ...] = ()
     secrets: list[dict[str, Any]] = field(default_factory=list)
@@ -86,7 +86,7 @@ class StackCluster:
     @property
     def clusters(self) -> list[StackCluster]:
         """The control planes this stands for, whose logs the session keeps: itself (a MultiKueue
-        group, tests/e2e/multikueue.py, has several)."""
+        group, testbed/multikueue.py, has several)."""
         return [self]
 
     @property
