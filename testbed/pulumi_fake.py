@@ -6,7 +6,7 @@ export` from state.json (refusing --show-secrets: the state must stay encrypted)
 by keeping F as imported.json, and `refresh` (the recovery's last command). `fail(...)` makes a command exit
 255 with a message on stderr, as the CLI does. Every call is a line `pulumi <args>` of calls.log (beside
 what a kubectl stand-in may write there) and, with the folder it ran in, a record of `calls()`. The real CLI
-runs these commands in the e2e tier: tests/e2e/test_engine_interrupted.py and test_engine_crds.py.
+runs these commands in the e2e tier: tests/e2e/engine/test_engine_interrupted.py and test_engine_crds.py.
 """
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ def client_id(team: str) -> str:
 
 def member_group(team: str) -> str:
     """The group object ID the tier gives a team's members: made up, stable, an Entra ID group's
-    shape (tests/e2e/test_access.py acts as a user of that group)."""
+    shape (tests/e2e/access/test_access.py acts as a user of that group)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"https://kueue-aks.example/e2e/teams/{team}"))
 
 

@@ -14,7 +14,7 @@ from testbed.paths import ROOT
 TRAPS_DIR = ROOT / "tests" / "config" / "traps"
 
 
-# Every trap is read as this stack (tests/e2e/test_stack_file_cli.py's too): the stack file's own
+# Every trap is read as this stack (tests/e2e/engine/test_stack_file_cli.py's too): the stack file's own
 # problems are at Pulumi.trap.yaml.
 STACK = "trap"
 STACK_FILE = f"Pulumi.{STACK}.yaml"

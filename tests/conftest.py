@@ -60,9 +60,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     control plane is built once, and the teardown module last on each. The stacks that need only
     the control plane's binaries come first, then those that run the job operators, then the
     Pulumi engine's, so that on a cold machine .ci/run's background build finishes the later ones
-    meanwhile. The sort is stable, so file order holds otherwise. Here, not later: an xdist worker
-    reports its collection to the scheduler once this hook is done, and runs tests by their
-    index in that list."""
+    meanwhile. Within a stack the modules run by file name, whichever suite folder holds them
+    (the order the lanes were measured in), each in its file order: the sort is stable. Here, not
+    later: an xdist worker reports its collection to the scheduler once this hook is done, and runs
+    tests by their index in that list."""
     from testbed.lanes import lane
     from testbed.multikueue import MULTIKUEUE
     from testbed.stacks import ENGINE, OPERATOR_STACKS
@@ -74,12 +75,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         else:
             item.add_marker(pytest.mark.xdist_group(item.path.relative_to(ROOT).as_posix()))
 
-    def key(item: pytest.Item) -> tuple[bool, int, str, bool]:
+    def key(item: pytest.Item) -> tuple[bool, int, str, bool, str]:
         if E2E_DIR not in item.path.parents:
-            return (False, 0, "", False)
+            return (False, 0, "", False, "")
         stack = _stack_of(item)
         builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
-        return (True, builds, stack, item.path.name == "test_teardown.py")
+        return (True, builds, stack, item.path.name == "test_teardown.py", item.path.name)
 
     items.sort(key=key)
 

@@ -775,7 +775,7 @@ def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytes
     assert measurements.artifacts_dir() is None  # unset: the tier writes nothing
 
 
-# --- actionlint (the lint itself runs in the tier that builds Go tools: tests/e2e/test_workflow_lint.py) ---
+# --- actionlint (the lint itself runs in the tier that builds Go tools: tests/e2e/tier/test_workflow_lint.py) ---
 
 
 def test_actionlint_is_pinned_and_shellcheck_comes_from_requirements() -> None:

@@ -6,15 +6,15 @@ ClusterRoles with an `aggregationRule` (`<release>-batch-admin-role`, `<release>
 While Helm deletes them together with the roles they aggregate, kube-controller-manager's
 clusterrole-aggregation-controller still has them in its cache and server-side-applies their
 rules, which creates them anew without Helm's labels; Helm's wait for their deletion then never
-ends and the two roles stay behind (seen on Kubernetes 1.36 with Helm 3.22: ../shared/reference/
-kueue.md §15). The guard refuses to create a ClusterRole of those names that Helm does not label
-as its own, so the controller's re-creation fails and the roles stay deleted. Helm's own installs
-and upgrades carry the label and pass; updates are not affected.
+ends and the two roles stay behind (seen on Kubernetes 1.36 with Helm 3.22: docs/day-2.md#tear-down).
+The guard refuses to create a ClusterRole of those names that Helm does not label as its own, so the
+controller's re-creation fails and the roles stay deleted. Helm's own installs and upgrades carry the
+label and pass; updates are not affected.
 
 The priority-class guard refuses, in team namespaces, an object whose
 `kueue.x-k8s.io/priority-class` label names no WorkloadPriorityClass of the stack. Kueue itself
 accepts such a job and then never makes its Workload: the job stays suspended with no word to its
-owner (the error is only in Kueue's log; tests/e2e/test_waiting.py). Creates only, so that a class
+owner (the error is only in Kueue's log; tests/e2e/queues/test_waiting.py). Creates only, so that a class
 removed later never blocks the controllers' updates of jobs that already run.
 """
 

@@ -67,7 +67,7 @@ def references(obj: Mapping[str, Any], objects: Sequence[Mapping[str, Any]] = ()
     namespace too. A team namespace comes after the ClusterQueues (among `objects`) that select it:
     Kueue keeps a ClusterQueue while Workloads in the namespace hold its quota, and Pulumi's destroy
     took the ClusterQueues first and waited on them, with the namespace and its jobs still there
-    (shown by the real engine, tests/e2e/test_engine.py). So destroy deletes the namespace, and with
+    (shown by the real engine, tests/e2e/engine/test_engine.py). So destroy deletes the namespace, and with
     it the jobs, while the queues and Kueue are still there."""
     spec = obj.get("spec") or {}
     kind = obj["kind"]

@@ -11,7 +11,7 @@ is answered from the cluster:
   provider never adopts an existing object on create: upsertExistingObjects is off by default).
   `pulumi refresh --import-pending-creates`, the CLI's own way, does not do it in pulumi v3.260:
   it marks the operation `importing`, and the refresh that follows drops it from the state
-  (tests/e2e/test_engine_interrupted.py showed the next `up` failing on the release's name);
+  (tests/e2e/engine/test_engine_interrupted.py showed the next `up` failing on the release's name);
 - one that does not is cleared (`--clear-pending-creates`), and the next `up` creates it;
 - a Helm release the provider was still installing or upgrading is `pending-install` or
   `pending-upgrade` in Helm's own records, and Helm refuses every operation on it ("another

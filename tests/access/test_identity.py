@@ -2,7 +2,7 @@
 program registers under mocks in each cluster mode, and what the plan and its comparison say.
 
 That a job runs as the team's ServiceAccount and that other teams cannot is shown on a real API
-server in tests/e2e/test_identity.py; the ARM bodies are checked against the REST specs by
+server in tests/e2e/access/test_identity.py; the ARM bodies are checked against the REST specs by
 tests/arm/test_specs.py (testbed/stacks.py runs the shapes below).
 """
 

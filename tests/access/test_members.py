@@ -1,6 +1,6 @@
 """Team members: the config key, the pure RBAC builders and what the program registers under mocks.
 
-What the bindings allow and refuse is shown on a real API server in tests/e2e/test_access.py; these
+What the bindings allow and refuse is shown on a real API server in tests/e2e/access/test_access.py; these
 tests pin the wiring: which objects, in which namespaces, for which groups, and the Azure role.
 """
 

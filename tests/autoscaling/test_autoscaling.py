@@ -1,6 +1,6 @@
 """Pools that autoscale with ProvisioningRequest: the Kueue objects, their wiring, and the order
 that lets Kueue see the ProvisioningRequest API when it starts. Behaviour on the real autoscaler
-and Kueue: tests/e2e/test_autoscaler.py."""
+and Kueue: tests/e2e/platform/test_autoscaler.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Pure: the principal type read from the provider's token, and the wait for the AP
 the identity in (a scripted reader and clock). Under mocks: the role assignment on the cluster,
 its principal and type, and with local accounts off the Kubernetes provider waiting for it.
 The propagation itself is Azure's and cannot be shown here; the wait's probe against a real API
-server whose RBAC lets a user in late is tests/e2e/test_access.py's.
+server whose RBAC lets a user in late is tests/e2e/access/test_access.py's.
 """
 
 from __future__ import annotations

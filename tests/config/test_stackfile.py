@@ -1,5 +1,5 @@
 """components/config/stackfile.py: the stack file read as the Pulumi CLI (yaml.v3) gives it to the
-program. Each rule has a case that fails if the rule is removed; tests/e2e/test_stack_file_cli.py
+program. Each rule has a case that fails if the rule is removed; tests/e2e/engine/test_stack_file_cli.py
 checks the same against the real CLI."""
 
 from __future__ import annotations

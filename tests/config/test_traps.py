@@ -5,7 +5,7 @@ of it: `# expect: refused <key path>` (a Problem at that path; several lines, se
 `# expect: refused Pulumi.trap.yaml line <n>` (the stack file refused, naming line n) or
 `# expect: accepted` (it parses, and its Kueue objects build); then `# why:` names the trap.
 Every problem of every trap must read as a message for a person: short, at a location, with no
-Python exception in it. tests/e2e/test_stack_file_cli.py hands the same files to the real
+Python exception in it. tests/e2e/engine/test_stack_file_cli.py hands the same files to the real
 Pulumi CLI, so each stays a file the CLI can be given.
 """
 

@@ -1,7 +1,7 @@
 """The admission policies' CEL, evaluated offline with cel-python as the API server would.
 
-The e2e tier shows the guards on a real API server (tests/e2e/test_teardown.py,
-tests/e2e/test_governance.py); these tests pin what each expression decides, so a change to a
+The e2e tier shows the guards on a real API server (tests/e2e/engine/test_teardown.py,
+tests/e2e/access/test_governance.py); these tests pin what each expression decides, so a change to a
 policy is caught without a control plane.
 """
 

@@ -1,6 +1,6 @@
 """`kueue.install: aksExtension` under Pulumi mocks: what the program registers instead of the Helm
 release, and the config errors that name the key. The same stacks on the real control plane:
-tests/e2e/test_extension.py; the extension found by Azure: tests/preflight."""
+tests/e2e/engine/test_extension.py; the extension found by Azure: tests/preflight."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_create_registers_one_pinned_extension_and_no_kueue_release(create_run: 
     assert extension.inputs["version"] == "0.19.6-aks.0.4.4"
     assert extension.inputs["autoUpgradeMinorVersion"] is False
     # No release train: the ARM spec applies one only while autoUpgradeMinorVersion is true
-    # (../shared/reference/managed-kueue.md §1.8), and the SDK would send Stable by default.
+    # (Azure/azure-rest-api-specs …/extensions/stable/2025-03-01/extensions.json), and the SDK would send
+    # Stable by default.
     assert "releaseTrain" not in extension.inputs
     assert extension.inputs["scope"] == {"cluster": {"releaseNamespace": KUEUE_NAMESPACE}}
     assert (extension.inputs["clusterRp"], extension.inputs["clusterResourceName"]) == (

@@ -2,7 +2,7 @@
 (components/operators/migrate.py): the state edit on a state shaped as the earlier layout left it,
 and the command against stand-ins for `pulumi` (answering what the Automation API runs) and
 `kubectl` that record what they were asked.
-tests/e2e/test_engine_crds.py runs it with the real engine and cluster."""
+tests/e2e/engine/test_engine_crds.py runs it with the real engine and cluster."""
 
 from __future__ import annotations
 

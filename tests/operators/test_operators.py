@@ -1,7 +1,7 @@
 """The job operators (components/operators): config rules, what is installed, and how it is wired.
 
 Mocks prove the wiring (what is registered, pinned, placed and in which order); the e2e tier
-(tests/e2e/test_operators.py) shows the operators running the kinds on the real controllers.
+(tests/e2e/operators/test_operators.py) shows the operators running the kinds on the real controllers.
 """
 
 from __future__ import annotations
@@ -160,8 +160,8 @@ def test_the_system_pool_check_counts_every_managed_controller(dev: StackConfig)
 # --- what is installed -----------------------------------------------------------------------
 
 
-# The operator versions each Kueue release's go.mod names (v0.19.2: ../shared/reference/operators.md
-# §0; v0.18.4: its go.mod from proxy.golang.org), and the image tags the pins carry.
+# The operator versions each Kueue release's go.mod names (kubernetes-sigs/kueue go.mod@v0.19.2; v0.18.4: its
+# go.mod from proxy.golang.org), and the image tags the pins carry.
 GO_MOD_VERSIONS = {
     "0.18.4": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.0", "trainingOperator": "1.9.3"},
     "0.19.2": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.2", "trainingOperator": "1.9.3"},

@@ -1,7 +1,7 @@
 """The kubeconfig-mode preflight: the Kueue a cluster already runs, and AKS's managed extension's signs.
 
 The decisions (components/preflight/incluster.py) over clusters described as data (testbed/kube_fake.py);
-the same reads against the real control plane: tests/e2e/test_extension.py.
+the same reads against the real control plane: tests/e2e/engine/test_extension.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`python -m components.recovery` (components/recovery/__main__.py): the state read and written back
 through Pulumi's Automation API, against a `pulumi` stand-in (testbed/pulumi_fake.py) and a cluster
-stand-in (testbed/kube_fake.py). The whole recovery on the real engine: tests/e2e/test_engine_interrupted.py."""
+stand-in (testbed/kube_fake.py). The whole recovery on the real engine: tests/e2e/engine/test_engine_interrupted.py."""
 
 from __future__ import annotations
 

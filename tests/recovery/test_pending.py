@@ -1,6 +1,6 @@
 """The recovery plan after an interrupted `up` (components/recovery/pending.py), from states shaped
 as `pulumi stack export` writes them. The whole recovery on the real engine:
-tests/e2e/test_engine_interrupted.py."""
+tests/e2e/engine/test_engine_interrupted.py."""
 
 from __future__ import annotations
 

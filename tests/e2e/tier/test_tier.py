@@ -14,6 +14,8 @@ from testbed import control_planes
 from testbed.cluster import E2EError, StopWaiting, condition, is_true, wait_for
 from testbed.control_planes import ControlPlanes
 
+E2E = Path(__file__).resolve().parents[1]  # tests/e2e, every suite folder under it
+
 
 @pytest.mark.parametrize("obj", [{}, {"status": None}, {"status": {}}, {"status": {"conditions": None}}],
                          ids=["no status", "null status", "empty status", "null conditions"])
@@ -112,20 +114,32 @@ def test_a_probe_that_raises_waits_on_until_it_sees_its_object() -> None:
         wait_for("x", missing, timeout=0.05, interval=0.01)
 
 
+def test_the_lanes_name_modules_of_the_tier_each_once() -> None:
+    """The lanes (testbed/lanes.py) and the tier's order (tests/conftest.py) key on a module's file
+    name, whichever suite folder holds it: each name is the tier's once, and each the lanes name
+    exists."""
+    from testbed import lanes
+
+    names = [p.name for p in E2E.rglob("test_*.py")]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+    named = lanes.OPERATORS_LANE_ENGINE_MODULES | lanes.OPERATORS_LANE_MODULES | {"test_teardown.py", "test_engine.py"}
+    assert named <= set(names), sorted(named - set(names))
+
+
 def test_every_stack_that_runs_the_mpi_operator_is_in_one_lane() -> None:
     """The MPI Operator hard-codes port 8080 (operator_controllers.py): the stacks that run it are
     in one lane, so the two workers never wait on each other for that port."""
     from testbed.lanes import OPERATORS_LANE, lane
     from testbed.stacks import ENGINE, OPERATOR_STACKS, engine_jobs_config, load
 
-    modules = sorted(p.name for p in Path(__file__).parent.glob("test_*.py"))
+    modules = {p.name: p for p in E2E.rglob("test_*.py")}
     assert {lane(module, stack) for module in modules for stack in OPERATOR_STACKS} == {OPERATORS_LANE}
     # The engine's modules in the other lane run Jobs only; test_engine.py runs the dev stack whole.
     assert "kubeflow.org/mpijob" in load(ENGINE).kueue.frameworks
     assert engine_jobs_config()["kueue-aks:kueue"]["frameworks"] == ["batch/job"]
-    engine_modules = [m for m in modules if "on_stacks(ENGINE)" in (Path(__file__).parent / m).read_text()]
+    engine_modules = [m for m, path in sorted(modules.items()) if "on_stacks(ENGINE)" in path.read_text()]
     assert "test_engine_upgrade.py" in engine_modules
     for module in engine_modules:
         if lane(module, ENGINE) != OPERATORS_LANE:
-            assert not re.search(r"\bengine_config\(", (Path(__file__).parent / module).read_text()), module
+            assert not re.search(r"\bengine_config\(", modules[module].read_text()), module
     assert lane("test_engine.py", ENGINE) == OPERATORS_LANE
