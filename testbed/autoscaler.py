@@ -6,7 +6,7 @@ same pools become the kwok provider's node groups, one template per pool from no
 labels, taints and allocatable the flavors were built against), and every autoscaled pool starts
 at minCount nodes, as on AKS. Fixed-size pools stay outside the autoscaler, as on AKS.
 
-What differs from AKS, and why (../shared/reference/autoscaling.md §1-3):
+What differs from AKS, and why (kubernetes/autoscaler cluster-autoscaler/cloudprovider/kwok/README.md):
 - the provider creates Node objects and kwok makes them Ready in about a second, where Azure takes
   minutes; it never drains a node it deletes (only empty nodes are removed here);
 - created nodes copy the template's labels, so they would all share one `kubernetes.io/hostname`:

@@ -6,7 +6,7 @@ of the same shape, as AKS does), with the labels and taints AKS puts on them and
 flavors' nodeLabels and tolerations come from, so a mismatch between the two shows up as a job
 that lands nowhere.
 
-AKS node labels: learn.microsoft.com/azure/aks/use-node-labels and ../shared/reference/kueue.md §11.
+AKS node labels: learn.microsoft.com/azure/aks/use-node-labels.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ As for Kueue (kueue_controller.py), the operators' pods are kwok's fakes, so eac
   two processes serve each other's certificate; Kueue's folder is set in its config instead), and
   the webhook Service's ClusterIP:443 forwarded to the process's webhook port, as kube-proxy would.
 The rotators also wait for `tls.crt` at the hard-coded /tmp/k8s-webhook-server/serving-certs
-(cert-controller's ensureCertsMounted only stats it; operators.md §4.3). No server here reads that
+(open-policy-agent/cert-controller pkg/rotator/rotator.go@v0.16.0: ensureCertsMounted only stats it). No
+server here reads that
 folder, Kueue included (its cert folder is under its work folder). When nothing is there, a copy of
 the process's own certificate is put there, created exclusively so that another operator's copy (or
 a file left by an earlier run) is never replaced; stop() removes it if unchanged. When a tls.crt is
@@ -52,7 +53,7 @@ PROBE_NAME = "e2e-readiness-probe"
 FIXED_PORT_WAIT_SECONDS = 900
 
 # training-operator kinds Kueue runs (never mpijob: that CRD is the MPI Operator's v2beta1 one,
-# operators.md §5.3), each with the replica type and container name its validator requires.
+# kubeflow/trainer#1930), each with the replica type and container name its validator requires.
 TRAINING_SCHEMES = {
     "tfjob": ("TFJob", "tfReplicaSpecs", "Worker", "tensorflow"),
     "pytorchjob": ("PyTorchJob", "pytorchReplicaSpecs", "Master", "pytorch"),

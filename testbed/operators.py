@@ -9,7 +9,8 @@ Trainer's runtime once Trainer's webhook serves; the RayService guard.
 
 Charts: no registry is reachable here, so a chart comes from the operator's own pinned module,
 the same module the program reads its CRDs from (JobSet's `charts/jobset`, Trainer's
-`charts/kubeflow-trainer`). The published charts are packaged from those folders (operators.md §1);
+`charts/kubeflow-trainer`). The published charts are packaged from those folders (kubernetes-sigs/jobset
+hack/helm-chart-package.sh@v0.12.0);
 the difference is the image, which nothing pulls on kwok. Trainer's chart declares the JobSet and
 LWS charts as dependencies, which Helm requires present even when disabled: JobSet's own chart
 and an empty chart named lws stand in for them, and both stay disabled (`jobset.install: false`,

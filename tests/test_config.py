@@ -695,7 +695,8 @@ def test_the_system_pool_is_not_offered_an_override() -> None:
      "kueue-aks:priorityClasses[1].name"),
 ])
 def test_names_in_the_aks_prefix_are_refused(changes: dict[str, Any], key: str) -> None:
-    """AKS's managed Kueue extension owns every aks-… object (../shared/reference/managed-kueue.md §1.7)."""
+    """AKS's managed Kueue extension owns every aks-… object (learn.microsoft.com/azure/aks/
+    configure-queues-with-automatic-resource-flavors)."""
     problems = problems_of(with_changes(**changes))
     assert [p for p in problems if p.startswith(key)] and all("'aks-' prefix" in p for p in problems if p.startswith(key)), problems
     assert parse(with_changes(teams=[{"name": "masks", "share": 50}])).teams[0].name == "masks"  # only the prefix

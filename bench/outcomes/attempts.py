@@ -28,7 +28,7 @@ from .metrics import CPU, GPU, Sample, dominant_size, fairness, lower_bound, per
 from .trace import TraceJob
 
 # A Workload counts as waiting for share kept and fairness after this long: Kueue's inadmissible
-# requeue batch is 1 s (pkg/cache/queue/inadmissible_workloads.go, outcomes-review.md §1.2), so a
+# requeue batch is 1 s (kubernetes-sigs/kueue pkg/cache/queue/inadmissible_workloads.go@v0.19.2), so a
 # wait shorter than that is the controller's cadence, not the policy.
 WAIT_GRACE_S = 1.0
 SAMPLE_S = 0.25  # the grid share kept and Jain are sampled on

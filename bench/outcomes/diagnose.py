@@ -8,8 +8,8 @@ For every "Workload requires preemption, but there are no candidate workloads al
 preemption" (scheduler.go, logged at level 2), it finds, in the same scheduling cycle, whether
 fair sharing had candidates and its strategies refused them all ("All fair sharing strategies
 failed", preemption.go, level 6), and reads from the run's histories what the waiting workload's
-team held in Kueue's books at that moment against its nominal GPU quota: the outline of
-../shared/reference/outcomes-review.md §2 says such a GPU gang's team was over its nominal quota
+team held in Kueue's books at that moment against its nominal GPU quota: the review's outline
+(docs/outcomes.md#why-a-team-waits) says such a GPU gang's team was over its nominal quota
 with the gang counted. It also counts the queue mechanics the outline names: equivalent workloads
 bulk-moved to inadmissible, sticky preemptors, and preemptions by reason. Pure but for reading the
 two files; the report is plain text.

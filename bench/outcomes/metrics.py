@@ -4,7 +4,8 @@ The replay (replay.py) turns the cluster's objects into `Sample`s (every pod's p
 summed per team) and `JobRecord`s (submitted, all pods running, finished); everything below is
 arithmetic on those, so the unit tests give a hand-made history with a known answer.
 
-Definitions (sources in ../shared/reference/benchmark.md §3):
+Definitions (after Kueue's test/performance/scheduler/checker and the Philly trace's analysis notebook,
+msr-fiddle/philly-traces "Philly Trace Analysis.ipynb"):
 - utilization: used ÷ available, time-weighted over the run (Kueue's perf-test "CQ usage" shape),
   where a gang's pods count only while all of them run;
 - makespan: when the last job finished; its lower bound is the largest of the work on each

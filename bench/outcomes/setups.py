@@ -4,10 +4,10 @@
 2. `single-queue`: Kueue's quick-start shape (one empty ResourceFlavor, one ClusterQueue for every
    namespace, quotas typed from the pools' raw VM sizes), installed with the Kueue-on-AKS guide's
    Helm values (the TopologyAwareScheduling and LocalQueueMetrics gates, its framework list, the
-   chart's other defaults). Source: peers.md "DOC" and Kueue's single-clusterqueue-setup.yaml.
-3. `team-quotas`: the Azure example's shape (Azure/AKS examples/kueue-and-ray-on-aks, option B; peers.md
-   "AKSX"): a ClusterQueue per team in one cohort, flavors `default` (no labels) for cpu and memory
-   and `gpu` for GPUs, quotas from the SKU's raw vCPU, memory and GPU counts split by share,
+   chart's other defaults). Source: learn.microsoft.com/azure/aks/kueue-overview (MicrosoftDocs/azure-aks-docs
+   articles/aks/kueue-overview.md@fb060ab) and Kueue's single-clusterqueue-setup.yaml.
+3. `team-quotas`: the Azure example's shape (Azure/AKS examples/kueue-and-ray-on-aks@8d1c890, option B): a
+   ClusterQueue per team in one cohort, flavors `default` (no labels) for cpu and memory and `gpu` for GPUs, quotas from the SKU's raw vCPU, memory and GPU counts split by share,
    borrowingLimit equal to the quota, preemption LowerPriority within the queue and Any to reclaim.
 4. `no-kueue`: the same Jobs straight to kube-scheduler.
 The hand-written set-ups run on the pools as a hand-built AKS cluster has them: GPU nodes tainted
@@ -40,7 +40,7 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 TRACE_LABEL = "bench.kueue-aks.io/trace"
 RUN_FOR_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"  # read by testbed/stages.yaml
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
-# The guide's integrations (peers.md "DOC"): batch/job, Kubeflow v1, Ray and JobSet.
+# The guide's integrations (articles/aks/kueue-overview.md@fb060ab): batch/job, Kubeflow v1, Ray and JobSet.
 GUIDE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob",
                     "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "ray.io/rayjob",
                     "ray.io/raycluster", "jobset.x-k8s.io/jobset")

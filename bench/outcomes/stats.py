@@ -4,7 +4,7 @@ A figure of a set-up at one load is its mean over the seeds with a 95 % Student'
 that mean (Student, "The probable error of a mean", Biometrika 6, 1908). Two set-ups are compared
 paired by seed: both ran the same trace, so the per-seed difference takes the trace's own
 variance out, and one set-up is ahead of the other only when the t interval of the mean
-difference lies wholly on its side of 0 (outcomes-review.md §3.2).
+difference lies wholly on its side of 0.
 
 Earlier reports used the percentile bootstrap, which with five seeds is too narrow: an A/A sweep
 (the program against itself, `kueue-aks+again`) had five of its eleven comparisons "beyond the

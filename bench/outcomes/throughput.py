@@ -1,6 +1,6 @@
 """Admission throughput: the program's queues for a large stack against Kueue's baseline shape.
 
-Kueue's own scheduler performance test (test/performance/scheduler, benchmark.md §1) creates
+Kueue's own scheduler performance test (kubernetes-sigs/kueue test/performance/scheduler@v0.19.2) creates
 Workloads directly, with no Job and no pod, lets each "run" for its class's time after admission
 and then marks it Finished; it reports time to admission per class and the run's wall time. This
 does the same, on the tier's control plane with the real Kueue controller, for two queue designs

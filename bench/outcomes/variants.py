@@ -2,19 +2,19 @@
 
 Each is a plain transformation of the program's Setup (its Helm values and Kueue objects), run
 on the Workload-level tier beside the program as it is; none is the program's until the sweep
-says it wins (docs/outcomes.md). From ../shared/reference/outcomes-review.md §3.1:
+says it wins (docs/outcomes.md#the-variants). The first four came from a review of the first runs:
 - `split`: each team's one ClusterQueue becomes two in the same cohort: `<team>` for CPU jobs
   (its CPU flavor's quota; on the GPU flavor nominal 0, so CPU jobs there only borrow) and
   `<team>-gpu` for GPU jobs (the GPU flavor's quota: GPUs and the CPU and memory beside them),
   with LocalQueues `default` and `gpu`. A GPU gang waiting for a reclaim then no longer holds the
   head of the queue the team's CPU jobs wait in, and they no longer share scheduling-equivalence
-  classes (R2);
-- `preemptor`: Kueue's PrioritizePreemptorWorkloads gate (alpha in 0.19) (R3);
+  classes;
+- `preemptor`: Kueue's PrioritizePreemptorWorkloads gate (alpha in 0.19);
 - `strategies`: fair sharing's preemption strategies Kueue's default pair,
-  [LessThanOrEqualToFinalShare, LessThanInitialShare], instead of the program's first alone (R4);
+  [LessThanOrEqualToFinalShare, LessThanInitialShare], instead of the program's first alone;
 - `afs`: Admission Fair Sharing without preemption: one ClusterQueue holding every team's and
   the cohort's quota, `admissionScope: UsageBasedAdmissionFairSharing`, a LocalQueue per team
-  weighted by its share, usage decaying in seconds as the compressed trace needs (R7).
+  weighted by its share, usage decaying in seconds as the compressed trace needs.
 Two more after the first sweep, which found the hand-typed team quotas fairer than the program:
 what those quotas have and the program does not, one at a time and together:
 - `limit`: a borrowing limit on every team's quota equal to the quota itself, so a team holds at

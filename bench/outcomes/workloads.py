@@ -1,8 +1,8 @@
 """The Workload-level tier: a set-up's queues under the real Kueue, with Workloads and no pods.
 
-As Kueue's own scheduler performance test does (test/performance/scheduler/runner/controller,
-benchmark.md §1): each trace job is a Workload whose pod set is the Job's pod template, created at
-its arrival; once Kueue admits it the runner lets it "run" for its run time and then marks it
+As Kueue's own scheduler performance test does (kubernetes-sigs/kueue
+test/performance/scheduler/runner/controller/controller.go@v0.19.2): each trace job is a Workload
+whose pod set is the Job's pod template, created at its arrival; once Kueue admits it the runner lets it "run" for its run time and then marks it
 Finished, which gives its quota back. When Kueue evicts it (a preemption), the runner does what a
 job controller does after stopping the pods: it clears the admission (QuotaReserved False, as
 `workload.UnsetQuotaReservationWithCondition` does), and the Workload waits again; its next

@@ -4,14 +4,16 @@ The ProvisioningRequest CRD (provisioningrequests.autoscaling.x-k8s.io) belongs 
 autoscaler, and on AKS to the platform. The AKS how-to for Kueue with the cluster autoscaler
 (MicrosoftDocs azure-aks-docs articles/aks/configure-kueue-with-cluster-autoscaler.md) installs
 nothing but Kueue and the queue objects, so AKS brings the CRD with its managed autoscaler
-(Kubernetes >= 1.33); that was not verifiable from here (../shared/reference/autoscaling.md §5).
+(Kubernetes >= 1.33: articles/aks/cluster-autoscaler.md, Azure/AKS#5867); no page says so, and it was not
+verified on a cluster.
 The stack never installs a second copy; it reads the CRD, so a cluster without it fails `pulumi up`
 with the CRD's name before Kueue is installed.
 
 Kueue looks for that API once, at start-up, and without it never runs its ProvisioningRequest
 controller (the AdmissionChecks stay inactive and so do the ClusterQueues that use them;
-autoscaling.md §4.1). So the Kueue release waits for this read, and the read waits for the
-autoscaled pools whose creation turns AKS's autoscaler on.
+ServerSupportsProvisioningRequest in kubernetes-sigs/kueue cmd/kueue/main.go@v0.19.2). So the Kueue
+release waits for this read, and the read waits for the autoscaled pools whose creation turns AKS's
+autoscaler on.
 """
 
 from __future__ import annotations

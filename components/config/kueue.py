@@ -54,7 +54,7 @@ NAMESPACE_SELECTOR_GATE = "ManagedJobsNamespaceSelectorAlwaysRespected"
 
 # What only the Helm release lets the stack set; the extension runs Kueue with its own settings
 # ("the Kueue version and configuration supported by the extension": learn.microsoft.com/azure/aks/
-# kueue-overview, ../shared/reference/managed-kueue.md §1.6).
+# kueue-overview?pivots=extension).
 HELM_ONLY_KUEUE_KEYS = ("version", "featureGates", "replicas", "chart", "imageRepository")
 
 

@@ -19,8 +19,8 @@ from .names import NAMESPACE
 MAX_WORKERS = 20
 
 
-# The dispatchers Kueue builds in (../shared/reference/multikueue.md §8); any other name would
-# wait for an external controller this program does not install.
+# The dispatchers Kueue builds in (kubernetes-sigs/kueue pkg/controller/workloaddispatcher@v0.19.2); any other
+# name would wait for an external controller this program does not install.
 DISPATCHERS = {
     "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
     "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",

@@ -58,8 +58,8 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.azure.com/",)
 
 
 # AKS's managed Kueue extension owns every object named aks-… (aks-cpu, aks-*-priority, aks-default:
-# learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; ../shared/reference/
-# managed-kueue.md §1.7), so no name the stack turns into an object may start so.
+# learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors), so no name the stack
+# turns into an object may start so.
 RESERVED_PREFIX = "aks-"
 
 

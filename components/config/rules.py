@@ -20,16 +20,16 @@ from .stack import StackConfig
 
 # AKS's managed cluster autoscaler handles ProvisioningRequests from Kubernetes 1.33 (MicrosoftDocs
 # azure-aks-docs articles/aks/cluster-autoscaler.md, "Use ProvisioningRequest with the cluster
-# autoscaler"; ../shared/reference/autoscaling.md §5).
+# autoscaler"; Azure/AKS#5867).
 MIN_PROVISIONING_REQUEST_VERSION = (1, 33)
 
 
 def check_extension(
     problems: Problems, kueue: KueueSettings, cluster: ClusterSettings, location: str | None, manager: bool
 ) -> None:
-    """What AKS's managed Kueue extension needs of the cluster (../shared/reference/managed-kueue.md
-    §1.3, §1.4) that the config can tell; an existing cluster's region and version are read from Azure by
-    the preflight (components/preflight/extensions.py)."""
+    """What AKS's managed Kueue extension needs of the cluster (Kubernetes 1.34 and a region that offers
+    it: learn.microsoft.com/azure/aks/kueue-overview?pivots=extension) that the config can tell; an existing
+    cluster's region and version are read from Azure by the preflight (components/preflight/extensions.py)."""
     extension = kueue.extension
     if extension is None:
         return

@@ -6,8 +6,9 @@ from __future__ import annotations
 CPU_REQUEST_MILLICORES = 500  # the chart's default request (values.yaml controllerManager.manager)
 # Chart default memory request and limit of the manager container (chart values.yaml).
 DEFAULT_MANAGER_MEMORY_MIB = 512
-# TAS makes Kueue cache every pod and node (kueue.md §12). Sized as XPK sizes Kueue's controller
-# (32 MiB per node, ../shared/reference/peers.md) on top of the chart default, at least 1 GiB.
+# TAS makes Kueue cache every pod and node (kubernetes-sigs/kueue keps/2724-topology-aware-scheduling/README.md,
+# "Non-exclusive use of nodes"). Sized as XPK sizes Kueue's controller (32 MiB per node: AI-Hypercomputer/xpk
+# src/xpk/core/kueue_manager.py@367c838) on top of the chart default, at least 1 GiB.
 TAS_MEMORY_PER_NODE_MIB = 32
 TAS_MIN_MEMORY_MIB = 1024
 

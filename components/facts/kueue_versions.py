@@ -174,7 +174,8 @@ _V0_19_2 = KueueRelease(
             "statefulset",
         }
     ),
-    # Kueue reference notes, §5 (kueue v0.19.2 source: pkg/config/validation.go).
+    # The TAS sub-gates, on by default, which Kueue refuses with TAS off (kubernetes-sigs/kueue
+    # pkg/config/validation.go@v0.19.2).
     tas_subgates=frozenset(
         {
             "TASProfileMixed",
@@ -329,7 +330,7 @@ RELEASES: Mapping[str, KueueRelease] = {r.version: r for r in (_V0_18_4, _V0_19_
 
 
 # The extension as AKS's docs install it (learn.microsoft.com/azure/aks/kueue-overview, extension
-# pivot; managed-kueue.md §1.2): its type (written in lower case there; ARM compares types without
+# pivot, `az k8s-extension create`): its type (written in lower case there; ARM compares types without
 # case) and its instance name, which is also its Helm release's name.
 AKS_EXTENSION_TYPE = "microsoft.kueue"
 AKS_EXTENSION_NAME = "kueue"
@@ -339,10 +340,9 @@ AKS_EXTENSION_NAME = "kueue"
 class AksKueueExtension:
     """A pinned version of AKS's managed Kueue extension (`microsoft.kueue`, preview).
 
-    Facts from ../shared/reference/managed-kueue.md, which names the sources: the version and
-    regions from learn.microsoft.com/azure/aks/kueue-overview?pivots=extension (§1.2, §1.4), the
-    Kubernetes floor from .../install-the-managed-kueue-extension-on-aks (§1.3), the job kinds
-    from Azure/AKS#5967 ("submit Job / JobSet / RayJob workloads", §1.6).
+    The version and regions are from learn.microsoft.com/azure/aks/kueue-overview?pivots=extension,
+    the Kubernetes floor from .../install-the-managed-kueue-extension-on-aks, the job kinds from
+    Azure/AKS#5967 ("submit Job / JobSet / RayJob workloads").
     """
 
     version: str  # the extension's own version, pinned on the Extension resource
@@ -358,7 +358,7 @@ class AksKueueExtension:
 
 
 # The WorkloadPriorityClasses every version of the extension creates, with their values
-# (learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors; managed-kueue.md §1.7).
+# (learn.microsoft.com/azure/aks/configure-queues-with-automatic-resource-flavors).
 AKS_PRIORITY_CLASSES: Mapping[str, int] = {
     "aks-low-priority": 100,
     "aks-medium-priority": 500,

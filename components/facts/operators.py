@@ -3,7 +3,7 @@ with each supported Kueue release (pure; no Pulumi import).
 
 Kueue only queues a kind; its operator runs it. The stack installs the operator of every enabled
 framework (`kueue-aks:operators`). Pins follow what Kueue's own go.mod and e2e use at each release
-(kubernetes-sigs/kueue@v0.19.2 go.mod and hack/make/deps.mk; ../shared/reference/operators.md §0),
+(kubernetes-sigs/kueue go.mod and hack/make/deps.mk@v0.19.2),
 so an upgrade of Kueue and its operators is one reviewed change to OPERATOR_PINS. Each pin names the
 operator's Go module with its go.sum checksum: its CRDs (and the manifests of the operators without
 a chart) are read from that module (components/operators/sources.py).
@@ -111,7 +111,7 @@ MPI_OPERATOR = Operator(
     image="mpioperator/mpi-operator",
     resources=Resources(100, 128),
 )
-# Kueue 0.19 deprecates these integrations, removal planned for 0.20 (operators.md §5.4).
+# Kueue 0.19 deprecates these integrations, removal planned for 0.20 (kubernetes-sigs/kueue#12620).
 TRAINING_OPERATOR = Operator(
     key="trainingOperator",
     title="Kubeflow Training Operator (v1)",

@@ -1,8 +1,7 @@
 """Values for NVIDIA's k8s-device-plugin chart (pure; components/gpu/component.py installs it).
 
 AKS installs the NVIDIA driver on GPU nodes but not the device plugin; without it the nodes
-advertise no nvidia.com/gpu and no GPU quota is ever usable (learn.microsoft.com/azure/aks/use-nvidia-gpu;
-pulumi-aks.md §9.4).
+advertise no nvidia.com/gpu and no GPU quota is ever usable (learn.microsoft.com/azure/aks/use-nvidia-gpu).
 """
 
 from __future__ import annotations
@@ -31,7 +30,8 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     """Values for the device plugin chart: only on the GPU pools, tolerating all their taints.
 
     The chart's default affinity needs Node Feature Discovery labels that AKS nodes do not have,
-    so with it the DaemonSet would run nowhere (pulumi-aks.md §9.4); Helm replaces lists, so our
+    so with it the DaemonSet would run nowhere (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/
+    values.yaml@v0.20.0); Helm replaces lists, so our
     nodeSelectorTerms replace the chart's. Our tolerations likewise replace the chart's list and
     cover every taint of every GPU pool, including AKS's spot taint.
     """

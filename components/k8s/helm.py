@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 from .charts import ChartRef
 from .part import HelmRelease
 
-# Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi-aks.md §7).
+# Pulumi's default of 300 s is tight for a first install on a fresh cluster (pulumi/pulumi-kubernetes#3526).
 RELEASE_TIMEOUT_SECONDS = 600
 # Revisions Helm keeps, as the helm CLI's default --history-max; each holds the whole chart.
 RELEASE_MAX_HISTORY = 10
@@ -40,7 +40,7 @@ def namespaced_release(
 def chart_namespace(parent: pulumi.Resource, name: str, namespace: str) -> k8s.core.v1.Namespace:
     """`<name>-ns`, a child of `parent`. An explicit Namespace rather than create_namespace: Helm
     never deletes the namespaces it creates, and metadata.name gives a release in it a dependency
-    edge (pulumi-aks.md §7)."""
+    edge (pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go@v4.34.2)."""
     return k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": namespace}, opts=pulumi.ResourceOptions(parent=parent))
 
 

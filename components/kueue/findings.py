@@ -18,7 +18,7 @@ Capacity = Mapping[str, Mapping[str, Decimal | int | str]]  # flavor -> resource
 @dataclass(frozen=True)
 class Violation:
     object: str  # kind/[namespace/]name, e.g. "LocalQueue/research/default"
-    rule: str  # kueue.md rule id, "schema", or a cross-object id such as "REF-flavor"
+    rule: str  # a rule id (docs/design-notes.md#kueue-rule-ids): "CQ16", "schema", "REF-flavor"…
     message: str  # field path, what is wrong, and what is allowed
 
     def __str__(self) -> str:

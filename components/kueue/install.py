@@ -1,16 +1,16 @@
 """KueueInstallation: Kueue's namespace and pinned Helm release, and what Kueue objects wait for.
 
-Webhook start-up (kueue.md §8, §15; kubernetes-sigs/kueue#13036): right after the release is
-ready, the API server can still fail to call Kueue's webhook (connection refused, EOF, a
+Webhook start-up (kubernetes-sigs/kueue#13036, docs/kueue.md#kueues-webhook-at-start-up): right after the
+release is ready, the API server can still fail to call Kueue's webhook (connection refused, EOF, a
 certificate from a CA it does not trust yet...), and pulumi-kubernetes does not retry such errors
-(pulumi-aks.md §8), so the first `pulumi up` would fail creating the first ResourceFlavor. An
-`on_error` resource hook retries exactly those creates and updates, a few seconds apart and a
-bounded number of times. It classifies by what the API server says, not by the transport error:
-"failed calling webhook" with Kueue's webhook Service in the message is the API server getting no
-answer from Kueue, whatever the cause; "denied the request" is Kueue's answer and fails at once,
-as does a failure of any other service's webhook. Hooks run in the engine only (not under mocks),
-so the decision is plain functions, tested offline and on real API-server messages in tests/e2e.
-Requires Pulumi CLI and SDK >= 3.244 (pulumi-aks.md §1).
+(pulumi/pulumi-kubernetes provider/pkg/await/await.go@v4.34.2), so the first `pulumi up` would fail
+creating the first ResourceFlavor. An `on_error` resource hook retries exactly those creates and updates,
+a few seconds apart and a bounded number of times. It classifies by what the API server says, not by the
+transport error: "failed calling webhook" with Kueue's webhook Service in the message is the API server
+getting no answer from Kueue, whatever the cause; "denied the request" is Kueue's answer and fails at
+once, as does a failure of any other service's webhook. Hooks run in the engine only (not under mocks),
+so the decision is plain functions, tested offline and on real API-server messages in tests/e2e. Requires
+Pulumi CLI and SDK >= 3.244 (the engine forwards every provider error to error hooks from it).
 
 Uninstall: the release is atomic and awaited, so `pulumi destroy` runs `helm uninstall --wait`.
 The aggregated-role guard (components/kueue/policies.py) is created before the release and deleted
@@ -45,7 +45,8 @@ from .values import KUEUE_WEBHOOK_SERVICE, extension_args
 # cover a minute.
 WEBHOOK_RETRY_ATTEMPTS = 10
 WEBHOOK_RETRY_DELAY_SECONDS = 6.0
-# Kueue's admission webhooks are registered for CREATE and UPDATE only (kueue.md §3).
+# Kueue's admission webhooks are registered for CREATE and UPDATE only (kubernetes-sigs/kueue
+# charts/kueue/templates/webhook/manifests.yaml@v0.19.2).
 RETRIED_OPERATIONS = frozenset({"create", "update"})
 # How the API server names Kueue's webhook Service in every call it makes to it (admission and
 # CRD conversion alike): https://<service>.<namespace>.svc:443/<path>.

@@ -11,7 +11,8 @@ A team gets one ClusterQueue per kind of pool it uses: `<team>` for its ordinary
 only on flavors without `topologyName`, unless every flavor of its ClusterQueue is topology-aware
 (then it applies implicit TAS), so a queue that mixed the two would send ordinary jobs past a
 topology-aware CPU pool to the next (GPU) flavor, and never run them on a topology-aware GPU pool
-(../shared/reference/kueue.md §15).
+(kubernetes-sigs/kueue pkg/scheduler/flavorassigner/tas_flavorassigner.go@v0.19.2;
+docs/queues-and-quotas.md#two-kinds-of-pool-two-queues).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ LOCAL_QUEUE_NAME = "default"
 # The LocalQueue for topology-aware pools, in namespaces of teams that use any.
 TOPOLOGY_LOCAL_QUEUE_NAME = "topology"
 TOPOLOGY_NAME = "default"
-# ProvisioningRequest (../shared/reference/autoscaling.md §3-4): the autoscaler adds every node a
+# ProvisioningRequest (kubernetes/autoscaler cluster-autoscaler/provisioningrequest/besteffortatomic/
+# provisioning_class.go@cluster-autoscaler-1.36.1): the autoscaler adds every node a
 # workload's pods need, or none, before Kueue admits it. CA's all-or-nothing scale-up must fit all
 # of a request's pods into one node group, so a request must hold only the pods of one pool.
 # Kueue picks a request's pods by resource, not by flavor: on GPU pools the check asks only for the

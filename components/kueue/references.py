@@ -182,8 +182,8 @@ def _admission_check_problems(index: ObjectIndex) -> Iterator[Violation]:
 def _mixed_topology_problems(index: ObjectIndex) -> Iterator[Violation]:
     """TAS-mixed: a ClusterQueue whose flavors are partly topology-aware. Kueue places a workload
     that requests no topology only on flavors without topologyName unless every flavor of its
-    ClusterQueue is topology-aware (kueue v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go;
-    kueue.md §15), so such a queue skips its topology-aware flavors for ordinary jobs."""
+    ClusterQueue is topology-aware (kubernetes-sigs/kueue pkg/scheduler/flavorassigner/tas_flavorassigner.go
+    @v0.19.2), so such a queue skips its topology-aware flavors for ordinary jobs."""
     for obj in index.of("ClusterQueue"):
         names = [f.get("name") for _, f in flavors_of(as_dict(obj.get("spec")))]
         flavors = {n: index.get("ResourceFlavor", n) for n in names}

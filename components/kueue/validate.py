@@ -1,6 +1,6 @@
 """Check Kueue objects (plain dicts) against the pinned Kueue version before anything is applied.
 
-The checks run in the order the API server and Kueue apply them (rule ids: kueue.md §3):
+The checks run in the order the API server and Kueue apply them (rule ids: docs/design-notes.md#kueue-rule-ids):
 
 1. ``schema`` (needs CRDs): the CRD's OpenAPI ``openAPIV3Schema`` for the object's apiVersion,
    checked with jsonschema after dropping the ``x-kubernetes-*`` markers, bounding
@@ -9,7 +9,7 @@ The checks run in the order the API server and Kueue apply them (rule ids: kueue
    (CQ4, CQ5, CQ30) and "is this apiVersion/kind served".
 2. CEL (needs CRDs): every ``x-kubernetes-validations`` rule of the CRD, evaluated generically with
    cel-python on the object after the schema's defaults are applied (the API server defaults
-   before it validates). Each rule gets its kueue.md id from ``_CEL_RULE_IDS`` (``"CEL"`` for a
+   before it validates). Each rule gets its id from ``_CEL_RULE_IDS`` (``"CEL"`` for a
    rule the table does not know). Transition rules (those using ``oldSelf``: LQ2, RF11, TP5)
    only run on updates and are skipped, since these objects are validated as creates.
 3. Webhook rules, re-implemented here because only a running Kueue enforces them (kueue v0.19.2
@@ -51,8 +51,8 @@ from .webhooks import KIND_FINDINGS, metadata_findings
 CRDS_ENV = "KUEUE_CRDS_DIR"
 
 
-# kueue.md §3 ids of the CRDs' CEL rules: (kind, schema path, words in the message, id); first
-# match wins. A rule of another Kueue version that matches nothing is reported as "CEL".
+# The rule ids (docs/design-notes.md#kueue-rule-ids) of the CRDs' CEL rules: (kind, schema path, words in
+# the message, id); first match wins. A rule of another Kueue version that matches nothing is reported as "CEL".
 _CEL_RULE_IDS: tuple[tuple[str, str, str, str], ...] = (
     ("ClusterQueue", "spec", "borrowingLimit must be nil", "CQ16"),
     ("ClusterQueue", "spec.resourceGroups[*]", "same number of resources", "CQ6"),
@@ -70,7 +70,7 @@ _CEL_RULE_IDS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-# Rules Kueue enforces twice, in the CRD's CEL and in its webhook (kueue.md §3.1).
+# Rules Kueue enforces twice, in the CRD's CEL and in its webhook (kubernetes-sigs/kueue pkg/webhooks@v0.19.2).
 _WEBHOOK_TWINS = frozenset({"CQ16", "CQ24", "CQ26"})
 
 

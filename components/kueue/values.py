@@ -4,8 +4,7 @@ arguments of AKS's managed Kueue extension when that installs Kueue instead (`ex
 Pure (no Pulumi import): the same dicts are deployed by components/kueue/install.py, checked by
 tests/kueue/test_values.py against the pinned chart's values.yaml, feature-gate lists and
 manager-config field tree in ../shared, and can be rendered with yaml.safe_dump for review.
-"kueue.md §n" cites the project's Kueue notes (../shared/reference/kueue.md), which name the
-upstream source of each fact.
+Upstream files are cited as `path@v0.19.2` in kubernetes-sigs/kueue.
 """
 
 from __future__ import annotations
@@ -24,14 +23,16 @@ from ..k8s.charts import ChartRef, chart_ref
 
 KUEUE_CHART_NAME = "kueue"  # the chart's name in an https chart repository
 # Set explicitly: Pulumi would otherwise add a random suffix, and the chart's fullname (every
-# object and webhook name) follows the release name (kueue.md §9 #1).
+# object and webhook name) follows the release name (charts/kueue/templates/_helpers.tpl@v0.19.2;
+# kubernetes-sigs/kueue#6797).
 KUEUE_RELEASE_NAME = "kueue"
 # The chart's fullname is the release name when that contains "kueue" (chart
 # templates/_helpers.tpl "kueue.fullname"); the webhook Service is "<fullname>-webhook-service".
 KUEUE_WEBHOOK_SERVICE = f"{KUEUE_RELEASE_NAME}-webhook-service"
 MANAGER_CONFIG_API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 
-# AKS labels every system-pool node with it (kueue.md §11; the system pool is not tainted).
+# AKS labels every system-pool node with it (learn.microsoft.com/azure/aks/use-node-labels; the system
+# pool is not tainted).
 SYSTEM_POOL_SELECTOR = {"kubernetes.azure.com/mode": "system"}
 # The system pool has no taint; this only keeps a controller schedulable if AKS's
 # CriticalAddonsOnly taint is ever put on it (only_critical_addons_enabled).
@@ -52,10 +53,11 @@ def gate_enabled(config: StackConfig, gate: str) -> bool:
 def manager_config(config: StackConfig) -> dict[str, Any]:
     """The complete config.kueue.x-k8s.io/v1beta2 Configuration for controllerManagerConfigYaml.
 
-    The chart replaces its whole default with this string (kueue.md §4.2), so every entry of the
+    The chart replaces its whole default with this string (charts/kueue/values.yaml@v0.19.2), so every entry of the
     chart's default is restated here; tests check that none is lost. Feature gates are not set
-    here: they go on the command line, and Kueue exits when both are used (kueue.md §4.1).
-    `internalCertManagement` is left for the chart to inject with the right names (kueue.md §4.3).
+    here: they go on the command line, and Kueue exits when both are used (cmd/kueue/main.go@v0.19.2).
+    `internalCertManagement` is left for the chart to inject with the right names
+    (charts/kueue/templates/manager/manager-config.yaml@v0.19.2; kubernetes-sigs/kueue#6866).
     """
     return {
         "apiVersion": MANAGER_CONFIG_API_VERSION,
@@ -65,10 +67,10 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         "metrics": {
             "bindAddress": ":8443",
             # Written with `enable`: a localQueueMetrics block without it turns the metrics off
-            # (kueue.md §13). Follows the gate so the two switches never disagree.
+            # (pkg/metrics/localqueue.go@v0.19.2). Follows the gate so the two switches never disagree.
             "localQueueMetrics": {"enable": gate_enabled(config, "LocalQueueMetrics")},
             # Quota and usage per ClusterQueue, flavor and resource (kueue_cluster_queue_nominal_quota,
-            # _resource_usage...; kueue.md §6), which the dashboard's quota panels read. Written
+            # _resource_usage...; pkg/metrics/metrics.go@v0.19.2), which the dashboard's quota panels read. Written
             # only then, so a stack without monitoring keeps the manager config it had.
             **({"enableClusterQueueResources": True} if config.monitoring.enabled else {}),
         },
@@ -87,12 +89,12 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         # Opt-in namespaces: Kueue manages jobs only in namespaces labelled MANAGED_LABEL=true (the
         # team namespaces), and the chart copies this selector into every job and pod webhook
-        # (kueue.md §4.3). ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19 (on by
-        # default in 0.18, where the config refuses turning it off),
+        # (charts/kueue/templates/webhook/manifests.yaml@v0.19.2). ManagedJobsNamespaceSelectorAlwaysRespected
+        # is GA and locked on in 0.19 (on by default in 0.18, where the config refuses turning it off),
         # so it limits every integration, not only the pod-based ones; and since the webhooks fail
         # closed, a Kueue outage then cannot block pods in kube-system, kueue-system or any other
-        # namespace (kueue.md §9 #4). Kueue also refuses a pod integration whose selector matches
-        # kube-system or its own namespace (kueue.md §4.4); neither carries the label.
+        # namespace (kubernetes-sigs/kueue#5244). Kueue also refuses a pod integration whose selector matches
+        # kube-system or its own namespace (pkg/config/validation.go@v0.19.2); neither carries the label.
         "managedJobsNamespaceSelector": {"matchLabels": {MANAGED_LABEL: "true"}},
         "integrations": {"frameworks": kueue_frameworks(config)},
         # Fair sharing on (in v1beta2 the block's presence enables it): idle quota borrowed within
@@ -109,7 +111,7 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
 
 
 def multikueue_settings(config: StackConfig) -> dict[str, Any]:
-    """A manager's MultiKueue settings (../shared/reference/multikueue.md §3). The origin labels its
+    """A manager's MultiKueue settings (apis/config/v1beta2/configuration_types.go@v0.19.2). The origin labels its
     objects in the workers; Kueue's garbage collector deletes those of that origin whose workload
     is gone, so two managers sharing workers must have distinct origins (the default is per stack)."""
     mk = config.multi_kueue
@@ -142,7 +144,7 @@ def kueue_helm_values(config: StackConfig) -> dict[str, Any]:
 
     The image is not overridden: the published chart already points at
     registry.k8s.io/kueue/kueue:v<version> with IfNotPresent (only the chart in git uses a staging
-    image; kueue.md §1), so the image always matches the pinned chart version.
+    image; hack/helm-chart-package.sh@v0.19.2 rewrites it), so the image always matches the pinned chart version.
     """
     replicas = config.kueue.replicas
     manager: dict[str, Any] = {
@@ -160,7 +162,8 @@ def kueue_helm_values(config: StackConfig) -> dict[str, Any]:
         manager["resources"] = {"requests": {"memory": memory}, "limits": {"memory": memory}}
 
     controller: dict[str, Any] = {
-        # The chart's list form; it renders one --feature-gates argument (kueue.md §4.1). Sorted so
+        # The chart's list form; it renders one --feature-gates argument (charts/kueue/templates/_helpers.tpl
+        # @v0.19.2). Sorted so
         # reordering the config map is not a diff that restarts Kueue.
         "featureGates": [{"name": name, "enabled": on} for name, on in sorted(config.kueue.feature_gates.items())],
         "replicas": replicas,
@@ -207,14 +210,16 @@ def extension_args(config: StackConfig) -> dict[str, Any]:
     """The Extension resource's arguments besides the cluster: pinned, never upgraded by Azure.
 
     API 2023-05-01 (azure-native's default) pins a version only with autoUpgradeMinorVersion false,
-    and then applies no release train (the 2025-03-01 spec, managed-kueue.md §1.8; the SDK still
-    sends its default, Stable); autoUpgradeMode, the docs' `--auto-upgrade-mode none`, exists only
-    from 2025-03-01 (§2.2). The keys are the azure-native Extension's arguments.
+    and then applies no release train (Azure/azure-rest-api-specs specification/kubernetesconfiguration/
+    resource-manager/Microsoft.KubernetesConfiguration/extensions/stable/2025-03-01/extensions.json; the SDK
+    still sends its default, Stable); autoUpgradeMode, the docs' `--auto-upgrade-mode none`, exists only
+    from 2025-03-01 (pulumi-azure-native 3.29.0 kubernetesconfiguration/extension.py). The keys are the
+    azure-native Extension's arguments.
     """
     extension = config.kueue.extension
     assert extension is not None
     # Cluster scope in kueue-system, as the docs install it: the extension's ServiceAccount identity
-    # is bound to that namespace (../shared/reference/managed-kueue.md §1.6).
+    # is bound to that namespace (Azure/taugrid charts/taugrid/README.md, which installs the same chart).
     return {
         "cluster_rp": "Microsoft.ContainerService",
         "cluster_resource_name": "managedClusters",

@@ -2,7 +2,7 @@
 (kueue v0.19.2 source: pkg/webhooks/): per kind, ClusterQueue (CQ7-CQ13, CQ15-CQ18, CQ22, CQ24,
 CQ26, CQ28, CQ31, CQ33), Cohort (CO3, CO4, CO6), LocalQueue (LQ4, which nothing upstream checks)
 and ResourceFlavor (RF2, RF5, RF8); and for every object its name (NAME) and labels (LABEL).
-Each finding is (rule id, message); rule ids are kueue.md §3's."""
+Each finding is (rule id, message); the rule ids are docs/design-notes.md#kueue-rule-ids."""
 
 from __future__ import annotations
 
@@ -274,7 +274,8 @@ def _selector_problems(selector: Any, path: str) -> Iterator[str]:
 
 
 def _cohort_name(obj: Mapping[str, Any]) -> str:
-    # v1beta1 ClusterQueues name their cohort in spec.cohort (kueue.md §2).
+    # v1beta1 ClusterQueues name their cohort in spec.cohort (kubernetes-sigs/kueue apis/kueue/v1beta1/
+    # clusterqueue_types.go@v0.19.2).
     field_name = "cohort" if obj.get("apiVersion") == f"{KUEUE_GROUP}/v1beta1" else "cohortName"
     value = as_dict(obj.get("spec")).get(field_name)
     return value if isinstance(value, str) else ""
@@ -412,7 +413,8 @@ KIND_FINDINGS: Mapping[str, Callable[[Mapping[str, Any]], Iterator[Finding]]] = 
 }
 
 
-# Name limits (kueue.md §3.0): LocalQueue and WorkloadPriorityClass names end up in label values.
+# Name limits: LocalQueue and WorkloadPriorityClass names end up in label values (kueue.x-k8s.io/queue-name,
+# kueue.x-k8s.io/priority-class).
 _LABEL_VALUE_NAMED = frozenset({"LocalQueue", "WorkloadPriorityClass"})
 
 

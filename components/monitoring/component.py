@@ -129,7 +129,8 @@ class Monitoring(pulumi.ComponentResource):
         # Each waits only for what it names: its namespace when that is Kueue's, a token Secret
         # for its ServiceAccount. A binding may name the chart's ClusterRole before it exists. On
         # AKS the ServiceMonitor kind comes with the cluster's add-on; pulumi-kubernetes retries a
-        # create whose kind is not registered yet (pulumi-aks.md §8) while the add-on installs.
+        # create whose kind is not registered yet (pulumi/pulumi-kubernetes provider/pkg/await/await.go@v4.34.2)
+        # while the add-on installs.
         self.scrape_objects: dict[tuple[str, str], pulumi.Resource] = {}
         for obj in part.objects:  # the scrape objects (components/monitoring/scrape.py)
             kind, meta = obj["kind"], obj["metadata"]

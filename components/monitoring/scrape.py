@@ -1,7 +1,8 @@
 """How Prometheus reads Kueue's metrics, as plain Kubernetes objects (kueue-aks:monitoring).
 
 Kueue serves /metrics on :8443 over HTTPS and lets only subjects allowed `get` on that URL read
-it (controller-runtime's WithAuthenticationAndAuthorization; kueue.md §6). The chart creates the
+it (controller-runtime's WithAuthenticationAndAuthorization; kubernetes-sigs/kueue
+charts/kueue/templates/rbac/metrics_reader_role.yaml@v0.19.2). The chart creates the
 ClusterRole `kueue-metrics-reader` but binds it to nobody. So the scrape gets its own identity:
 - a ServiceAccount `kueue-aks-metrics-scraper` and a long-lived token Secret for it, and a
   ClusterRoleBinding of the metrics-reader role to it: only this token reads the metrics;

@@ -5,9 +5,9 @@ workers, and the first worker whose own queues admit it runs it (kueue concepts 
 So a team's quota on the manager is the sum of its quotas on the workers, never typed by hand, and
 its flavors carry no node labels (no pod runs on the manager). Kueue needs the team's namespace
 and LocalQueue by the same names on every worker, and the CRD of every framework the manager
-enables on every worker (a missing one keeps that worker disconnected,
-../shared/reference/multikueue.md §5); both are checked here, from the workers' stack outputs,
-before anything is registered.
+enables on every worker (a missing one keeps that worker disconnected: kubernetes-sigs/kueue
+pkg/controller/admissionchecks/multikueue/multikueuecluster.go@v0.19.2, kueue#3582); both are checked
+here, from the workers' stack outputs, before anything is registered.
 
 Only a team's ordinary queues are mirrored: its `topology` LocalQueue stays a worker's own (Kueue's
 topology-aware scheduling through MultiKueue needs topology-aware flavors on the manager as well,

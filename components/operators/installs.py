@@ -138,7 +138,8 @@ def _jobset(config: StackConfig, settings: OperatorSettings) -> Install:
         },
     }
     if settings.image_repository:
-        # The published chart names registry.k8s.io/jobset/jobset:v<version> (operators.md §1).
+        # The published chart names registry.k8s.io/jobset/jobset:v<version> (kubernetes-sigs/jobset
+        # hack/helm-chart-package.sh@v0.12.0).
         values["image"] = {"repository": settings.image_repository, "tag": pin.image_tag}
     return Install(JOBSET, pin, _crds(JOBSET, pin), _chart(config, settings, JOBSET, pin), values)
 
@@ -147,7 +148,8 @@ def _trainer(config: StackConfig, settings: OperatorSettings) -> Install:
     pin = pin_of(config, TRAINER.key)
     values: dict[str, Any] = {
         # JobSet is its own release: Trainer's bundled copy would be a second JobSet controller
-        # fighting over the same fixed webhook names (the chart's values comment; operators.md §5.2).
+        # fighting over the same fixed webhook names (kubeflow/trainer charts/kubeflow-trainer/values.yaml@v2.2.1,
+        # `jobset.install`).
         "jobset": {"install": False},
         "manager": {
             "nodeSelector": dict(SYSTEM_POOL_SELECTOR),
@@ -193,7 +195,8 @@ def _mpi_operator(config: StackConfig, settings: OperatorSettings) -> Install:
 def _training_operator(config: StackConfig, settings: OperatorSettings) -> Install:
     """The Training Operator's `manifests/overlays/standalone` as kustomize renders it (namespace
     `kubeflow`, the base's webhook patch, the overlay's image tag and empty webhook-cert Secret),
-    with two changes Kueue's own e2e makes (operators.md §5.3): only the enabled kinds (never
+    with two changes Kueue's own e2e makes (kubernetes-sigs/kueue
+    test/e2e/config/multikueue/kubeflow-manifest-patch@v0.19.2): only the enabled kinds (never
     MPIJob v1, whose CRD name the MPI Operator's v2beta1 CRD takes) by `--enable-scheme`, and no
     MPIJob v1 CRD. The e2e tier compares this with `kubectl kustomize` of the same overlay."""
     pin = pin_of(config, TRAINING_OPERATOR.key)
@@ -249,7 +252,7 @@ def _training_operator(config: StackConfig, settings: OperatorSettings) -> Insta
     return Install(TRAINING_OPERATOR, pin, crds, objects=objects)
 
 
-# The Service the chart puts in front of Trainer's webhooks (operators.md §4.1).
+# The Service the chart puts in front of Trainer's webhooks (kubeflow/trainer charts/kubeflow-trainer@v2.2.1).
 TRAINER_WEBHOOK_HOST = f"{TRAINER.release_name}-controller-manager.{TRAINER.namespace}.svc"
 TORCH_RUNTIME = "torch-distributed"
 TORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # the image examples/pytorchjob.yaml uses

@@ -19,7 +19,7 @@ def rayservice_guard(config: StackConfig) -> list[dict[str, Any]]:
     KubeRay copies a RayService's labels onto the RayCluster it creates, and in a team namespace
     Kueue's default LocalQueue takes any RayCluster there as its own, so both controllers would
     keep rewriting the same RayCluster and its pods would never start (Azure/AKS
-    examples/kueue-and-ray-on-aks; ../shared/reference/operators.md §5.1). A serving RayService is
+    examples/kueue-and-ray-on-aks/1-infrastructure/terraform/kueue-values.yaml). A serving RayService is
     not batch work: it belongs in a namespace outside the teams, where Kueue manages nothing.
     """
     frameworks = set(config.kueue.frameworks)

@@ -44,7 +44,8 @@ ENDPOINT_ENV = "KUEUE_AKS_ARM_ENDPOINT"
 USAGES_API = "2024-07-01"
 SKUS_API = "2021-07-01"
 CLUSTERS_API = "2024-09-01"
-# Extensions - List (Microsoft.KubernetesConfiguration, ../shared/reference/managed-kueue.md §3.1).
+# Extensions - List (Microsoft.KubernetesConfiguration; Azure/azure-rest-api-specs
+# specification/kubernetesconfiguration/…/extensions/stable/2025-03-01/extensions.json).
 EXTENSIONS_API = "2025-03-01"
 # What each read needs; a 401/403 names the one that was refused (the Reader role has them all).
 USAGES_READ = "Microsoft.Compute/locations/usages/read"

@@ -1,7 +1,7 @@
 """Pure decisions of the preflight over the cluster's AKS extensions: what they install against
 what the stack installs.
 
-Azure's shapes (../shared/reference/managed-kueue.md §2.1, §3.1):
+Azure's shapes (Azure/azure-rest-api-specs specification/kubernetesconfiguration and containerservice):
 - Extensions - List (Microsoft.KubernetesConfiguration, 2025-03-01): `{"value": [{"name",
   "properties": {"extensionType", "version", "currentVersion", "provisioningState",
   "scope": {"cluster": {"releaseNamespace"}}}}], "nextLink"}`. Extension types are compared
@@ -10,8 +10,9 @@ Azure's shapes (../shared/reference/managed-kueue.md §2.1, §3.1):
   (else `kubernetesVersion`).
 
 What clashes: AKS's managed Kueue extension (`microsoft.kueue`) installs Kueue as the Helm release
-`kueue` in `kueue-system` (§1.2, §1.9), the stack's own release name and namespace; the managed
-KubeRay extension (`microsoft.kuberay`) installs the KubeRay operator and the Ray CRDs (§1.10),
+`kueue` in `kueue-system` (learn.microsoft.com/azure/aks/kueue-overview?pivots=extension), the stack's own
+release name and namespace; the managed KubeRay extension (`microsoft.kuberay`) installs the KubeRay operator
+and the Ray CRDs (learn.microsoft.com/azure/aks/kuberay-overview),
 which the stack's KubeRay release installs too.
 """
 
@@ -35,7 +36,7 @@ from ..facts.kueue_versions import (
 from ..facts.operators import KUBERAY
 from ..kueue.values import KUEUE_RELEASE_NAME
 
-# AKS's managed KubeRay extension (learn.microsoft.com/azure/aks/kuberay-overview; managed-kueue.md §1.10).
+# AKS's managed KubeRay extension (learn.microsoft.com/azure/aks/kuberay-overview).
 KUBERAY_EXTENSION_TYPE = "microsoft.kuberay"
 
 _RESOURCE_GROUP = re.compile(r"/resourceGroups/([^/]+)/", re.IGNORECASE)
@@ -192,7 +193,8 @@ def extension_problems(
 
 def _extension_fit(extension: AksKueueExtension, cluster: ClusterFacts, where: str) -> list[Problem]:
     """What AKS's managed Kueue extension needs of a cluster made elsewhere: a recent enough
-    Kubernetes and a region that offers it (managed-kueue.md §1.3, §1.4). A cluster the stack
+    Kubernetes and a region that offers it (learn.microsoft.com/azure/aks/kueue-overview?pivots=extension).
+    A cluster the stack
     creates is held to both by the config check already."""
     key, need = f"{NAMESPACE}:cluster.existing", ".".join(map(str, extension.min_kubernetes))
     problems: list[Problem] = []

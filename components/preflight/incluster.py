@@ -3,7 +3,7 @@
 AKS's managed Kueue extension installs Kueue as the Helm release `kueue` in `kueue-system`, the
 stack's own release name and namespace, so a stack on such a cluster would install a second Kueue
 (or fail on the name mid-`up`). Its Deployment and CRDs are named as the stack's are, so they tell
-nothing; these do (../shared/reference/managed-kueue.md §1.7, §3.2):
+nothing; these do:
 - the objects its controller generates in the reserved `aks-` prefix: ResourceFlavor `aks-cpu`,
   WorkloadPriorityClasses `aks-{low,medium,high}-priority` (learn.microsoft.com/azure/aks/
   configure-queues-with-automatic-resource-flavors), Topology `aks-default`, and flavors labelled

@@ -21,7 +21,7 @@ from components.facts.kueue_versions import Gate, KueueRelease
 from testbed.upstream import VERSION, kueue_data, minor, upstream_gates, upstream_removed
 
 VERSIONS = sorted(kueue_versions.RELEASES)
-# Gates each release defines (pkg/features/kube_features.go at the tag; 0.19.2: kueue.md §5).
+# Gates each release defines (kubernetes-sigs/kueue pkg/features/kube_features.go at the tag).
 GATE_COUNTS = {"0.18.4": 74, "0.19.2": 89}
 # The locked gates: GA ones and the locked Deprecated ones, per versioned_feature_list.yaml.
 LOCKED = {

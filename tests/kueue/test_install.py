@@ -271,7 +271,7 @@ NOT_READY = [
     "tls: failed to verify certificate: x509: certificate signed by unknown authority",
     f'resource cq was not successfully created by the Kubernetes API server: Internal error occurred: failed calling '
     f'webhook "mclusterqueue.kb.io": failed to call webhook: Post "{_URL}": context deadline exceeded',
-    # ../shared/reference/kueue.md §15: what the first `pulumi up` died of; no transport list names it.
+    # What the first `pulumi up` died of (docs/kueue.md#kueues-webhook-at-start-up); no transport list names it.
     f'Internal error occurred: failed calling webhook "mresourceflavor.kb.io": failed to call webhook: Post "{_URL}": EOF',
     # A v1beta1 read or write converted by Kueue's conversion webhook before it serves.
     'conversion webhook for kueue.x-k8s.io/v1beta2, Kind=ClusterQueue failed: Post '

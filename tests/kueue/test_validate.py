@@ -25,7 +25,8 @@ from testbed.paths import CRDS_DIR
 
 EXAMPLES_DIR = CRDS_DIR.parent / "examples"
 V = "kueue.x-k8s.io/v1beta2"
-# Kinds the project creates; their CEL rules must all have kueue.md ids and broken-object cases.
+# Kinds the project creates; their CEL rules must all have rule ids (docs/design-notes.md#kueue-rule-ids) and
+# broken-object cases.
 OUR_KINDS = {"ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Topology", "WorkloadPriorityClass"}
 # Rules only the CRD's CEL enforces: without CRDs they go unchecked (validate.py docstring).
 CEL_ONLY = {"CQ6", "CO2", "RF4", "RF7", "RF10", "TP3", "TP4"}
@@ -251,7 +252,7 @@ def case(id: str, target: str, edits: dict[str, Any], *rules: str) -> Case:
 
 
 CASES = [
-    # OpenAPI schema (S rules of kueue.md §3), reported as "schema"
+    # OpenAPI schema (the S rules of docs/design-notes.md#kueue-rule-ids), reported as "schema"
     case("CQ5-nominalQuota-required", CQ, {f"{CQ_CPU_QUOTAS}[1].nominalQuota": DELETE}, "schema"),
     case("CQ4-flavor-listmap-duplicate", CQ, {"spec.resourceGroups[0].flavors[1]": {
         "name": "cpu", "resources": [{"name": "cpu", "nominalQuota": 1}, {"name": "memory", "nominalQuota": 1}]}},
@@ -342,7 +343,7 @@ CASES = [
     case("RF5-taint-unique-key-effect", RF, {"spec.nodeTaints[1]": {"key": "nvidia.com/gpu", "effect": "NoSchedule"}},
          "RF5"),
     case("RF8-toleration-key", RF, {"spec.tolerations[1].key": "spot/priority/x"}, "RF8"),
-    # Names and labels (kueue.md §3.0)
+    # Names and labels
     case("NAME-dns-subdomain", WPC, {"metadata.name": "High"}, "NAME"),
     case("NAME-wpc-max-63", WPC, {"metadata.name": "p" * 64}, "NAME"),
     case("NAME-lq-max-63", LQ, {"metadata.name": "q" * 64}, "NAME"),

@@ -47,8 +47,8 @@ FIELDS = {v: config_fields(v) for v in VERSIONS}
 CHART_DEFAULT_CONFIGS = {v: yaml.safe_load(CHART_VALUES[v]["managerConfig"]["controllerManagerConfigYaml"])
                          for v in VERSIONS}
 KUEUE_CHART_VALUES = CHART_VALUES[DEFAULT_VERSION]
-# Kueue 0.19 raised these chart defaults (CHANGELOG-0.19.md: "Increase OOTB QPS and concurrency",
-# kueue#12440). The manager config writes 0.19.2's values on 0.18.4 too: the same fields, only
+# Kueue 0.19 raised these chart defaults (kubernetes-sigs/kueue CHANGELOG/CHANGELOG-0.19.md: "Increase OOTB QPS
+# and concurrency", kueue#12440). The manager config writes 0.19.2's values on 0.18.4 too: the same fields, only
 # more client throughput, and a stack keeps them across the upgrade.
 RAISED_IN_0_19 = {
     "controller.groupKindConcurrency.Workload.kueue.x-k8s.io": (5, 10),
@@ -176,7 +176,7 @@ def test_custom_gates_replace_the_defaults_and_stay_on_the_command_line_only(dev
     values = kueue_helm_values(config)
     assert values["controllerManager"]["featureGates"] == [
         {"name": "LocalQueueMetrics", "enabled": True}, {"name": "PartialAdmission", "enabled": False}]
-    # Kueue exits when gates are set both on the command line and in the config (kueue.md §4.1).
+    # Kueue exits when gates are set both on the command line and in the config (cmd/kueue/main.go@v0.19.2).
     assert "featureGates" not in manager_config(config)
 
 
@@ -188,7 +188,8 @@ def test_manager_config_string_is_the_full_v1beta2_configuration(on_version: Sta
     assert CHART_DEFAULT_CONFIGS[version]["apiVersion"] == MANAGER_CONFIG_API_VERSION
     assert doc["kind"] == "Configuration"
     assert unknown_config_fields(doc, FIELDS[version]) == []
-    # The chart injects internalCertManagement with its own names only when the key is absent (kueue.md §4.3).
+    # The chart injects internalCertManagement with its own names only when the key is absent
+    # (charts/kueue/templates/manager/manager-config.yaml@v0.19.2).
     assert "internalCertManagement" not in doc
 
 
@@ -284,7 +285,7 @@ def test_namespace_selector_selects_only_team_namespaces(dev_config_map: dict[st
 
 
 def test_local_queue_metrics_stay_on_explicitly(dev_config: StackConfig, dev_config_map: dict[str, Any]) -> None:
-    # A localQueueMetrics block without `enable: true` turns the metrics off (kueue.md §13).
+    # A localQueueMetrics block without `enable: true` turns the metrics off (pkg/metrics/localqueue.go@v0.19.2).
     assert manager_config(dev_config)["metrics"]["localQueueMetrics"] == {"enable": True}
     # Gates given without LocalQueueMetrics: the 0.19.2 default (on) applies.
     assert RELEASES["0.19.2"].gates["LocalQueueMetrics"].default is True
@@ -341,7 +342,7 @@ def test_controller_memory_is_raised_only_for_topology_aware_pools(dev_config: S
 
 
 def test_image_is_left_to_the_published_chart(dev_config: StackConfig) -> None:
-    # The published chart already uses registry.k8s.io/kueue/kueue:v0.19.2 (kueue.md §1).
+    # The published chart already uses registry.k8s.io/kueue/kueue:v0.19.2 (hack/helm-chart-package.sh@v0.19.2).
     assert "image" not in kueue_helm_values(dev_config)["controllerManager"]["manager"]
 
 

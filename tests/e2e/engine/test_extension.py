@@ -1,7 +1,8 @@
 """AKS's managed Kueue extension, on the real control plane with the real Pulumi engine.
 
 After test_engine.py has destroyed its stack, Kueue is installed on the same control plane the way
-the extension installs it (../shared/reference/managed-kueue.md §1.2, §1.7): the Helm release
+the extension installs it (learn.microsoft.com/azure/aks/kueue-overview?pivots=extension and
+.../configure-queues-with-automatic-resource-flavors): the Helm release
 `kueue` in `kueue-system` with the chart's own settings, not the stack's, and the objects the
 extension's controller generates (the `aks-cpu` flavor, labelled as its controller labels them, the
 `aks-*-priority` classes and the `aks-default` topology). The extension's own chart and Kueue 0.19.6

@@ -115,7 +115,7 @@ def test_errors_while_kueue_starts_are_retried(cluster: StackCluster) -> None:
 
 @on_stacks("dev")
 def test_denial_by_kueue_is_not_retried(cluster: StackCluster) -> None:
-    # CQ17: lendingLimit without a cohort; only Kueue's webhook checks it (../shared/reference/kueue.md §3.1).
+    # CQ17: lendingLimit without a cohort; only Kueue's webhook checks it (docs/design-notes.md#kueue-rule-ids).
     invalid = {
         "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "e2e-denied"},
         "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
