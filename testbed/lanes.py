@@ -3,11 +3,11 @@
 The suite runs in two workers (pyproject.toml). A lane is run whole by one worker, in the order
 tests/conftest.py sorts the tier (stack by stack), so each of its stacks' control planes is built
 once, in that process, while the other lane's stacks run beside it. The tier's processes wait on
-controllers and timers far more than they compute (about half the machine idle in a serial run),
-so two lanes take little more than the longer one.
+controllers and timers far more than they compute, so two lanes take little more than the longer
+one.
 
-The split balances the seconds measured in a serial run (docs/e2e-tier.md, "Where the time goes"):
-the engine's scenarios (about 900 s of 1970) are split between the lanes by module, each lane
+The split balances the seconds measured in a serial run (docs/e2e-tier.md#where-the-time-goes):
+the engine's scenarios, about half of it, are split between the lanes by module, each lane
 with a control plane of its own for them; every module keeps its scenarios in file order, on one
 control plane, as before. Every stack that runs the MPI Operator (dev, multi-gpu, and the engine's
 test_engine.py, which installs the dev stack whole) is in one lane: that operator hard-codes port

@@ -1,36 +1,18 @@
 """Variants of the program's set-up for the A/B of issue 40: each changes one thing of its design.
 
 Each is a plain transformation of the program's Setup (its Helm values and Kueue objects), run
-on the Workload-level tier beside the program as it is; none is the program's until the sweep
-says it wins (docs/outcomes.md#the-variants). The first four came from a review of the first runs:
-- `split`: each team's one ClusterQueue becomes two in the same cohort: `<team>` for CPU jobs
-  (its CPU flavor's quota; on the GPU flavor nominal 0, so CPU jobs there only borrow) and
-  `<team>-gpu` for GPU jobs (the GPU flavor's quota: GPUs and the CPU and memory beside them),
-  with LocalQueues `default` and `gpu`. A GPU gang waiting for a reclaim then no longer holds the
-  head of the queue the team's CPU jobs wait in, and they no longer share scheduling-equivalence
-  classes;
-- `preemptor`: Kueue's PrioritizePreemptorWorkloads gate (alpha in 0.19);
-- `strategies`: fair sharing's preemption strategies Kueue's default pair,
-  [LessThanOrEqualToFinalShare, LessThanInitialShare], instead of the program's first alone;
-- `afs`: Admission Fair Sharing without preemption: one ClusterQueue holding every team's and
-  the cohort's quota, `admissionScope: UsageBasedAdmissionFairSharing`, a LocalQueue per team
-  weighted by its share, usage decaying in seconds as the compressed trace needs.
-Two more after the first sweep, which found the hand-typed team quotas fairer than the program:
-what those quotas have and the program does not, one at a time and together:
-- `limit`: a borrowing limit on every team's quota equal to the quota itself, so a team holds at
-  most twice its share of any flavor;
-- `classical-limit`: that limit, and fair sharing off (classical preemption: `LowerPriority`
-  within a queue, `Any` to reclaim), as the team quotas have.
-Two after `limit` was found fairer at every load but slower by about 20 s at 0.7 and 0.9:
-- `limit-2x`: a looser limit, twice the quota (a team holds at most three times its share), to
-  see whether fairness holds with less of the makespan lost; after it, `limit-1.5x`, between it
-  and `limit` (GPUs rounded down to whole devices);
-- `split-preemptor-limit`: `limit` with `split` and `preemptor`, which each took 1 to 3 s off
-  the makespan, together.
-A limit is set only where the quota is above zero: `split`'s CPU queue keeps borrowing GPU nodes.
-And a control: `again`, the program unchanged, run after the others like every variant. Every
-comparison above was of a set-up run first against one run later on a fresh control plane; an
-A/A comparison shows what that order alone makes of the figures.
+beside the program as it is; none is the program's until the sweep says it wins. What each changes,
+why it was tried and what the sweeps measured are in docs/outcomes.md#the-variants:
+- `split`: a ClusterQueue per team for CPU jobs and one for GPU jobs, LocalQueues `default` and `gpu`;
+- `preemptor`: Kueue's PrioritizePreemptorWorkloads gate;
+- `strategies`: fair sharing's default pair of preemption strategies instead of the program's first;
+- `afs`: Admission Fair Sharing in one ClusterQueue, no preemption;
+- `limit`, `limit-2x`, `limit-1.5x`: a borrowing limit of 1, 2 or 1.5 times each team's quota
+  (only where the quota is above zero, so `split`'s CPU queues still borrow GPU nodes);
+- `classical-limit`: `limit` with fair sharing off (classical preemption);
+- `split-preemptor-limit`: the three together;
+- `again`: the program unchanged, run after the others like every variant: the A/A control for
+  the order the set-ups run in.
 """
 
 from __future__ import annotations
@@ -87,7 +69,10 @@ def _zeroed(flavor: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def split(program: Setup) -> Setup:
-    """Two ClusterQueues per team, CPU and GPU; see the module docstring."""
+    """Two ClusterQueues per team in the cohort: `<team>` for CPU jobs (its CPU flavor's quota, nominal
+    0 on the GPU flavor, so CPU jobs there only borrow) and `<team>-gpu` for GPU jobs (the GPU
+    flavor's GPUs, CPU and memory), LocalQueues `default` and `gpu`: a GPU gang waiting for a
+    reclaim no longer holds the head of the queue the team's CPU jobs wait in."""
     objects: list[dict[str, Any]] = []
     gpu_queues: dict[str, str] = {}
     for obj in program.objects:
@@ -124,7 +109,9 @@ def _sum_quotas(queues: Sequence[Mapping[str, Any]], flavor: str) -> dict[str, D
 
 
 def afs(program: Setup, half_life_s: int = 30, sampling_s: int = 1) -> Setup:
-    """One ClusterQueue for everyone, ordered by Admission Fair Sharing; see the module docstring."""
+    """One ClusterQueue holding every team's and the cohort's quota, `admissionScope:
+    UsageBasedAdmissionFairSharing`, a LocalQueue per team weighted by its share, usage decaying in
+    seconds as the compressed trace needs (docs/outcomes.md#the-variants)."""
     teams = {o["metadata"]["name"]: o for o in program.objects if o["kind"] == "ClusterQueue"}
     holders = [o for o in program.objects if o["kind"] in ("ClusterQueue", "Cohort")]
     first = next(iter(teams.values()))

@@ -1,44 +1,28 @@
 """A read-only Kubernetes API client built from a kubeconfig document, for looking inside a
 cluster at preview, before any Pulumi resource exists (pure; no Pulumi import).
 
-The official `kubernetes` package does the work: its KubeConfigLoader reads the current-context's
-cluster and user (`server`, the certificate authority as data or file, `insecure-skip-tls-verify`,
-`tls-server-name`, `proxy-url`; the client certificate and key as data or files, `token` or
-`tokenFile`, `username`/`password`) into a Configuration, and its ApiClient makes the requests.
-Relative file paths start at the working directory (the document has no file to be relative to).
-`kubernetes` is imported only when a reader is built (a quarter of a second), since every preview
-imports this module.
+The official `kubernetes` package (37.0.3) does the work: its KubeConfigLoader reads the current
+context's cluster and user into a Configuration, and its ApiClient makes the requests. It is
+imported only when a reader is built, since every preview imports this module. A thin layer adds
+what that client lacks, or does in a way a preview cannot use:
 
-A thin layer adds what that client lacks, or does in a way a preview cannot use
-(kubernetes 37.0.3; the files named are under its config/ and client/):
-
-- `exec` plugins (client.authentication.k8s.io/v1 and v1beta1, as kubelogin writes for AKS) run
-  at the first request rather than while the kubeconfig is read, never interactively, and within
-  `exec_timeout`, after which the plugin and whatever it started are killed: ExecProvider.run
-  waits for ever and hands the plugin the terminal when there is one (exec_provider.py:72-100),
-  and the loader logs a failing plugin's whole stderr and carries on without credentials
-  (kube_config.py:473-474). Its credential is fetched again before it expires and once on a 401;
-  a client certificate from it is used too. An explicit token or basic login wins over `exec`, as
-  in kubectl. A `tokenFile` is read here too: the loader sends it newline and all.
+- `exec` plugins (as kubelogin writes for AKS) run at the first request, never interactively and
+  within `exec_timeout`; the loader's ExecProvider.run would wait for ever, hand the plugin the
+  terminal, and carry on without credentials when it fails. An explicit token or basic login wins
+  over `exec`, as in kubectl. The plugin's credential is fetched again before it expires and once
+  on a 401. A `tokenFile` is read here, trimmed; relative paths start at the working directory.
 - What kubectl refuses and the loader accepts is refused, naming the kubeconfig entry: half a
-  client certificate pair, data that is not base64, a file that does not exist, a token beside a
-  basic login, an insecure-skip-tls-verify that is not a boolean (the loader takes the string
-  "false" as true, kube_config.py:522-523), an exec apiVersion kubectl dropped or its
-  `interactiveMode: Always`, and the `auth-provider` plugins (the loader ignores azure's, and its
-  oidc refresh calls the identity provider without a timeout, kube_config.py:382-437).
-- Errors: every failure is a ReadError whose message names the server (or the kubeconfig entry)
-  and what failed, never a token, a key, a password or a line of the kubeconfig. The client's own
-  errors are not passed on: ApiException prints the response's headers and body
-  (exceptions.py:163-177), an exec failure the plugin's stderr (exec_provider.py:102-107), and
-  urllib3's errors the pool and URL; a request that gets no answer is told by its cause.
+  client certificate pair, data that is not base64, a missing file, a token beside a basic login,
+  an insecure-skip-tls-verify that is not a boolean, a dropped exec apiVersion or
+  `interactiveMode: Always`, and the `auth-provider` plugins.
+- Every failure is a ReadError naming the server (or the entry) and what failed, never a token, a
+  key, a password or a line of the kubeconfig: the client's own errors (ApiException's headers and
+  body, a plugin's stderr, urllib3's URLs) are not passed on.
 - Lists come page by page (limit/continue, read again whole when a continue token expires, as
-  client-go's pager does) for any API path, with each item's apiVersion and kind filled in.
+  client-go's pager does), each item with its apiVersion and kind.
 
-Impersonation (`as`) is not read, by the loader either.
-
-Certificate and key data go to a private temporary directory (0700, files 0600, the loader's
-`temp_file_path`); `close()` (or leaving the `with` block) removes it, and so does garbage
-collection or the interpreter's exit if the reader is never closed.
+Impersonation (`as`) is not read. Certificate and key data go to a private temporary directory
+that `close()` (or leaving the `with` block, or garbage collection) removes.
 """
 
 from __future__ import annotations
@@ -194,8 +178,8 @@ class ClusterReader:
         _check_user(user, who, base)
         # The loader sees neither the exec plugin (run below, at the first request) nor an auth-provider (refused).
         static = {key: value for key, value in user.items() if key not in ("exec", "auth-provider")}
-        if user.get("tokenFile") and not user.get("token"):  # the loader prefers the token (kube_config.py:478-482)
-            # It would send the file as it is, newline and all (kube_config.py:131-136); kubectl trims it.
+        if user.get("tokenFile") and not user.get("token"):  # the loader prefers the token (_load_user_token)
+            # It would send the file as it is, newline and all (FileOrData.as_data); kubectl trims it.
             static["token"] = _token_file(static.pop("tokenFile"), f"{who}: tokenFile", base)
         if cluster.get("certificate-authority-data") or user.get("client-certificate-data"):
             secrets.make()  # the loader writes the data there
@@ -216,7 +200,7 @@ class ClusterReader:
             raise ReadError(f"the kubeconfig cannot be used: {err}") from None
         except (OSError, ValueError) as err:
             raise ReadError(f"{who} cannot be used ({_reason(err)})") from None
-        # The loader caches the files it writes process-wide by their content (kube_config.py:50,63-78), so the
+        # The loader caches the files it writes process-wide by their content (_temp_files), so the
         # next reader of the same data would share this reader's files, which close() removes: forget them.
         for content, path in list(kube_config._temp_files.items()):
             if secrets.path and os.path.dirname(path) == secrets.path:
@@ -466,7 +450,7 @@ def _check_cluster(cluster: dict[str, Any], where: str, base: str) -> None:
 def _check_user(user: dict[str, Any], who: str, base: str) -> None:
     """Refuse what kubectl refuses and the loader would take, or fail on without naming the entry."""
     for key in ("client-certificate", "client-key"):
-        if user.get(f"{key}-data"):  # the loader prefers the data to the file (kube_config.py:107-111)
+        if user.get(f"{key}-data"):  # the loader prefers the data to the file (FileOrData)
             _decoded(user[f"{key}-data"], f"{who}: {key}-data")
         elif user.get(key):
             _file(user[key], f"{who}: {key}", base)
@@ -596,7 +580,7 @@ class _ExecPlugin:
 
         fail = f"cannot read {self.server}: {self.who} gets its credentials from {self.command}"
         provider = self.provider
-        # KUBERNETES_EXEC_INFO as ExecProvider.run writes it (exec_provider.py:73-90), never interactive.
+        # KUBERNETES_EXEC_INFO as ExecProvider.run writes it, never interactive.
         spec: dict[str, Any] = {"interactive": False}
         if provider.cluster:
             cluster = dict(provider.cluster.value)
