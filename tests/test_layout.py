@@ -1,6 +1,6 @@
-"""The shape of components/: a package per concern, config as the floor, imports one way; and
-around it, the program's tests, their kit (testbed/), the benchmarks and tools, each importing only
-what it may.
+"""The shape of components/: a package per concern on layers (the Kubernetes helpers at the floor),
+imports one way; and around it, the program's tests, their kit (testbed/), the benchmarks and tools,
+each importing only what it may.
 
 Read from the modules' own import statements (every `import` and `from … import`, also inside
 functions), so an import added anywhere in components/ is checked.
