@@ -763,3 +763,17 @@ def test_validates_200_teams_by_12_pools_quickly(crds: CrdSchemas) -> None:
 
     assert violations == []
     assert elapsed < 30, f"{len(objects)} objects took {elapsed:.1f}s"
+
+
+def test_every_rule_id_the_validator_reports_is_explained() -> None:
+    """docs/design-notes.md#kueue-rule-ids names each id the validator's modules report."""
+    ids = set()
+    for module in ("validate", "webhooks", "references", "findings"):
+        source = (Path(__file__).parents[2] / "components" / "kueue" / f"{module}.py").read_text()
+        ids |= set(re.findall(r'"((?:CQ|CO|LQ|RF|TP)\d+|NAME|LABEL|DUPLICATE|REF-[a-z]+|TAS-mixed|CAPACITY(?:-missing)?|schema|CEL)"',
+                              source))
+    notes = (Path(__file__).parents[2] / "docs" / "design-notes.md").read_text()
+    table = notes[notes.index("## Kueue rule ids"):]
+    explained = set(re.findall(r"`([A-Za-z-]+)`|\b((?:CQ|CO|LQ|RF|TP)\d+)\b", table))
+    explained = {a or b for a, b in explained}
+    assert len(ids) > 40 and not ids - explained, sorted(ids - explained)
