@@ -252,7 +252,7 @@ def case(id: str, target: str, edits: dict[str, Any], *rules: str) -> Case:
 
 
 CASES = [
-    # OpenAPI schema (the S rules of docs/design-notes.md#kueue-rule-ids), reported as "schema"
+    # OpenAPI schema (docs/design-notes.md#kueue-rule-ids), reported as "schema"
     case("CQ5-nominalQuota-required", CQ, {f"{CQ_CPU_QUOTAS}[1].nominalQuota": DELETE}, "schema"),
     case("CQ4-flavor-listmap-duplicate", CQ, {"spec.resourceGroups[0].flavors[1]": {
         "name": "cpu", "resources": [{"name": "cpu", "nominalQuota": 1}, {"name": "memory", "nominalQuota": 1}]}},
