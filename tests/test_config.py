@@ -18,6 +18,7 @@ from components.config.monitoring import MonitoringSettings
 from components.config.names import QUEUED_TAINT
 from components.config.parse import KEYS, parse_config
 from components.config.teams import DEFAULT_PRIORITY_CLASSES
+from testbed.config_errors import refused
 from testbed.harness import ROOT
 from testbed.stacks import design_example, design_md_example, load_stack
 
@@ -36,12 +37,6 @@ TAS_POOL: dict[str, Any] = {"name": "tas", "vmSize": "Standard_D8s_v5", "minCoun
 
 def parse(raw: dict[str, Any], location: str | None = "eastus2") -> Any:
     return parse_config(raw, stack="test", location=location)
-
-
-def problems_of(raw: dict[str, Any], location: str | None = "eastus2") -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        parse(raw, location)
-    return [str(p) for p in err.value.problems]
 
 
 def with_changes(**changes: Any) -> dict[str, Any]:
@@ -243,7 +238,7 @@ def test_capacity_override_for_a_size_outside_the_catalog() -> None:
     ],
 )
 def test_bad_config_names_the_key_and_what_is_allowed(raw: dict[str, Any], location: str | None, expected: str) -> None:
-    problems = problems_of(raw, location)
+    problems = refused(parse_config, raw, stack="test", location=location).lines
     assert any(p.startswith(expected) for p in problems), problems
 
 
@@ -335,7 +330,7 @@ def test_team_may_not_take_the_name_of_another_teams_topology_queue() -> None:
     # Listed first or last: the clash is reported at the `-topology` team, whatever the order.
     for teams, index in (([{"name": "a", "share": 50}, {"name": "a-topology", "share": 10}], 1),
                          ([{"name": "a-topology", "share": 10}, {"name": "a", "share": 50}], 0)):
-        problems = problems_of(with_changes(nodePools=[MINIMAL["nodePools"][0], TAS_POOL], teams=teams))
+        problems = refused(parse_config, with_changes(nodePools=[MINIMAL["nodePools"][0], TAS_POOL], teams=teams), stack="test", location="eastus2").lines
         assert problems == [f"kueue-aks:teams[{index}].name: 'a-topology' is the name of team 'a''s ClusterQueue "
                             "for its topology-aware pools; choose another team name"]
 
@@ -351,7 +346,7 @@ def test_topology_suffix_is_free_when_that_team_has_no_topology_aware_pool() -> 
 
 @pytest.mark.parametrize("name", [["a"], {"a": 1}])
 def test_a_team_name_that_is_no_string_is_a_config_error(name: Any) -> None:
-    assert problems_of(with_changes(teams=[{"name": name, "share": 10}]))[0].startswith("kueue-aks:teams[0].name: ")
+    assert refused(parse_config, with_changes(teams=[{"name": name, "share": 10}]), stack="test", location="eastus2").lines[0].startswith("kueue-aks:teams[0].name: ")
 
 
 # --- governance ----------------------------------------------------------------------------
@@ -443,7 +438,7 @@ def test_exempt_namespaces_come_after_the_system_ones() -> None:
 )
 def test_bad_governance_names_the_key_and_what_is_allowed(governance: Any, expected: str) -> None:
     # Exactly one problem, at exactly this key path, with exactly this message.
-    assert problems_of(with_changes(governance=governance)) == [expected]
+    assert refused(parse_config, with_changes(governance=governance), stack="test", location="eastus2").lines == [expected]
 
 
 def test_governance_problems_are_reported_with_the_others() -> None:
@@ -539,7 +534,7 @@ def test_shares_are_accepted_exactly_when_they_fit(shares: list[Decimal]) -> Non
     if sum(shares) <= 100:
         assert len(parse(raw).teams) == len(shares)
     else:
-        assert any(p.startswith("kueue-aks:teams: shares add up to") for p in problems_of(raw))
+        assert any(p.startswith("kueue-aks:teams: shares add up to") for p in refused(parse_config, raw, stack="test", location="eastus2").lines)
 
 
 # --- monitoring ----------------------------------------------------------------------------
@@ -587,7 +582,7 @@ def test_kubeconfig_mode_monitors_with_a_service_monitor() -> None:
      "kueue-aks:monitoring.azureMonitorWorkspaceId: is required with cluster.existing"),
 ])
 def test_bad_monitoring_names_the_key_and_what_is_allowed(monitoring: Any, cluster: Any, expected: str) -> None:
-    problems = problems_of(with_changes(cluster=cluster, monitoring=monitoring), location=None if cluster else "eastus2")
+    problems = refused(parse_config, with_changes(cluster=cluster, monitoring=monitoring), stack="test", location=None if cluster else "eastus2").lines
     assert any(p.startswith(expected) for p in problems), problems
 
 
@@ -601,7 +596,7 @@ def test_grafana_admins_default_to_the_cluster_admins() -> None:
 
 
 def test_monitoring_needs_the_local_queue_metrics_gate() -> None:
-    problems = problems_of(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}}, monitoring={"enabled": True}))
+    problems = refused(parse_config, with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}}, monitoring={"enabled": True}), stack="test", location="eastus2").lines
     assert problems == ["kueue-aks:monitoring.enabled: needs Kueue's LocalQueueMetrics feature gate: the dashboard's team "
                         "variable and LocalQueue panels read its series; enable the gate in kueue.featureGates"]
     assert parse(with_changes(kueue={"featureGates": {"LocalQueueMetrics": False}})).monitoring == MonitoringSettings()
@@ -614,10 +609,10 @@ def test_team_members_parse_and_kueue_install_names_a_mistake() -> None:
     group = "11111111-2222-3333-4444-555555555555"
     teams = [{"name": "research", "share": 50, "members": [group]}, {"name": "platform", "share": 50, "members": []}]
     assert [t.members for t in parse(with_changes(teams=teams, kueue={"install": "helm"})).teams] == [(group,), ()]
-    problems = problems_of(with_changes(
+    problems = refused(parse_config, with_changes(
         teams=[{"name": "research", "share": 50, "members": [group]},
                {"name": "platform", "share": 50, "members": ["not-a-guid"]}],
-        kueue={"install": "extension"}))
+        kueue={"install": "extension"}), stack="test", location="eastus2").lines
     assert not any(p.startswith("kueue-aks:teams[0]") for p in problems), problems
     assert any(p.startswith("kueue-aks:teams[1].members[0]: ") and "object ID" in p for p in problems), problems
     assert any(p.startswith("kueue-aks:kueue.install: 'extension' is not allowed") and "one of: helm | aksExtension" in p
@@ -684,7 +679,7 @@ def test_gpu_counts_stated_in_the_override_are_taken() -> None:
 
 
 def test_the_system_pool_is_not_offered_an_override() -> None:
-    problems = problems_of(with_changes(cluster={"systemPool": {"vmSize": "Standard_D4s_v7"}}))
+    problems = refused(parse_config, with_changes(cluster={"systemPool": {"vmSize": "Standard_D4s_v7"}}), stack="test", location="eastus2").lines
     (problem,) = [p for p in problems if p.startswith("kueue-aks:cluster.systemPool.vmSize")]
     assert "nearest catalog sizes: Standard_D4s_v6" in problem and "capacity:" not in problem
 
@@ -697,7 +692,7 @@ def test_the_system_pool_is_not_offered_an_override() -> None:
 def test_names_in_the_aks_prefix_are_refused(changes: dict[str, Any], key: str) -> None:
     """AKS's managed Kueue extension owns every aks-… object (learn.microsoft.com/azure/aks/
     configure-queues-with-automatic-resource-flavors)."""
-    problems = problems_of(with_changes(**changes))
+    problems = refused(parse_config, with_changes(**changes), stack="test", location="eastus2").lines
     assert [p for p in problems if p.startswith(key)] and all("'aks-' prefix" in p for p in problems if p.startswith(key)), problems
     assert parse(with_changes(teams=[{"name": "masks", "share": 50}])).teams[0].name == "masks"  # only the prefix
 
@@ -712,8 +707,8 @@ def test_no_object_of_the_dev_stack_is_in_the_aks_prefix() -> None:
 def test_the_namespace_selector_gate_stays_on_where_it_is_not_locked() -> None:
     """Kueue 0.18.4 lets ManagedJobsNamespaceSelectorAlwaysRespected be turned off; the stack's
     opt-in team namespaces depend on it, so the config refuses it naming the key."""
-    problems = problems_of(with_changes(kueue={"version": "0.18.4",
-                                               "featureGates": {"ManagedJobsNamespaceSelectorAlwaysRespected": False}}))
+    problems = refused(parse_config, with_changes(kueue={"version": "0.18.4",
+                                               "featureGates": {"ManagedJobsNamespaceSelectorAlwaysRespected": False}}), stack="test", location="eastus2").lines
     assert any(p.startswith("kueue-aks:kueue.featureGates.ManagedJobsNamespaceSelectorAlwaysRespected: must stay true")
                for p in problems), problems
     assert parse(with_changes(kueue={"version": "0.18.4",

@@ -23,7 +23,6 @@ from components.access.identity import (CLIENT_ID_ANNOTATION, CLIENT_ID_PLACEHOL
                                         identity_objects, role_changes)
 from components.assembly import IDENTITIES as IDENTITIES_PART
 from components.cluster.component import ExistingClusterMismatch, workload_identity_issuer
-from components.config.checks import ConfigError
 from components.config.cluster import ExistingCluster
 from components.config.keys import GUID
 from components.config.parse import parse_config
@@ -32,6 +31,7 @@ from components.facts.built_in_roles import BUILT_IN_ROLES, PRIVILEGED_ROLES, ro
 from components.kueue.compare import DETAILS, NO_CHANGE
 from components.plan import identities_markdown
 from components.plan import main as plan_main
+from testbed.config_errors import refused
 from testbed.harness import (ROOT, SUBSCRIPTION, ProgramMocks, ProgramRun, identity_ids, matching_agent_pools,
                              run_program)
 from testbed.stacks import (ACCOUNT, DATA_SUBSCRIPTION, MEMBERS, READER, SECRETS_USER, VAULT, load_stack,
@@ -48,12 +48,6 @@ CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 def identity_config(roles: list[dict[str, Any]], **keys: Any) -> dict[str, Any]:
     return {"nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2}],
             "teams": [{"name": "research", "share": 100, "identity": {"roles": roles}}], **keys}
-
-
-def problems(raw: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(ConfigError) as err:
-        parse_config(raw, stack="test", location="eastus2")
-    return {p.path: p.message for p in err.value.problems}
 
 
 ROLES = "kueue-aks:teams[0].identity.roles"
@@ -81,7 +75,7 @@ def test_a_role_is_a_built_in_name_in_any_case_or_a_definition_id() -> None:
 
 
 def test_an_unknown_role_name_is_refused_with_the_nearest_names() -> None:
-    found = problems(identity_config([{"role": "Storage Blob Data Readr", "scope": ACCOUNT}]))
+    found = refused(parse_config, identity_config([{"role": "Storage Blob Data Readr", "scope": ACCOUNT}]), stack="test", location="eastus2").by_path
     message = found[f"{ROLES}[0].role"]
     assert message.startswith("'Storage Blob Data Readr' is not a built-in role this program knows (did you mean "
                               "'Storage Blob Data Reader', ")
@@ -91,7 +85,7 @@ def test_an_unknown_role_name_is_refused_with_the_nearest_names() -> None:
 @pytest.mark.parametrize("role", ["Owner", "contributor", PRIVILEGED_ROLES["User Access Administrator"],
                                   f"/providers/Microsoft.Authorization/roleDefinitions/{PRIVILEGED_ROLES['Owner']}"])
 def test_a_privileged_role_is_refused_by_name_or_id(role: str) -> None:
-    message = problems(identity_config([{"role": role, "scope": ACCOUNT}]))[f"{ROLES}[0].role"]
+    message = refused(parse_config, identity_config([{"role": role, "scope": ACCOUNT}]), stack="test", location="eastus2").by_path[f"{ROLES}[0].role"]
     assert "would let every job of the team take over what it is held on" in message
 
 
@@ -105,7 +99,7 @@ def test_a_privileged_role_is_refused_by_name_or_id(role: str) -> None:
     f"subscriptions/{SUBSCRIPTION}",
 ])
 def test_a_scope_that_is_not_an_azure_resource_id_is_refused(scope: str) -> None:
-    message = problems(identity_config([{"role": "Storage Blob Data Reader", "scope": scope}]))[f"{ROLES}[0].scope"]
+    message = refused(parse_config, identity_config([{"role": "Storage Blob Data Reader", "scope": scope}]), stack="test", location="eastus2").by_path[f"{ROLES}[0].scope"]
     assert "is not allowed (an Azure resource ID: /subscriptions/<id>" in message or "line break" in message
 
 
@@ -113,7 +107,7 @@ def test_one_role_at_one_scope_twice_is_refused_however_spelt() -> None:
     twice = [{"role": "Storage Blob Data Reader", "scope": ACCOUNT},
              {"role": READER, "scope": ACCOUNT.replace("/resourceGroups/data/", "/RESOURCEGROUPS/DATA/")},
              {"role": "Storage Blob Data Contributor", "scope": ACCOUNT}]
-    found = problems(identity_config(twice))
+    found = refused(parse_config, identity_config(twice), stack="test", location="eastus2").by_path
     assert list(found) == [f"{ROLES}[1]"]
     assert "as [0] does (scopes compare without case)" in found[f"{ROLES}[1]"]
 
@@ -127,14 +121,14 @@ def test_one_role_at_one_scope_twice_is_refused_however_spelt() -> None:
 ])
 def test_an_identity_without_roles_says_so(identity: dict[str, Any], path: str, says: str) -> None:
     raw = {**identity_config([]), "teams": [{"name": "research", "share": 100, "identity": identity}]}
-    assert problems(raw)[path].startswith(says)
+    assert refused(parse_config, raw, stack="test", location="eastus2").by_path[path].startswith(says)
 
 
 def test_an_identity_needs_aks_and_is_for_a_managers_workers() -> None:
     role = [{"role": "Reader", "scope": ACCOUNT}]
-    kubeconfig = problems(identity_config(role, cluster={"kubeconfig": {"secure": "v1:x"}}))
+    kubeconfig = refused(parse_config, identity_config(role, cluster={"kubeconfig": {"secure": "v1:x"}}), stack="test", location="eastus2").by_path
     assert kubeconfig["kueue-aks:teams[0].identity"].startswith("needs AKS: with cluster.kubeconfig")
-    manager = problems(identity_config(role, multiKueue={"role": "manager"}))
+    manager = refused(parse_config, identity_config(role, multiKueue={"role": "manager"}), stack="test", location="eastus2").by_path
     assert manager["kueue-aks:teams[0].identity"].startswith("is for the workers")
 
 

@@ -18,10 +18,10 @@ from components.access.members import (BATCH_USER_BINDING, CAPACITY_VIEWER_BINDI
                                        MEMBER_ROLE, PENDING_WORKLOADS_PREFIX, access_objects, member_groups,
                                        team_access)
 from components.cluster.component import ExistingClusterMismatch, check_entra_integration
-from components.config.checks import ConfigError
 from components.config.cluster import ExistingCluster
 from components.kueue.objects import queue_set
 from components.kueue.policies import BATCH_USER_ROLE
+from testbed.config_errors import refused
 from testbed.harness import ProgramMocks, ProgramRun, run_program
 from testbed.stacks import load_stack, stack_file_config
 
@@ -60,12 +60,6 @@ def create_run(members_map: dict[str, Any]) -> ProgramRun:
     return run_program(members_map)
 
 
-def problems(config: dict[str, Any]) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as err:
-        load_stack(config)
-    return [(p.path, p.message) for p in err.value.problems]
-
-
 # --- config ----------------------------------------------------------------------------------------
 
 
@@ -76,7 +70,7 @@ def test_members_are_parsed_per_team(members_map: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("bad", ["research-team", "0d3c9a51-7a6e-4c43-9bd4", 42, ""])
 def test_a_member_that_is_not_a_group_object_id_names_the_key(dev_map: dict[str, Any], bad: Any) -> None:
-    found = problems(with_members(dev_map, {"platform": [PLATFORM, bad]}))
+    found = refused(load_stack, with_members(dev_map, {"platform": [PLATFORM, bad]})).pairs
     assert [path for path, _ in found] == ["kueue-aks:teams[1].members[1]"], found
     # What the ID is and how to look one up, for an admin who wrote a group's name.
     assert "an Entra ID group's object ID" in found[0][1]
@@ -84,7 +78,7 @@ def test_a_member_that_is_not_a_group_object_id_names_the_key(dev_map: dict[str,
 
 
 def test_a_group_listed_twice_in_a_team_is_an_error(dev_map: dict[str, Any]) -> None:
-    found = problems(with_members(dev_map, {"research": [RESEARCH, RESEARCH]}))
+    found = refused(load_stack, with_members(dev_map, {"research": [RESEARCH, RESEARCH]})).pairs
     assert found == [("kueue-aks:teams[0].members[1]", f"{RESEARCH!r} is listed twice; list each group once")]
 
 
@@ -98,7 +92,7 @@ def test_kubeconfig_mode_takes_the_clusters_own_group_names(dev_map: dict[str, A
 def test_kubeconfig_mode_refuses_system_groups_and_blank_names(dev_map: dict[str, Any], bad: str) -> None:
     config = with_members(dev_map, {"research": [bad]})
     config["kueue-aks:cluster"] = {"kubeconfig": KUBECONFIG}
-    found = problems(config)
+    found = refused(load_stack, config).pairs
     assert [path for path, _ in found] == ["kueue-aks:teams[0].members[0]"], found
     assert "not a system: group" in found[0][1]
 
@@ -106,7 +100,7 @@ def test_kubeconfig_mode_refuses_system_groups_and_blank_names(dev_map: dict[str
 def test_members_need_kueues_visibility_api(dev_map: dict[str, Any]) -> None:
     config = with_members(dev_map, {"research": [RESEARCH]})
     config["kueue-aks:kueue"] = {**config.get("kueue-aks:kueue", {}), "featureGates": {"VisibilityOnDemand": False}}
-    assert [path for path, _ in problems(config)] == ["kueue-aks:kueue.featureGates.VisibilityOnDemand"]
+    assert [path for path, _ in refused(load_stack, config).pairs] == ["kueue-aks:kueue.featureGates.VisibilityOnDemand"]
 
 
 def test_a_bad_member_stops_the_program_before_any_resource(dev_map: dict[str, Any]) -> None:

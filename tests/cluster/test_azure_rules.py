@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config.checks import ConfigError
+from testbed.config_errors import refused
 from testbed.harness import ROOT, assert_nothing_registered, run_program
 from testbed.stacks import load_stack
 
@@ -20,12 +20,6 @@ def with_cluster(config: dict[str, Any], **keys: Any) -> dict[str, Any]:
     changed = copy.deepcopy(config)
     changed["kueue-aks:cluster"] = {**changed.get("kueue-aks:cluster", {}), **keys}
     return changed
-
-
-def problems(config: dict[str, Any]) -> dict[str, str]:
-    with pytest.raises(ConfigError) as err:
-        load_stack(config)
-    return {p.path: p.message for p in err.value.problems}
 
 
 @pytest.mark.parametrize(("keys", "path", "says"), [
@@ -44,7 +38,7 @@ def problems(config: dict[str, Any]) -> dict[str, str]:
 ])
 def test_each_rule_names_the_key_and_what_to_write(dev_config_map: dict[str, Any], keys: dict[str, Any], path: str,
                                                    says: list[str]) -> None:
-    found = problems(with_cluster(dev_config_map, **keys))
+    found = refused(load_stack, with_cluster(dev_config_map, **keys)).by_path
     print(found)
     assert path in found
     assert all(part in found[path] for part in says), found[path]
@@ -72,7 +66,7 @@ def test_too_many_nodes_for_the_free_tier(dev_config_map: dict[str, Any]) -> Non
     config["kueue-aks:nodePools"] = [{"name": f"p{i}", "vmSize": "Standard_D4s_v5", "minCount": 0, "maxCount": 1000}
                                      for i in range(2)]
     config["kueue-aks:teams"] = [{"name": "research", "share": 100}]
-    found = problems(config)
+    found = refused(load_stack, config).by_path
     assert "2001 at maxCount" in found["kueue-aks:cluster.tier"] and "tier: Standard" in found["kueue-aks:cluster.tier"]
     load_stack(with_cluster(config, tier="Standard"))
 
@@ -103,5 +97,5 @@ def test_a_multikueue_managers_cluster_follows_the_same_rules() -> None:
     config = yaml.safe_load((ROOT / "examples" / "multikueue" / "Pulumi.batch-manager.yaml").read_text())["config"]
     config["kueue-aks:cluster"] = {**config.get("kueue-aks:cluster", {}), "kubernetesVersion": "1.33",
                                    "autoUpgradeChannel": "stable"}
-    found = problems(config)
+    found = refused(load_stack, config).by_path
     assert "autoUpgradeChannel stable" in found["kueue-aks:cluster.kubernetesVersion"], found

@@ -27,6 +27,7 @@ from components.config.stack import StackConfig
 from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.gpu.values import device_plugin_chart
 from components.kueue.values import KUEUE_CHART_NAME, kueue_chart
+from testbed.config_errors import refused
 from testbed.harness import (K8S_PROVIDER, RELEASE, ProgramMocks, ProgramRun, assert_nothing_registered,
                              azure_registrations, kubernetes_objects, matching_agent_pools, provider_urn,
                              run_program)
@@ -63,16 +64,6 @@ CREATION_VALUES: dict[str, Any] = {
 }
 
 
-def problems(config: dict[str, Any]) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as err:
-        load_stack(config)
-    return [(p.path, p.message) for p in err.value.problems]
-
-
-def paths(config: dict[str, Any]) -> list[str]:
-    return [path for path, _ in problems(config)]
-
-
 def secret_value(value: Any) -> Any:
     """The value of a secret input as the mock monitor got it; fails when it was not secret."""
     assert isinstance(value, dict) and SECRET_SIG in value.values(), f"not a secret: {str(value)[:60]}"
@@ -95,14 +86,14 @@ def test_each_cluster_mode_parses(dev_config_map: dict[str, Any]) -> None:
 @pytest.mark.parametrize("missing", ["resourceGroup", "name"])
 def test_existing_needs_resource_group_and_name(dev_config_map: dict[str, Any], missing: str) -> None:
     existing = {k: v for k, v in EXISTING.items() if k != missing}
-    found = problems(with_cluster(dev_config_map, {"existing": existing}))
+    found = refused(load_stack, with_cluster(dev_config_map, {"existing": existing})).pairs
     assert (f"kueue-aks:cluster.existing.{missing}", "is required") in found
 
 
 def test_existing_must_be_an_object_naming_the_cluster(dev_config_map: dict[str, Any]) -> None:
-    assert "kueue-aks:cluster.existing" in paths(with_cluster(dev_config_map, {"existing": {}}))
-    assert "kueue-aks:cluster.existing" in paths(with_cluster(dev_config_map, {"existing": "aks1"}))
-    bad_names = paths(with_cluster(dev_config_map, {"existing": {"resourceGroup": "rg/x", "name": "-aks"}}))
+    assert "kueue-aks:cluster.existing" in refused(load_stack, with_cluster(dev_config_map, {"existing": {}})).paths
+    assert "kueue-aks:cluster.existing" in refused(load_stack, with_cluster(dev_config_map, {"existing": "aks1"})).paths
+    bad_names = refused(load_stack, with_cluster(dev_config_map, {"existing": {"resourceGroup": "rg/x", "name": "-aks"}})).paths
     assert {"kueue-aks:cluster.existing.resourceGroup", "kueue-aks:cluster.existing.name"} <= set(bad_names)
 
 
@@ -117,13 +108,13 @@ def test_creation_values_cover_every_creation_key(dev_config_map: dict[str, Any]
 def test_a_creation_key_is_an_error_with_a_cluster_made_elsewhere(dev_config_map: dict[str, Any], mode: str,
                                                                   key: str) -> None:
     cluster = {mode: EXISTING if mode == "existing" else KUBECONFIG, key: CREATION_VALUES[key]}
-    found = problems(with_cluster(dev_config_map, cluster))
+    found = refused(load_stack, with_cluster(dev_config_map, cluster)).pairs
     assert [path for path, _ in found] == [f"kueue-aks:cluster.{key}"]
     assert f"cluster.{mode}" in found[0][1]
 
 
 def test_existing_and_kubeconfig_together_is_an_error(dev_config_map: dict[str, Any]) -> None:
-    found = problems(with_cluster(dev_config_map, {"existing": EXISTING, "kubeconfig": KUBECONFIG}))
+    found = refused(load_stack, with_cluster(dev_config_map, {"existing": EXISTING, "kubeconfig": KUBECONFIG})).pairs
     assert [path for path, _ in found] == ["kueue-aks:cluster.kubeconfig"]
     assert "choose one cluster mode" in found[0][1]
 
@@ -133,7 +124,7 @@ def test_only_a_kubeconfig_stack_may_leave_out_the_location(dev_config_map: dict
                                                             cluster: dict[str, Any] | None) -> None:
     config = with_cluster(dev_config_map, cluster)
     del config["azure-native:location"]
-    assert paths(config) == ["azure-native:location"]
+    assert refused(load_stack, config).paths == ["azure-native:location"]
     load_stack(kubeconfig_stack(dev_config_map))  # no problem at all
 
 
@@ -260,7 +251,7 @@ def test_image_repositories(dev_config_map: dict[str, Any], key: str, repository
     if hint is None:
         load_stack(config)
         return
-    ((path, message),) = problems(config)
+    ((path, message),) = refused(load_stack, config).pairs
     assert path == f"kueue-aks:{key}.imageRepository" and hint in message
 
 

@@ -13,11 +13,11 @@ import yaml
 from pulumi.runtime.rpc import is_rpc_secret
 
 from components import plan
-from components.config.checks import ConfigError
 from components.config.parse import parse_config
 from components.config.refusals import MINIMAL
 from components.k8s.charts import chart_ref
 from components.k8s.helm import repository_opts
+from testbed.config_errors import refused
 from testbed.harness import ROOT, run_program
 from testbed.stacks import stack_file_config
 
@@ -50,15 +50,9 @@ def kubeconfig(user: dict[str, Any]) -> str:
     return yaml.safe_dump({**KUBECONFIG, "users": [{"name": "u", "user": user}]})
 
 
-def refused(raw: dict[str, Any], secret_keys: tuple[str, ...] | None = ()) -> list[tuple[str, str]]:
-    with pytest.raises(ConfigError) as err:
-        parse_config({**MINIMAL, **raw}, stack="t", location="eastus2", secret_keys=secret_keys)
-    return [(p.path, p.message) for p in err.value.problems]
-
-
 @pytest.mark.parametrize("user", PLAIN_USERS.values(), ids=PLAIN_USERS.keys())
 def test_a_kubeconfig_with_a_plain_text_credential_is_refused_without_quoting_it(user: dict[str, Any]) -> None:
-    found = refused({"cluster": {"kubeconfig": kubeconfig(user)}})
+    found = refused(parse_config, {**MINIMAL, **{"cluster": {"kubeconfig": kubeconfig(user)}}}, stack="t", location="eastus2", secret_keys=()).pairs
     assert [path for path, _ in found] == ["kueue-aks:cluster.kubeconfig"], found
     assert "pulumi config set --secret" in found[0][1] and TOKEN not in found[0][1]
 
@@ -83,7 +77,7 @@ def test_a_kubeconfig_of_nested_aliases_is_refused_before_it_expands() -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(12)
     )
-    assert [path for path, _ in refused({"cluster": {"kubeconfig": bomb}})] == ["kueue-aks:cluster.kubeconfig"]
+    assert [path for path, _ in refused(parse_config, {**MINIMAL, **{"cluster": {"kubeconfig": bomb}}}, stack="t", location="eastus2", secret_keys=()).pairs] == ["kueue-aks:cluster.kubeconfig"]
 
 
 CHART_KEYS = {
@@ -109,14 +103,14 @@ CHART_KEYS = {
 
 @pytest.mark.parametrize(("raw", "path"), CHART_KEYS.values(), ids=CHART_KEYS.keys())
 def test_a_credential_in_a_chart_url_or_image_repository_is_refused_without_quoting_it(raw: dict[str, Any], path: str) -> None:
-    found = refused(raw, secret_keys=None)  # whoever calls: the URL itself is the leak
+    found = refused(parse_config, {**MINIMAL, **raw}, stack="t", location="eastus2", secret_keys=None).pairs  # whoever calls: the URL itself is the leak
     assert path in [p for p, _ in found], found
     assert all(TOKEN not in message for _, message in found), found
 
 
 @pytest.mark.parametrize("source", ["https://", "oci://", "https:///kueue", "oci://a b/kueue"])
 def test_a_chart_url_without_a_host_is_refused_at_its_key(source: str) -> None:
-    found = refused({"kueue": {"chart": source}})
+    found = refused(parse_config, {**MINIMAL, **{"kueue": {"chart": source}}}, stack="t", location="eastus2", secret_keys=()).pairs
     assert [p for p, _ in found] == ["kueue-aks:kueue.chart"], found
 
 
@@ -135,16 +129,16 @@ def logins(password: Any) -> list[dict[str, Any]]:
 
 
 def test_a_registry_password_in_plain_text_is_refused_naming_the_secret_command() -> None:
-    found = refused({**PRIVATE, "registryCredentials": logins(TOKEN)})
+    found = refused(parse_config, {**MINIMAL, **{**PRIVATE, "registryCredentials": logins(TOKEN)}}, stack="t", location="eastus2", secret_keys=()).pairs
     assert [p for p, _ in found] == [f"kueue-aks:registryCredentials[{i}].password" for i in (0, 1)], found
     assert all("pulumi config set --secret --path" in m and TOKEN not in m for _, m in found)
 
 
 def test_a_sign_in_for_a_registry_no_chart_comes_from_or_given_twice_is_refused() -> None:
     twice = [*logins({"secure": "v1:x"}), {"registry": "myregistry.azurecr.io", "username": "x", "password": {"secure": "v1:y"}}]
-    found = refused({**PRIVATE, "registryCredentials": twice})
+    found = refused(parse_config, {**MINIMAL, **{**PRIVATE, "registryCredentials": twice}}, stack="t", location="eastus2", secret_keys=()).pairs
     assert [p for p, _ in found] == ["kueue-aks:registryCredentials[2].registry"], found
-    unused = refused({"registryCredentials": logins({"secure": "v1:x"})})
+    unused = refused(parse_config, {**MINIMAL, **{"registryCredentials": logins({"secure": "v1:x"})}}, stack="t", location="eastus2", secret_keys=()).pairs
     assert [p for p, _ in unused] == [f"kueue-aks:registryCredentials[{i}].registry" for i in (0, 1)], unused
 
 

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
@@ -39,6 +38,7 @@ from components.config.stack import StackConfig
 from components.facts.capacity import CATALOG
 from components.k8s.quantity import QUANTITY_PATTERN
 from components.plan import parse_stack
+from testbed.config_errors import refused
 from testbed.harness import ROOT
 from testbed.traps import TRAPS_DIR, build, problem_faults
 
@@ -529,15 +529,9 @@ def test_the_seeds_parse_unmutated() -> None:
 # --- what the fuzz found, kept as cases ----------------------------------------------------------
 
 
-def _problems(text: str) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        parse_stack(STACK, text)
-    return [str(p) for p in err.value.problems]
-
-
 def test_a_merged_value_is_named_by_its_key_not_an_object_repr() -> None:
     # stackfile._Frame.child_path named the value of a refused `<<` key by the repr of a sentinel.
-    got = _problems("config:\n  kueue-aks:x:\n    - &t\n      a: 1\n    - <<: *t\n      b: 2\n")
+    got = refused(parse_stack, STACK, "config:\n  kueue-aks:x:\n    - &t\n      a: 1\n    - <<: *t\n      b: 2\n").lines
     assert any(f"line 5, {NAMESPACE}:x[1].<<: the alias *t" in p for p in got), got
     assert not any("object at 0x" in p for p in got), got
 
@@ -545,5 +539,5 @@ def test_a_merged_value_is_named_by_its_key_not_an_object_repr() -> None:
 def test_a_list_as_a_key_leaves_its_value_paired_with_it() -> None:
     # A refused `? [a]` key used to be taken for a value, so its value became the next key and the
     # rest of the mapping was read one off (`share` a value, `1` a key that is "not a string").
-    got = _problems("config:\n  kueue-aks:x:\n    ? [a]\n    : share\n    share: 1\n")
+    got = refused(parse_stack, STACK, "config:\n  kueue-aks:x:\n    ? [a]\n    : share\n    share: 1\n").lines
     assert len(got) == 1 and "a mapping or a list as a key" in got[0], got

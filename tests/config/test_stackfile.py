@@ -23,6 +23,7 @@ from components.config.stackfile import (
     resolve_plain,
     written_back,
 )
+from testbed.config_errors import refused
 from testbed.harness import ROOT
 
 
@@ -46,13 +47,6 @@ def nested(value: str) -> Any:
 def _both_nan(got: dict[str, Any]) -> bool:
     a, b = got["kueue-aks:x"]["k"], got["kueue-aks:y"][0]
     return isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
-
-
-def refused(text: str, name: str = "t") -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        read_stack_file(name, text)
-    assert all(p.path == f"Pulumi.{name}.yaml" for p in err.value.problems)
-    return [p.message for p in err.value.problems]
 
 
 def same_type(a: Any, b: Any) -> bool:
@@ -121,15 +115,14 @@ def test_floats_are_printed_as_go_encoding_json_prints_them() -> None:
 
 def test_non_finite_numbers_are_refused_with_their_key() -> None:
     for value in (".nan", ".inf", "-.inf", "+.INF"):
-        assert any("line 2, kueue-aks:x" in m and ("NaN" in m or "infinity" in m) for m in refused(
-            f"config:\n  kueue-aks:x: {value}\n"))
-    assert any("kueue-aks:x.a.b[1]" in m for m in refused("config:\n  kueue-aks:x:\n    a:\n      b: [1, .nan]\n"))
+        assert any("line 2, kueue-aks:x" in m and ("NaN" in m or "infinity" in m) for m in refused(read_stack_file, "t", f"config:\n  kueue-aks:x: {value}\n").only_at("Pulumi.t.yaml"))
+    assert any("kueue-aks:x.a.b[1]" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x:\n    a:\n      b: [1, .nan]\n").only_at("Pulumi.t.yaml"))
     # Outside the config map nothing is passed on, and the CLI takes it.
     assert math.isnan(read_stack_file("t", "other: .nan\n")["other"])
 
 
 def test_a_timestamp_with_an_offset_is_refused() -> None:
-    assert any("UTC offset" in m for m in refused("config:\n  kueue-aks:x: 2001-12-14T21:59:43-05:00\n"))
+    assert any("UTC offset" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: 2001-12-14T21:59:43-05:00\n").only_at("Pulumi.t.yaml"))
     assert top('"2001-12-14T21:59:43-05:00"') == "2001-12-14T21:59:43-05:00"
 
 
@@ -142,41 +135,40 @@ def test_a_string_with_line_breaks_comes_back_as_yaml_v3_writes_it() -> None:
     assert top('"\\u2028\\nx"') == "\nx"
     assert top('"x \\ny"') == "x \ny" and top('"\\r\\nx"') == "\r\nx"  # quoted when written back: exact
     assert top("|\n    keep\n") == "keep\n"
-    assert any("starts with a tab" in m for m in refused('config:\n  kueue-aks:x: "\\tx\\ny"\n'))
+    assert any("starts with a tab" in m for m in refused(read_stack_file, "t", 'config:\n  kueue-aks:x: "\\tx\\ny"\n').only_at("Pulumi.t.yaml"))
     assert top('"\\tx"') == "\tx"  # no line break: quoted, exact
 
 
 def test_keys_that_come_back_the_same_are_refused() -> None:
     assert config('config:\n  kueue-aks:x:\n    "\\na": 1\n') == {"kueue-aks:x": {"a": 1}}
-    assert any("read back by Pulumi as 'a'" in m or "also what Pulumi reads back" in m for m in refused(
-        'config:\n  kueue-aks:x:\n    "\\na": 1\n    a: 2\n'))
+    assert any("read back by Pulumi as 'a'" in m or "also what Pulumi reads back" in m for m in refused(read_stack_file, "t", 'config:\n  kueue-aks:x:\n    "\\na": 1\n    a: 2\n').only_at("Pulumi.t.yaml"))
 
 
 # --- keys and structure -------------------------------------------------------------------------------
 
 
 def test_duplicate_keys_are_refused_at_every_level_with_both_lines() -> None:
-    messages = refused("config:\n  kueue-aks:x: 1\n  kueue-aks:x: 2\n")
+    messages = refused(read_stack_file, "t", "config:\n  kueue-aks:x: 1\n  kueue-aks:x: 2\n").only_at("Pulumi.t.yaml")
     assert any("line 3, kueue-aks:x: is given twice (first at line 2)" in m for m in messages)
-    assert any("line 4, kueue-aks:c.a" in m for m in refused("config:\n  kueue-aks:c:\n    a: 1\n    a: 2\n"))
-    assert any("line 2, config" in m for m in refused("config: {}\nconfig: {}\n"))
-    assert any("given twice" in m for m in refused('config:\n  kueue-aks:c: {a: 1, "a": 2}\n'))
+    assert any("line 4, kueue-aks:c.a" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:c:\n    a: 1\n    a: 2\n").only_at("Pulumi.t.yaml"))
+    assert any("line 2, config" in m for m in refused(read_stack_file, "t", "config: {}\nconfig: {}\n").only_at("Pulumi.t.yaml"))
+    assert any("given twice" in m for m in refused(read_stack_file, "t", 'config:\n  kueue-aks:c: {a: 1, "a": 2}\n').only_at("Pulumi.t.yaml"))
 
 
 def test_anchors_aliases_tags_and_merge_keys_are_refused() -> None:
-    assert any("anchor &a" in m for m in refused("config:\n  kueue-aks:x: &a 1\n"))
-    assert any("alias *a" in m for m in refused("config:\n  kueue-aks:x: &a 1\n  kueue-aks:y: *a\n"))
-    assert any("tag !!str" in m for m in refused("config:\n  kueue-aks:x: !!str 1\n"))
-    assert any("tag !foo" in m for m in refused("config:\n  kueue-aks:x: !foo bar\n"))
-    assert any("merge key" in m for m in refused("config:\n  kueue-aks:x:\n    <<: {a: 1}\n"))
+    assert any("anchor &a" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: &a 1\n").only_at("Pulumi.t.yaml"))
+    assert any("alias *a" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: &a 1\n  kueue-aks:y: *a\n").only_at("Pulumi.t.yaml"))
+    assert any("tag !!str" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: !!str 1\n").only_at("Pulumi.t.yaml"))
+    assert any("tag !foo" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: !foo bar\n").only_at("Pulumi.t.yaml"))
+    assert any("merge key" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x:\n    <<: {a: 1}\n").only_at("Pulumi.t.yaml"))
     # Quoted, a string key; but the CLI writes it back plain, a merge key it then refuses.
-    assert any("merge key <<, which it then refuses" in m for m in refused('config:\n  kueue-aks:x:\n    "<<": 1\n'))
+    assert any("merge key <<, which it then refuses" in m for m in refused(read_stack_file, "t", 'config:\n  kueue-aks:x:\n    "<<": 1\n').only_at("Pulumi.t.yaml"))
 
 
 def test_keys_that_are_not_strings_are_refused() -> None:
     for key in ("1", "true", "~", "1.5", "2001-01-01", "0x10"):
-        assert any("not a string: quote it" in m for m in refused(f"config:\n  kueue-aks:x:\n    {key}: v\n")), key
-    assert any("as a key" in m for m in refused("config:\n  kueue-aks:x:\n    ? [a]\n    : v\n"))
+        assert any("not a string: quote it" in m for m in refused(read_stack_file, "t", f"config:\n  kueue-aks:x:\n    {key}: v\n").only_at("Pulumi.t.yaml")), key
+    assert any("as a key" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x:\n    ? [a]\n    : v\n").only_at("Pulumi.t.yaml"))
     assert config('config:\n  kueue-aks:x:\n    "1": v\n') == {"kueue-aks:x": {"1": "v"}}
 
 
@@ -184,8 +176,8 @@ def test_config_keys_are_namespaced_and_parsed_as_the_cli_does() -> None:
     assert list(config("config:\n  teams: 1\n  kueue-aks:config:cluster: 2\n  azure-native:location: x\n")) == [
         "kueue-aks:teams", "kueue-aks:cluster", "azure-native:location"]
     assert list(read_stack_file("t", "config:\n  teams: 1\n", project="other")["config"]) == ["other:teams"]
-    assert any("not a configuration key" in m for m in refused("config:\n  kueue-aks:a:b: 1\n"))
-    assert any("as is teams at line 2" in m for m in refused("config:\n  teams: 1\n  kueue-aks:teams: 2\n"))
+    assert any("not a configuration key" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:a:b: 1\n").only_at("Pulumi.t.yaml"))
+    assert any("as is teams at line 2" in m for m in refused(read_stack_file, "t", "config:\n  teams: 1\n  kueue-aks:teams: 2\n").only_at("Pulumi.t.yaml"))
     assert list(config("config:\n  kueue-aks:cluster.name: x\n")) == ["kueue-aks:cluster.name"]  # a key, not a path
 
 
@@ -207,47 +199,46 @@ def test_secrets_stay_as_the_secure_mapping() -> None:
 def test_the_document_and_its_config_must_be_mappings() -> None:
     assert read_stack_file("t", "") == {} and read_stack_file("t", "# only a comment\n") == {}
     assert read_stack_file("t", "~\n") == {} and read_stack_file("t", "config:\n") == {"config": None}
-    assert refused("- a\n") == ["is not a mapping"] and refused("''\n") == ["is not a mapping"]
-    assert any("config: must be a map" in m for m in refused("config: 5\n"))
-    assert any("config: must be a map" in m for m in refused("config: [a]\n"))
-    assert any("encryptionsalt: must be a string" in m for m in refused("encryptionsalt: [a]\n"))
+    assert refused(read_stack_file, "t", "- a\n").only_at("Pulumi.t.yaml") == ["is not a mapping"] and refused(read_stack_file, "t", "''\n").only_at("Pulumi.t.yaml") == ["is not a mapping"]
+    assert any("config: must be a map" in m for m in refused(read_stack_file, "t", "config: 5\n").only_at("Pulumi.t.yaml"))
+    assert any("config: must be a map" in m for m in refused(read_stack_file, "t", "config: [a]\n").only_at("Pulumi.t.yaml"))
+    assert any("encryptionsalt: must be a string" in m for m in refused(read_stack_file, "t", "encryptionsalt: [a]\n").only_at("Pulumi.t.yaml"))
 
 
 def test_yaml_errors_keep_the_plan_s_wording() -> None:
-    assert any(m.startswith("is not YAML:") for m in refused("config: [not, a, mapping\n"))
-    assert any("%YAML 1.2" in m for m in refused("%YAML 1.2\n---\nconfig: {}\n"))
+    assert any(m.startswith("is not YAML:") for m in refused(read_stack_file, "t", "config: [not, a, mapping\n").only_at("Pulumi.t.yaml"))
+    assert any("%YAML 1.2" in m for m in refused(read_stack_file, "t", "%YAML 1.2\n---\nconfig: {}\n").only_at("Pulumi.t.yaml"))
     assert read_stack_file("t", "%YAML 1.1\n---\nconfig: {}\n") == {"config": {}}
 
 
 def test_what_pulumi_would_ignore_after_the_document_is_refused() -> None:
-    assert any("second YAML document" in m for m in refused("config: {}\n---\nconfig: {kueue-aks:x: 1}\n"))
+    assert any("second YAML document" in m for m in refused(read_stack_file, "t", "config: {}\n---\nconfig: {kueue-aks:x: 1}\n").only_at("Pulumi.t.yaml"))
     # An indented first key ends the document at the first line that is not: Pulumi ignores the rest.
-    assert any("follows the end of the YAML document (line" in m for m in refused(
-        "  kueue-aks:x: 1\nconfig:\n  kueue-aks:y: 2\n"))
+    assert any("follows the end of the YAML document (line" in m for m in refused(read_stack_file, "t", "  kueue-aks:x: 1\nconfig:\n  kueue-aks:y: 2\n").only_at("Pulumi.t.yaml"))
 
 
 def test_flow_scalars_that_yaml_v3_ends_differently_are_refused() -> None:
-    assert any("holds a ?" in m for m in refused("config:\n  kueue-aks:x: [what?]\n"))
-    assert any("ends in `:`" in m for m in refused("config:\n  kueue-aks:x: {a:, b: 1}\n"))
+    assert any("holds a ?" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: [what?]\n").only_at("Pulumi.t.yaml"))
+    assert any("ends in `:`" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: {a:, b: 1}\n").only_at("Pulumi.t.yaml"))
     assert config("config:\n  kueue-aks:x: {a:b: c}\n") == {"kueue-aks:x": {"a:b": "c"}}
 
 
 def test_byte_order_marks_crlf_tabs_and_unicode() -> None:
     assert config("\ufeffconfig:\n  kueue-aks:x: 1\n") == {"kueue-aks:x": 1}
-    assert any("byte order mark" in m for m in refused("config:\n  kueue-aks:x: 1\n\ufeff  kueue-aks:y: 2\n"))
+    assert any("byte order mark" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: 1\n\ufeff  kueue-aks:y: 2\n").only_at("Pulumi.t.yaml"))
     assert config("config:\r\n  kueue-aks:x: |\r\n    a\r\n    b\r\n") == {"kueue-aks:x": "a\nb\n"}
     assert config("config:\n  kueue-aks:x: a\tb\n  kueue-aks:y:\tc\n") == {"kueue-aks:x": "a\tb", "kueue-aks:y": "c"}
     assert config("config:\n  kueue-aks:é: ü\n") == {"kueue-aks:é": "ü"}
     # A comment line indented with a tab is a comment to yaml.v3 when it follows a whole-line comment...
     assert config("config:\n  # a\n\t\n\t# b\n  kueue-aks:x: 1\n") == {"kueue-aks:x": 1}
     # ... and refused, by both readers, anywhere else (a tab-blank line is swallowed only on the way to a comment).
-    assert any("is not YAML" in m for m in refused("config:\n  # a\n\t# b\n\t\n  kueue-aks:x: 1\n"))
-    assert any("is not YAML" in m for m in refused("config:\n  kueue-aks:x: 1 # a\n\t# b\n"))
-    assert any("is not YAML" in m for m in refused("config:\n\tkueue-aks:x: 1\n"))
+    assert any("is not YAML" in m for m in refused(read_stack_file, "t", "config:\n  # a\n\t# b\n\t\n  kueue-aks:x: 1\n").only_at("Pulumi.t.yaml"))
+    assert any("is not YAML" in m for m in refused(read_stack_file, "t", "config:\n  kueue-aks:x: 1 # a\n\t# b\n").only_at("Pulumi.t.yaml"))
+    assert any("is not YAML" in m for m in refused(read_stack_file, "t", "config:\n\tkueue-aks:x: 1\n").only_at("Pulumi.t.yaml"))
 
 
 def test_every_problem_is_reported_with_its_line() -> None:
-    messages = refused("config:\n  kueue-aks:a: &x 1\n  kueue-aks:b: !!int 2\n  kueue-aks:c:\n    1: x\n  kueue-aks:d: .nan\n")
+    messages = refused(read_stack_file, "t", "config:\n  kueue-aks:a: &x 1\n  kueue-aks:b: !!int 2\n  kueue-aks:c:\n    1: x\n  kueue-aks:d: .nan\n").only_at("Pulumi.t.yaml")
     assert [m.split(":")[0] for m in messages] == ["line 2, kueue-aks", "line 3, kueue-aks", "line 5, kueue-aks",
                                                    "line 6, kueue-aks"]
 
@@ -259,7 +250,7 @@ def bounded(text: str, expect: str) -> None:
     tracemalloc.start()
     started = time.perf_counter()
     try:
-        messages = refused(text)
+        messages = refused(read_stack_file, "t", text).only_at("Pulumi.t.yaml")
     finally:
         took = time.perf_counter() - started
         _, peak = tracemalloc.get_traced_memory()
@@ -283,7 +274,7 @@ def test_a_ten_thousand_deep_nest_is_refused_at_once() -> None:
 
 def test_a_huge_file_is_refused_at_once() -> None:
     bounded("config:\n" + "  # padding\n" * (MAX_BYTES // 12 + 1), "larger than")
-    assert any("larger than" in m for m in refused("é" * (MAX_BYTES // 2 + 1)))  # counted in UTF-8 bytes
+    assert any("larger than" in m for m in refused(read_stack_file, "t", "é" * (MAX_BYTES // 2 + 1)).only_at("Pulumi.t.yaml"))  # counted in UTF-8 bytes
 
 
 def test_a_large_real_stack_reads_quickly() -> None:

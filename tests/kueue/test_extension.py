@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from components.config.checks import ConfigError
 from components.config.names import KUEUE_NAMESPACE
 from components.config.parse import parse_config, raw_from_stack_file
 from components.kueue.policies import priority_class_guard
 from components.kueue.values import kueue_frameworks
 from components.facts.kueue_versions import AKS_PRIORITY_CLASSES
+from testbed.config_errors import refused
 from testbed.harness import ProgramRun, run_program
 from testbed.kube_fake import extension_cluster
-from testbed.stacks import extension_stack, stack_file_config
+from testbed.stacks import extension_stack, load_stack, stack_file_config
 
 EXTENSION = "azure-native:kubernetesconfiguration:Extension"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -29,13 +29,6 @@ def kubeconfig_stack(install: str) -> dict[str, Any]:
     config = {k: v for k, v in stack_file_config().items()
               if k not in ("azure-native:location", "kueue-aks:cluster", "kueue-aks:monitoring")}
     return {**config, "kueue-aks:cluster": {"kubeconfig": KUBECONFIG}, "kueue-aks:kueue": {"install": install}}
-
-
-def problems(config: dict[str, Any]) -> dict[str, str]:
-    raw, location = raw_from_stack_file({"config": config})
-    with pytest.raises(ConfigError) as err:
-        parse_config(raw, stack="dev", location=location)
-    return {p.path: p.message for p in err.value.problems}
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +90,13 @@ def test_a_helm_stack_on_the_extension_stops_before_any_resource() -> None:
                                         ("replicas", 1), ("chart", "oci://example.com/kueue"),
                                         ("imageRepository", "example.azurecr.io/kueue/kueue")])
 def test_what_the_extension_sets_itself_is_an_error_naming_the_key(key: str, value: Any) -> None:
-    found = problems(extension_stack(**{key: value}))
+    found = refused(load_stack, extension_stack(**{key: value})).by_path
     assert f"kueue-aks:kueue.{key}" in found, found
     assert "install: helm" in found[f"kueue-aks:kueue.{key}"]
 
 
 def test_frameworks_beyond_the_extensions_kinds_are_refused() -> None:
-    found = problems(extension_stack(frameworks=["batch/job", "kubeflow.org/pytorchjob"]))
+    found = refused(load_stack, extension_stack(frameworks=["batch/job", "kubeflow.org/pytorchjob"])).by_path
     assert "kueue-aks:kueue.frameworks[1]" in found and "batch/job, jobset.x-k8s.io/jobset, ray.io/rayjob" in \
         found["kueue-aks:kueue.frameworks[1]"]
 
@@ -112,24 +105,24 @@ def test_region_and_kubernetes_version_are_checked() -> None:
     config = extension_stack()
     config["azure-native:location"] = "eastus2"
     config["kueue-aks:cluster"]["kubernetesVersion"] = "1.33"
-    found = problems(config)
+    found = refused(load_stack, config).by_path
     assert "eastus2" in found["azure-native:location"] and "centralus, eastus, westus, westus2" in found["azure-native:location"]
     assert "1.34" in found["kueue-aks:cluster.kubernetesVersion"]
     del config["kueue-aks:cluster"]["kubernetesVersion"]
-    assert "is required" in problems(config)["kueue-aks:cluster.kubernetesVersion"]
+    assert "is required" in refused(load_stack, config).by_path["kueue-aks:cluster.kubernetesVersion"]
 
 
 def test_a_multikueue_manager_cannot_use_the_extension() -> None:
     config = extension_stack()
     config["kueue-aks:multiKueue"] = {"role": "manager", "workers": [{"name": "w1", "stack": "org/kueue-aks/w1"}]}
     config.pop("kueue-aks:nodePools")
-    assert "MultiKueue manager" in problems(config)["kueue-aks:kueue.install"]
+    assert "MultiKueue manager" in refused(load_stack, config).by_path["kueue-aks:kueue.install"]
 
 
 def test_extension_version_needs_the_extension() -> None:
     config = copy.deepcopy(stack_file_config())
     config["kueue-aks:kueue"] = {"extensionVersion": "0.19.6-aks.0.4.4"}
-    assert "install: aksExtension" in problems(config)["kueue-aks:kueue.extensionVersion"]
+    assert "install: aksExtension" in refused(load_stack, config).by_path["kueue-aks:kueue.extensionVersion"]
 
 
 def test_the_extensions_kinds_and_priority_classes_shape_governance() -> None:

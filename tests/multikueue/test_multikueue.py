@@ -15,8 +15,6 @@ import pytest
 import yaml
 
 from components import plan
-from components.config.checks import ConfigError
-from components.config.parse import parse_config, raw_from_stack_file
 from components.config.stack import StackConfig
 from components.kueue.crds import kueue_crds
 from components.kueue.objects import quota_table
@@ -26,34 +24,25 @@ from components.multikueue.manager import (ADMISSION_CHECK, MULTIKUEUE_CONTROLLE
 from components.multikueue.worker import (CLUSTER_ROLE, FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT,
                                           access_objects, worker_facts, worker_kubeconfig, worker_rules)
 from components.kueue.validate import validate_objects
+from testbed.config_errors import refused
 from testbed.harness import ROOT, SERVICE_ACCOUNT_TOKEN, ProgramMocks, ProgramRun, run_program
-from testbed.stacks import MULTIKUEUE_MANAGER, MULTIKUEUE_SWEDEN, MULTIKUEUE_WEST, multikueue_example, workers_of
+from testbed.stacks import (MULTIKUEUE_MANAGER, MULTIKUEUE_SWEDEN, MULTIKUEUE_WEST, load_stack, multikueue_example,
+                            workers_of)
 from testbed.upstream import CONFIG_FIELDS, unknown_config_fields
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's wire marker of a secret value
 EXAMPLES = ROOT / "examples" / "multikueue"
 
 
-def parsed(config_map: Mapping[str, Any], stack: str) -> StackConfig:
-    raw, location = raw_from_stack_file({"config": config_map})
-    return parse_config(raw, stack=stack, location=location)
-
-
-def problems_of(config_map: Mapping[str, Any], stack: str = MULTIKUEUE_MANAGER) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        parsed(config_map, stack)
-    return [str(p) for p in err.value.problems]
-
-
 @pytest.fixture(scope="module")
 def manager() -> StackConfig:
-    return parsed(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
+    return load_stack(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
 
 
 @pytest.fixture(scope="module")
 def facts() -> dict[str, dict[str, Any]]:
-    return {"westus3": worker_facts(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
-            "swedencentral": worker_facts(parsed(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN))}
+    return {"westus3": worker_facts(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
+            "swedencentral": worker_facts(load_stack(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN))}
 
 
 # --- config ------------------------------------------------------------------------------------
@@ -78,7 +67,7 @@ def test_manager_mistakes_are_all_named_at_once() -> None:
     bad["kueue-aks:multiKueue"]["workerLostTimeout"] = "15 minutes"
     bad["kueue-aks:multiKueue"]["server"] = "https://x.example"
     bad["kueue-aks:multiKueue"]["dispatcher"] = "Incrementl"
-    found = problems_of(bad)
+    found = refused(load_stack, bad, MULTIKUEUE_MANAGER).lines
     expected = [
         "kueue-aks:nodePools: is for the workers",
         "kueue-aks:teams[0].share: is set on the workers",
@@ -111,21 +100,21 @@ def test_bad_multikueue_keys(dev_config_map: dict[str, Any], change: dict[str, A
         config_map = {k: v for k, v in config_map.items() if k != "kueue-aks:nodePools"}
         config_map["kueue-aks:teams"] = [{"name": "research"}]
     config_map["kueue-aks:multiKueue"] = {k: v for k, v in change.items() if v is not None}
-    assert any(p.startswith(expected) for p in problems_of(config_map, "dev")), problems_of(config_map, "dev")
+    assert any(p.startswith(expected) for p in refused(load_stack, config_map, "dev").lines), refused(load_stack, config_map, "dev").lines
 
 
 def test_the_multikueue_gate_must_stay_on(dev_config_map: dict[str, Any]) -> None:
     config_map = {**dev_config_map, "kueue-aks:multiKueue": {"role": "worker"},
                   "kueue-aks:kueue": {"featureGates": {"MultiKueue": False}}}
     assert "kueue-aks:kueue.featureGates.MultiKueue: is false, but multiKueue.role is 'worker'; enable the gate or " \
-           "set role: none" in problems_of(config_map, "dev")
+           "set role: none" in refused(load_stack, config_map, "dev").lines
 
 
 # --- the worker ------------------------------------------------------------------------------
 
 
 def test_worker_rules_cover_its_kinds_and_workloads_and_nothing_else() -> None:
-    worker = parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
+    worker = load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
     rules = {(r["apiGroups"][0], r["resources"][0]): r["verbs"] for r in worker_rules(worker)}
     assert rules == {
         ("batch", "jobs"): ["create", "delete", "get", "list", "watch"],
@@ -139,12 +128,12 @@ def test_worker_rules_cover_its_kinds_and_workloads_and_nothing_else() -> None:
         ("kueue.x-k8s.io", "workloads/status"): ["get", "patch", "update"],
     }
     assert not any("*" in r["verbs"] or "*" in r["resources"] for r in worker_rules(worker))
-    ungoverned = parsed({**multikueue_example(MULTIKUEUE_WEST), "kueue-aks:governance": {"enforce": False}}, MULTIKUEUE_WEST)
+    ungoverned = load_stack({**multikueue_example(MULTIKUEUE_WEST), "kueue-aks:governance": {"enforce": False}}, MULTIKUEUE_WEST)
     assert ("", "pods") not in {(r["apiGroups"][0], r["resources"][0]) for r in worker_rules(ungoverned)}
 
 
 def test_worker_access_is_bound_to_its_own_service_account() -> None:
-    sa, role, binding, token = access_objects(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
+    sa, role, binding, token = access_objects(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
     assert (sa["kind"], sa["metadata"]["name"], sa["metadata"]["namespace"]) == ("ServiceAccount", SERVICE_ACCOUNT, "kueue-system")
     assert role["kind"] == "ClusterRole" and binding["roleRef"]["name"] == role["metadata"]["name"] == CLUSTER_ROLE
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": "kueue-system"}]
@@ -163,7 +152,7 @@ def test_worker_kubeconfig_is_static_with_everything_inline() -> None:
 
 
 def test_worker_facts_are_its_own_quota_table(facts: dict[str, dict[str, Any]]) -> None:
-    west = parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
+    west = load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)
     rows = {(r.flavor, r.resource): r for r in quota_table(west)}
     got = facts["westus3"]
     for cq, queue in got["clusterQueues"].items():
@@ -183,7 +172,7 @@ def test_manager_quota_is_the_sum_of_the_workers(manager: StackConfig, facts: di
     workers = workers_of(manager, facts)
     assert worker_problems(manager, workers) == []
     rows = {(q.team, q.flavor, q.resource): q for q in worker_quotas(manager, workers)}
-    west, sweden = (parsed(multikueue_example(s), s) for s in (MULTIKUEUE_WEST, MULTIKUEUE_SWEDEN))
+    west, sweden = (load_stack(multikueue_example(s), s) for s in (MULTIKUEUE_WEST, MULTIKUEUE_SWEDEN))
     for team in ("research", "platform"):
         for w in (west, sweden):
             for row in quota_table(w):
@@ -222,7 +211,7 @@ def test_a_manager_team_borrows_up_to_its_own_borrowing(facts: dict[str, dict[st
     config_map = multikueue_example(MULTIKUEUE_MANAGER)
     config_map["kueue-aks:teams"] = [{**t, "borrowing": 1} if t["name"] == "research" else t
                                      for t in config_map["kueue-aks:teams"]]
-    manager = parsed(config_map, MULTIKUEUE_MANAGER)
+    manager = load_stack(config_map, MULTIKUEUE_MANAGER)
     queues = {o["metadata"]["name"]: o for o in manager_queue_set(manager, workers_of(manager, facts)).objects
               if o["kind"] == "ClusterQueue"}
     resources = {q: [r for f in queues[q]["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]] for q in queues}
@@ -237,7 +226,7 @@ def test_manager_config_sets_multikueue_and_kueue_decodes_it(manager: StackConfi
     assert doc["multiKueue"] == {"origin": "kueue-aks-batch-manager", "workerLostTimeout": "15m", "gcInterval": "1m",
                                  "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"}
     assert unknown_config_fields(doc, CONFIG_FIELDS) == []
-    assert "multiKueue" not in manager_config(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
+    assert "multiKueue" not in manager_config(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
 
 
 def _facts_with(facts: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
@@ -269,7 +258,7 @@ def test_a_worker_that_does_not_fit_is_named(manager: StackConfig, facts: dict[s
 def test_a_framework_without_a_multikueue_adapter_is_refused(facts: dict[str, dict[str, Any]]) -> None:
     config_map = copy.deepcopy(multikueue_example(MULTIKUEUE_MANAGER))
     config_map["kueue-aks:kueue"]["frameworks"] = ["batch/job", "deployment"]
-    config = parsed(config_map, MULTIKUEUE_MANAGER)
+    config = load_stack(config_map, MULTIKUEUE_MANAGER)
     found = [str(p) for p in worker_problems(config, workers_of(config, facts))]
     assert any(p.startswith("kueue-aks:kueue.frameworks: 'deployment' has no MultiKueue adapter") for p in found), found
 
@@ -300,9 +289,9 @@ def test_worker_exports_a_secret_kubeconfig_and_plain_facts(worker_runs: dict[st
     kubeconfig = yaml.safe_load(run.exports[KUBECONFIG_OUTPUT])
     assert kubeconfig["users"][0]["user"] == {"token": SERVICE_ACCOUNT_TOKEN}
     assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://aks.example.invalid:443"  # the cluster's own
-    assert run.exports[FACTS_OUTPUT] == yaml.safe_load(yaml.safe_dump(worker_facts(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))))
+    assert run.exports[FACTS_OUTPUT] == yaml.safe_load(yaml.safe_dump(worker_facts(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))))
     role = run.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "multikueue-clusterrole")
-    assert role.inputs["rules"] == worker_rules(parsed(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
+    assert role.inputs["rules"] == worker_rules(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
     token = run.one("kubernetes:core/v1:Secret", "multikueue-token")
     assert token.inputs["type"] == "kubernetes.io/service-account-token"
     component = run.one("kueue-aks:multikueue:MultiKueueWorker")

@@ -20,7 +20,6 @@ import pytest
 import yaml
 
 from components.kueue import install as kueue
-from components.config.checks import ConfigError
 from components.config.rules import system_pool_problems
 from components.config.stack import StackConfig
 from components.facts.kueue_versions import DEFAULT_VERSION, RELEASES
@@ -34,6 +33,7 @@ from components.operators.installs import (
     installs,
 )
 from components.operators.policies import RAYSERVICE_GUARD, rayservice_guard
+from testbed.config_errors import refused
 from testbed.harness import ProgramRun, run_program
 from testbed.paths import SHARED
 from testbed.stacks import load_stack, stack_file_config
@@ -83,12 +83,6 @@ def pinned_run(pinned_map: dict[str, Any]) -> ProgramRun:
     return run_program(pinned_map)
 
 
-def problems(config_map: dict[str, Any]) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        load_stack(config_map)
-    return [str(p) for p in err.value.problems]
-
-
 # --- which operators, and config errors ----------------------------------------------------
 
 
@@ -104,7 +98,7 @@ def test_trainjob_alone_brings_jobset_too() -> None:
 
 def test_an_operator_entry_without_its_frameworks_is_an_error(dev_map: dict[str, Any]) -> None:
     config = {**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job"]}, "kueue-aks:operators": {"kuberay": {}}}
-    assert problems(config) == ["kueue-aks:operators.kuberay: has no effect: none of its frameworks (ray.io/rayjob, "
+    assert refused(load_stack, config).lines == ["kueue-aks:operators.kuberay: has no effect: none of its frameworks (ray.io/rayjob, "
                                 "ray.io/raycluster, ray.io/rayservice) is in kueue-aks:kueue.frameworks; enable one "
                                 "there or remove this key"]
 
@@ -112,19 +106,19 @@ def test_an_operator_entry_without_its_frameworks_is_an_error(dev_map: dict[str,
 def test_a_framework_whose_operator_the_stack_does_not_ship_must_be_declared(dev_map: dict[str, Any]) -> None:
     lws = "leaderworkerset.x-k8s.io/leaderworkerset"
     config = {**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job", lws]}}
-    (problem,) = problems(config)
+    (problem,) = refused(load_stack, config).lines
     assert problem.startswith("kueue-aks:operators.leaderWorkerSet.install: is required")
     assert "install: external" in problem
     declared = load_stack({**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "external"}}})
     assert [(o.key, o.install) for o in declared.operators] == [("leaderWorkerSet", "external")]
-    refused = problems({**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "managed"}}})
-    assert refused == ["kueue-aks:operators.leaderWorkerSet.install: managed is not possible: the stack does not ship "
+    managed = refused(load_stack, {**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "managed"}}}).lines
+    assert managed == ["kueue-aks:operators.leaderWorkerSet.install: managed is not possible: the stack does not ship "
                        "the LeaderWorkerSet controller; install it yourself and set install: external"]
 
 
 def test_external_installs_nothing_and_takes_no_source(dev_map: dict[str, Any], dev: StackConfig) -> None:
     config = {**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external", "chart": "oci://x.io/k"}}}
-    assert problems(config) == ["kueue-aks:operators.kuberay.chart: has no effect with install: external "
+    assert refused(load_stack, config).lines == ["kueue-aks:operators.kuberay.chart: has no effect with install: external "
                                 "(the stack installs nothing); remove it"]
     external = load_stack({**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external"}}})
     assert "kuberay" not in [i.operator.key for i in installs(external)]
@@ -135,7 +129,7 @@ def test_bad_operator_keys_name_the_key(dev_map: dict[str, Any]) -> None:
     config = {**dev_map, "kueue-aks:operators": {
         "kuberai": {}, "jobset": {"install": "yes", "imageRepository": "https://x"},
         "mpiOperator": {"chart": "oci://x.io/mpi"}}}
-    found = problems(config)
+    found = refused(load_stack, config).lines
     assert found[0].startswith("kueue-aks:operators.kuberai: unknown key (did you mean 'kuberay'?)")
     assert any(p.startswith("kueue-aks:operators.jobset.install: 'yes' is not allowed") for p in found)
     assert any(p.startswith("kueue-aks:operators.jobset.imageRepository:") for p in found)
@@ -145,7 +139,7 @@ def test_bad_operator_keys_name_the_key(dev_map: dict[str, Any]) -> None:
 
 def test_a_system_pool_too_small_for_the_controllers_says_what_to_change(dev_map: dict[str, Any]) -> None:
     small = {**dev_map, "kueue-aks:cluster": {"systemPool": {"vmSize": "Standard_D2s_v5", "count": 1}}}
-    (problem,) = problems(small)
+    (problem,) = refused(load_stack, small).lines
     assert problem.startswith("kueue-aks:cluster.systemPool: 1 × Standard_D2s_v5 has")
     assert "raise cluster.systemPool.count" in problem and "KubeRay 1 × (100m, 512Mi)" in problem
     # Without the operators' frameworks the same pool holds Kueue alone.
