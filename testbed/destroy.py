@@ -1,14 +1,14 @@
 """`pulumi destroy` of the program's Kubernetes half, replayed on the local control plane.
 
-The engine deletes a resource once everything that depends on it is deleted, and deletes
-independent resources in parallel. The graph below is the program's (components/kueue/queues.py,
-kueue.py, gpu.py, helm.py, governance.py, monitoring.py): each Kueue object depends on what it names and on the Kueue release;
-team namespaces depend on the release, on the ClusterQueues that select them and on the
-priority-class guard; the team members' RBAC objects on every Kueue object; the release depends on its namespace and the
-aggregated-role guard; the device plugin's release on its namespace. The Kueue release is
-uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm uninstall --wait`
-with the release's timeout. The Kueue process stops when its release starts to go, as its pods
-would, so anything that still needed it then would hang and fail the run.
+The engine deletes a resource once everything that depends on it is deleted, and deletes independent
+resources in parallel. The graph below is the program's (components/kueue/queues.py and install.py,
+gpu/, k8s/helm.py, governance/, monitoring/): each Kueue object depends on what it names and on the
+Kueue release; team namespaces depend on the release, on the ClusterQueues that select them and on
+the priority-class guard; the team members' RBAC objects on every Kueue object; the release depends
+on its namespace and the aggregated-role guard; the device plugin's release on its namespace. The
+Kueue release is uninstalled as pulumi-kubernetes does for an atomic, awaited release: `helm
+uninstall --wait` with the release's timeout. The Kueue process stops when its release starts to go,
+as its pods would, so anything that still needed it then would hang and fail the run.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ CRDS = {
 }
 
 
-# Each kind's TTL field and what it deletes, read in its controller at the pinned version (catalog.py):
+# Each kind's TTL field and what it deletes, read in its controller at the pinned version (components/facts/operators.py):
 # - Job: Kubernetes' TTL-after-finished controller deletes the Job;
 # - JobSet (jobset v0.12.0 pkg/controllers/ttl_after_finished.go) deletes the JobSet;
 # - the Training Operator's v1 kinds (v1.9.3 pkg/controller.v1/common/job.go CleanupJob) call DeleteJob;

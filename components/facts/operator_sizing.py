@@ -1,6 +1,6 @@
 """Does the system pool hold Kueue and the operators? (pure; no Pulumi import)
 
-Every controller the stack installs runs on the system pool (installs.py, kueue_values.py), so
+Every controller the stack installs runs on the system pool (operators/installs.py, kueue/values.py), so
 its nodes must hold their requests next to AKS's own system pods, or a controller stays Pending
 and Helm's wait fails the `pulumi up` after the cluster exists. Checked before anything is
 registered, in create mode, where the program knows the system pool's size.

@@ -7,11 +7,11 @@ and applied by the e2e tier, so all three install an operator the same way.
 
 Placement, as for Kueue (components/kueue/values.py): every controller runs on the system pool
 (AKS's `kubernetes.azure.com/mode: system` label), tolerates CriticalAddonsOnly, and requests what
-the catalog says, which the system-pool check (sizing.py) adds up. The CRDs are read from each
-operator's module and installed by a release of their own (crd_chart.py), not from the charts'
-`crds/` folders: Helm neither upgrades nor deletes those (helm.sh docs, "Custom Resource
-Definitions"), so `pulumi destroy` would leave them, and an operator upgrade would keep the old
-schema.
+components/facts/operators.py says, which the system-pool check (facts/operator_sizing.py) adds up.
+The CRDs are read from each operator's module and installed by a release of their own
+(crd_chart.py), not from the charts' `crds/` folders: Helm neither upgrades nor deletes those
+(helm.sh docs, "Custom Resource Definitions"), so `pulumi destroy` would leave them, and an operator
+upgrade would keep the old schema.
 """
 
 from __future__ import annotations
