@@ -38,6 +38,7 @@ from unittest import mock
 import yaml
 
 from components.config.parse import parse_config, raw_from_stack_file
+from components.config.refusals import MINIMAL
 from components.config.stack import StackConfig
 from components.facts.built_in_roles import BUILT_IN_ROLES
 from components.facts.capacity import CATALOG
@@ -97,6 +98,25 @@ def with_pool(config_map: dict[str, Any], name: str, **settings: Any) -> dict[st
     changed = copy.deepcopy(config_map)
     next(p for p in changed["kueue-aks:nodePools"] if p["name"] == name).update(settings)
     return changed
+
+
+# Raw configs, as parse_config takes them (the keys without the kueue-aks: prefix).
+# Written out, not imported, so a change to the governance taint is a test failure to look at.
+QUEUED = "kueue-aks.io/queued=true:NoSchedule"
+# A topology-aware pool as the config requires it: fixed-size (minCount == maxCount).
+TAS_POOL: dict[str, Any] = {"name": "tas", "vmSize": "Standard_D8s_v5", "minCount": 2, "maxCount": 2, "topology": True}
+
+
+def with_changes(**changes: Any) -> dict[str, Any]:
+    """The smallest config parse_config accepts (components/config/refusals.py MINIMAL), with
+    `changes` on top."""
+    raw = copy.deepcopy(dict(MINIMAL))
+    raw.update(changes)
+    return raw
+
+
+def parse_raw(raw: dict[str, Any], location: str | None = "eastus2") -> StackConfig:
+    return parse_config(raw, stack="test", location=location)
 
 
 # A cluster that exists, or one given by kubeconfig (whose token must never show up outside a secret).
