@@ -31,7 +31,7 @@ from .kueue.objects import QueueSet
 from .kueue.policies import aggregated_role_guard, priority_class_guard
 from .kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from .monitoring.scrape import scrape_objects
-from .multikueue.worker import access_objects as worker_access_objects
+from .multikueue.worker import manager_access_objects
 from .operators.installs import installs, operator_objects
 from .operators.policies import rayservice_guard
 
@@ -88,6 +88,6 @@ def stack_parts(config: StackConfig, queues: QueueSet) -> tuple[Part, ...]:
         parts.append(Part(IDENTITIES, "kueue-aks:access:TeamIdentities", tuple(identities)))
     if config.multi_kueue.is_worker:
         parts.append(
-            Part(MULTIKUEUE_WORKER, "kueue-aks:multikueue:MultiKueueWorker", tuple(worker_access_objects(config)))
+            Part(MULTIKUEUE_WORKER, "kueue-aks:multikueue:MultiKueueWorker", tuple(manager_access_objects(config)))
         )
     return tuple(parts)

@@ -53,7 +53,7 @@ from .access.members import team_access
 from .assembly import stack_parts
 from .cluster.edits import edit_lines
 from .config.checks import ConfigError, Problem
-from .config.names import NAMESPACE
+from .config.names import CONFIG_PREFIX
 from .config.network import ApiServer, NetworkSettings
 from .config.parse import parse_config, raw_from_stack_file
 from .config.stack import StackConfig
@@ -95,7 +95,7 @@ def parse_stack(stack: str, text: str) -> StackConfig:
     # As the Pulumi CLI reads the file and hands its config to the program (components/config/stackfile.py).
     doc = read_stack_file(stack, text)
     raw, location = raw_from_stack_file(doc)
-    others = [str(k) for k in (doc.get("config") or {}) if not str(k).startswith(f"{NAMESPACE}:")]
+    others = [str(k) for k in (doc.get("config") or {}) if not str(k).startswith(f"{CONFIG_PREFIX}:")]
     # No secret keys: a secret in the stack file is still {secure: ...}; plain text is plain.
     return parse_config(raw, stack=stack, location=location, other_keys=others, secret_keys=())
 
@@ -221,7 +221,7 @@ def plan_workers(config: StackConfig, files: StackFiles) -> list[Worker]:
     workers = []
     for i, settings in enumerate(config.multi_kueue.workers):
         stack = settings.stack.rsplit("/", 1)[-1]
-        path = f"{NAMESPACE}:multiKueue.workers[{i}].stack"
+        path = f"{CONFIG_PREFIX}:multiKueue.workers[{i}].stack"
         text = files.read(stack)
         if text is None:
             raise ConfigError(

@@ -24,7 +24,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
 from components.config.checks import ConfigError
-from components.config.names import NAMESPACE
+from components.config.names import CONFIG_PREFIX
 from components.config.parse import decode_config_value, parse_config, raw_from_stack_file
 from components.config.pools import NodePool
 from components.config.stack import StackConfig
@@ -317,8 +317,8 @@ def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool 
     engine marks secret; by default `kueue-aks:cluster` when it holds a kubeconfig, as
     `pulumi config set --secret --path kueue-aks:cluster.kubeconfig` leaves it."""
     if secret_keys is None:
-        cluster_config = config.get(f"{NAMESPACE}:cluster")
-        secret_keys = [f"{NAMESPACE}:cluster"] if isinstance(cluster_config, Mapping) and "kubeconfig" in cluster_config else []
+        cluster_config = config.get(f"{CONFIG_PREFIX}:cluster")
+        secret_keys = [f"{CONFIG_PREFIX}:cluster"] if isinstance(cluster_config, Mapping) and "kubeconfig" in cluster_config else []
     azure = azure or generous_azure(config, stack)
     with azure.serving(), (cluster or FakeCluster()).serving():
         return _run_program(config, stack=stack, preview=preview, mocks=mocks, secret_keys=list(secret_keys))

@@ -72,7 +72,7 @@ import requests
 import yaml
 
 from components.config.kueue import DEFAULT_FRAMEWORKS
-from components.config.names import NAMESPACE
+from components.config.names import CONFIG_PREFIX
 from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION
 from components.kueue.values import KUEUE_CHART_NAME
 from components.facts.kueue_versions import AKS_EXTENSIONS, DEFAULT_AKS_EXTENSION, DEFAULT_VERSION
@@ -121,9 +121,9 @@ def pinned_charts(kueue_version: str = DEFAULT_VERSION) -> dict[str, MirroredCha
     """The charts the program installs, by name, at the versions it pins."""
     pins = OPERATOR_PINS[kueue_version]
     charts = [
-        MirroredChart(KUEUE_CHART_NAME, kueue_version, (f"{NAMESPACE}:kueue", "chart")),
-        MirroredChart(DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, (f"{NAMESPACE}:devicePlugin", "chart")),
-        *(MirroredChart(op.chart_name, pins[op.key].version, (f"{NAMESPACE}:operators", op.key, "chart"))
+        MirroredChart(KUEUE_CHART_NAME, kueue_version, (f"{CONFIG_PREFIX}:kueue", "chart")),
+        MirroredChart(DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, (f"{CONFIG_PREFIX}:devicePlugin", "chart")),
+        *(MirroredChart(op.chart_name, pins[op.key].version, (f"{CONFIG_PREFIX}:operators", op.key, "chart"))
           for op in (KUBERAY, JOBSET, TRAINER)),
     ]
     return {c.name: c for c in charts}
@@ -237,7 +237,7 @@ class ChartMirror:
         keys: dict[str, Any] = {}
         wanted = set(operators)
         for chart in self.charts.values():
-            if chart.config_path[0] == f"{NAMESPACE}:operators" and chart.config_path[1] not in wanted:
+            if chart.config_path[0] == f"{CONFIG_PREFIX}:operators" and chart.config_path[1] not in wanted:
                 continue
             node = keys
             for part in chart.config_path[:-1]:
@@ -251,18 +251,18 @@ class ChartMirror:
         of each operator the stack's frameworks make it manage (a key for another operator would
         be refused as having no effect). Read from the raw keys as the parser reads them, so a
         stack whose kubeconfig is set later (the engine's) works too."""
-        kueue = config_map.get(f"{NAMESPACE}:kueue") or {}
+        kueue = config_map.get(f"{CONFIG_PREFIX}:kueue") or {}
         extension = kueue.get("install") == "aksExtension"
         if extension:
             default = AKS_EXTENSIONS[kueue.get("extensionVersion", DEFAULT_AKS_EXTENSION)].frameworks
         else:
             default = DEFAULT_FRAMEWORKS
-        entries = config_map.get(f"{NAMESPACE}:operators") or {}
+        entries = config_map.get(f"{CONFIG_PREFIX}:operators") or {}
         operators = [o.key for o in needed_operators(list(kueue.get("frameworks", default)))
                      if o.chart and (entries.get(o.key) or {}).get("install", "managed") == "managed"]
         keys = self.config(operators)
         if extension:
-            del keys[f"{NAMESPACE}:kueue"]
+            del keys[f"{CONFIG_PREFIX}:kueue"]
         merged = dict(config_map)
         for top, value in keys.items():
             merged[top] = _merge(merged.get(top) or {}, value)

@@ -3,7 +3,7 @@
 Each is a StackCluster of its example stack (examples/multikueue/), brought up as `pulumi up` would,
 workers first, as docs/multikueue.md tells admins to deploy them:
 - each worker: the ordinary stack, then its access exactly as MultiKueueWorker makes it
-  (components.multikueue.worker.access_objects: the ServiceAccount, the ClusterRole with the
+  (components.multikueue.worker.manager_access_objects: the ServiceAccount, the ClusterRole with the
   worker's rules, the binding and the token Secret), and the kubeconfig built from what the
   token controller put in that Secret (worker_kubeconfig), with the API server's loopback URL;
 - the manager: the workers' facts (worker_facts, as the worker stacks export them) checked with
@@ -22,7 +22,7 @@ from typing import Any
 
 from components.config.names import KUEUE_NAMESPACE
 from components.multikueue.manager import Worker, secret_object, worker_problems
-from components.multikueue.worker import TOKEN_SECRET, access_objects, worker_facts, worker_kubeconfig
+from components.multikueue.worker import TOKEN_SECRET, manager_access_objects, worker_facts, worker_kubeconfig
 
 from .binaries import Binaries
 from .cluster import E2EError, status, wait_for
@@ -79,7 +79,7 @@ class MultiKueueClusters:
         start = time.monotonic()
         for name, worker in self.workers.items():
             worker.up()
-            worker.kubectl.apply(access_objects(worker.config))
+            worker.kubectl.apply(manager_access_objects(worker.config))
             self.kubeconfigs[name] = kubeconfig_with(worker)
             self.timings[f"worker {name} up"] = round(time.monotonic() - start, 1)
         workers = tuple(Worker(w.name, w.stack, worker_facts(self.workers[w.name].config))

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.config.checks import ConfigError
-from components.config.names import NAMESPACE
+from components.config.names import CONFIG_PREFIX
 from components.config.parse import parse_config, raw_from_stack_file
 from testbed.cluster import pattern
 
@@ -117,7 +117,7 @@ def keys_from_declarations() -> set[str]:
     default (e.g. kueue.version, governance.exemptNamespaces)."""
     keys = set()
     for key, decl in declared_keys().items():
-        keys.add(f"{NAMESPACE}:{key}")
+        keys.add(f"{CONFIG_PREFIX}:{key}")
         default = decl.get("default") if isinstance(decl, dict) else None
         if isinstance(default, dict):
             keys.update(f"{key}.{sub}" for sub in default)
@@ -150,11 +150,11 @@ def keys_the_program_accepts() -> set[str]:
         m = _UNKNOWN.search(problem.message)
         if not m:
             continue
-        parent = re.sub(r"\[\d+\]", "[]", problem.path.removeprefix(f"{NAMESPACE}:"))
+        parent = re.sub(r"\[\d+\]", "[]", problem.path.removeprefix(f"{CONFIG_PREFIX}:"))
         parent = parent.removesuffix(probe).rstrip(".")
         allowed = [k.strip() for k in m.group(1).split(",")]
         for k in allowed:
-            keys.add(f"{NAMESPACE}:{k}" if not parent else f"{parent}.{k}")
+            keys.add(f"{CONFIG_PREFIX}:{k}" if not parent else f"{parent}.{k}")
         if parent == "operators":
             operators = allowed
     # Each operator's own keys: the documentation writes them once, as operators.<op>.<key>.
@@ -163,7 +163,7 @@ def keys_the_program_accepts() -> set[str]:
         parse_config(raw, stack="docs", location="eastus2")
     for problem in err.value.problems:
         m = _UNKNOWN.search(problem.message)
-        if m and problem.path.startswith(f"{NAMESPACE}:operators."):
+        if m and problem.path.startswith(f"{CONFIG_PREFIX}:operators."):
             keys.update(f"operators.<op>.{k.strip()}" for k in m.group(1).split(","))
     return keys
 
@@ -209,7 +209,7 @@ def test_relative_links_resolve(page: Path) -> None:
 
 def test_every_declared_key_is_in_the_reference() -> None:
     keys = keys_from_declarations()
-    assert f"{NAMESPACE}:nodePools" in keys and "kueue.version" in keys  # the parse found them
+    assert f"{CONFIG_PREFIX}:nodePools" in keys and "kueue.version" in keys  # the parse found them
     missing = undocumented(keys, CONFIG_PAGE.read_text())
     assert not missing, f"keys declared in Pulumi.yaml but not in docs/configuration.md: {missing}"
 

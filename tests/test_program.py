@@ -18,7 +18,7 @@ from testbed.stacks import design_example, load_stack
 AKS = "azure-native:containerservice:ManagedCluster"
 POOL = "azure-native:containerservice:AgentPool"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
-POOL_GUARD = "kueue-aks:governance:PoolGuard"
+POOL_GUARD_COMPONENT = "kueue-aks:governance:PoolGuard"
 ADMISSION_POLICY = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"
 ADMISSION_BINDING = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
@@ -180,7 +180,7 @@ def test_spot_zonal_pinned_version(dev_config_map: dict[str, Any]) -> None:
 
 
 def test_governance_registers_the_pool_guard_on_the_cluster(dev_run: ProgramRun, dev_config_map: dict[str, Any]) -> None:
-    component = dev_run.one(POOL_GUARD, "governance")
+    component = dev_run.one(POOL_GUARD_COMPONENT, "governance")
     # A top-level component, beside Kueue's installation (not inside it: Kueue's release does not wait for it).
     assert not component.custom and component.parent == dev_run.one("kueue-aks:kueue:KueueInstallation").parent
     assert "pulumi:pulumi:Stack" in component.parent
@@ -214,7 +214,7 @@ def test_governance_pool_guard_covers_every_pool_and_the_configured_exemptions(d
 
 def test_without_governance_nothing_of_it_is_registered(dev_config_map: dict[str, Any]) -> None:
     run = run_program(_with(dev_config_map, "kueue-aks:governance", {"enforce": False}))
-    assert run.of_type(POOL_GUARD) == []
+    assert run.of_type(POOL_GUARD_COMPONENT) == []
     # Only Kueue's aggregated-role guard, the priority-class guard and the RayService guard (not
     # governance's) are left.
     assert sorted(r.name for r in run.of_type(ADMISSION_POLICY)) == ["kueue-role-guard", "operators-rayservice-guard",

@@ -21,7 +21,7 @@ from typing import Any
 from ..facts import kueue_versions
 from ..facts import operators as operator_catalog
 from ..k8s.charts import REGISTRY
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 from .refusals import REFUSALS
 
 # What `default` holds when a key has none to state (required keys, or a default worked out from
@@ -170,7 +170,7 @@ SYSTEM_POOL = Key(
 )
 
 CLUSTER = Key(
-    f"{NAMESPACE}:cluster",
+    f"{CONFIG_PREFIX}:cluster",
     "object",
     "the AKS cluster the stack creates, an existing one, or any cluster by kubeconfig",
     default={},
@@ -382,7 +382,7 @@ POOL = Key(
 )
 
 NODE_POOLS = Key(
-    f"{NAMESPACE}:nodePools",
+    f"{CONFIG_PREFIX}:nodePools",
     "array",
     "the user node pools: one ResourceFlavor each",
     required=": a list of at least one user node pool",
@@ -393,7 +393,7 @@ NODE_POOLS = Key(
 )
 
 KUEUE = Key(
-    f"{NAMESPACE}:kueue",
+    f"{CONFIG_PREFIX}:kueue",
     "object",
     "which Kueue, how it is installed, its feature gates and job frameworks",
     default={},
@@ -529,7 +529,7 @@ TEAM = Key(
 )
 
 TEAMS = Key(
-    f"{NAMESPACE}:teams",
+    f"{CONFIG_PREFIX}:teams",
     "array",
     "the teams",
     required=": a list of at least one team",
@@ -540,7 +540,7 @@ TEAMS = Key(
 )
 
 PRIORITY_CLASSES = Key(
-    f"{NAMESPACE}:priorityClasses",
+    f"{CONFIG_PREFIX}:priorityClasses",
     "array",
     "the WorkloadPriorityClasses jobs may name; default high=1000, normal=0, low=-1000",
     items=Key(
@@ -558,7 +558,7 @@ PRIORITY_CLASSES = Key(
 )
 
 TOPOLOGY = Key(
-    f"{NAMESPACE}:topology",
+    f"{CONFIG_PREFIX}:topology",
     "object",
     "Kueue's Topology for pools with topology: true",
     default={},
@@ -577,7 +577,7 @@ TOPOLOGY = Key(
 )
 
 GOVERNANCE = Key(
-    f"{NAMESPACE}:governance",
+    f"{CONFIG_PREFIX}:governance",
     "object",
     "only Kueue-admitted pods reach the user pools",
     default={},
@@ -596,7 +596,7 @@ GOVERNANCE = Key(
 )
 
 DEVICE_PLUGIN = Key(
-    f"{NAMESPACE}:devicePlugin",
+    f"{CONFIG_PREFIX}:devicePlugin",
     "object",
     "where the NVIDIA device plugin's chart and image come from",
     default={},
@@ -608,7 +608,7 @@ DEVICE_PLUGIN = Key(
 
 
 REGISTRY_CREDENTIALS = Key(
-    f"{NAMESPACE}:registryCredentials",
+    f"{CONFIG_PREFIX}:registryCredentials",
     "array",
     "sign-ins Helm uses to pull charts from private registries; each password a Pulumi secret (docs/registries.md)",
     default=[],
@@ -658,7 +658,7 @@ def _operator(op: operator_catalog.Operator) -> Key:
 
 
 OPERATORS = Key(
-    f"{NAMESPACE}:operators",
+    f"{CONFIG_PREFIX}:operators",
     "object",
     "how each job operator the frameworks need is installed, and from where",
     default={},
@@ -666,7 +666,7 @@ OPERATORS = Key(
 )
 
 MONITORING = Key(
-    f"{NAMESPACE}:monitoring",
+    f"{CONFIG_PREFIX}:monitoring",
     "object",
     "Kueue's metrics in Azure Monitor and Grafana, or a ServiceMonitor in kubeconfig mode",
     default={},
@@ -694,7 +694,7 @@ MONITORING = Key(
 )
 
 PREFLIGHT = Key(
-    f"{NAMESPACE}:preflight",
+    f"{CONFIG_PREFIX}:preflight",
     "object",
     "the check of Azure's vCPU quota and VM sizes before any resource",
     default={},
@@ -705,7 +705,7 @@ PREFLIGHT = Key(
 )
 
 MULTIKUEUE = Key(
-    f"{NAMESPACE}:multiKueue",
+    f"{CONFIG_PREFIX}:multiKueue",
     "object",
     "several clusters behind one set of queues",
     default={},
@@ -922,7 +922,7 @@ def stack_schema() -> dict[str, Any]:
                     **ours,
                 },
                 # Our namespace holds only the keys above; other namespaces (providers') are free.
-                "propertyNames": {"anyOf": [{"not": {"pattern": f"^{NAMESPACE}:"}}, {"enum": list(ours)}]},
+                "propertyNames": {"anyOf": [{"not": {"pattern": f"^{CONFIG_PREFIX}:"}}, {"enum": list(ours)}]},
                 "additionalProperties": True,
             },
             "secretsprovider": {"type": "string"},

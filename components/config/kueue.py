@@ -21,7 +21,7 @@ from .checks import (
     suggest,
 )
 from .keys import KUEUE
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 
 DEFAULT_KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 
@@ -165,7 +165,7 @@ def parse_kueue(problems: Problems, raw: Any) -> KueueSettings:
     )
     if "sparkoperator.k8s.io/sparkapplication" in fw and not feature_gates.get("SparkApplicationIntegration"):
         problems.add(
-            f"{NAMESPACE}:kueue.featureGates.SparkApplicationIntegration",
+            f"{CONFIG_PREFIX}:kueue.featureGates.SparkApplicationIntegration",
             "must be true when frameworks includes sparkoperator.k8s.io/sparkapplication",
         )
     return KueueSettings(

@@ -13,7 +13,7 @@ from ..k8s.names import is_dns1123_label, is_label_value
 from .checks import Problems, Reader, checked, shown
 from .keys import MULTIKUEUE
 from .kueue import KueueSettings
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 
 # MultiKueueConfig.spec.clusters holds 1 to 20 names (kueue v0.19.2 apis/kueue/v1beta2/multikueue_types.go).
 MAX_WORKERS = 20
@@ -154,7 +154,7 @@ def parse_multikueue(problems: Problems, raw: Any, stack: str, kueue: KueueSetti
         problems.add(r.at("server"), "is a worker's key: the URL its managers dial")
     if role != "none" and kueue.feature_gates.get("MultiKueue", kueue.release.gates["MultiKueue"].default) is False:
         problems.add(
-            f"{NAMESPACE}:kueue.featureGates.MultiKueue",
+            f"{CONFIG_PREFIX}:kueue.featureGates.MultiKueue",
             f"is false, but multiKueue.role is {role!r}; enable the gate or set role: none",
         )
     return settings if role != "none" else MultiKueue()

@@ -5,7 +5,7 @@ below read them from here.
 
 from __future__ import annotations
 
-NAMESPACE = "kueue-aks"
+CONFIG_PREFIX = "kueue-aks"  # the project's: every key of the stack's config is `kueue-aks:<key>`
 
 
 SYSTEM_POOL_NAME = "system"

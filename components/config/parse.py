@@ -22,7 +22,7 @@ from .keys import BY_NAME, CLUSTER, REGISTRY_CREDENTIALS, describe
 from .kueue import parse_kueue
 from .monitoring import parse_monitoring
 from .multikueue import parse_multikueue
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 from .operators import parse_operators
 from .pools import NodePool, parse_pools
 from .preflight import parse_preflight
@@ -51,12 +51,12 @@ def namespace_problems(keys: Iterable[str]) -> list[Problem]:
     out = []
     for full in keys:
         space, colon, rest = str(full).partition(":")
-        if not colon or space == NAMESPACE:
+        if not colon or space == CONFIG_PREFIX:
             continue
         folded = space.lower().replace("_", "-")
-        near = folded.startswith("kueue") or difflib.SequenceMatcher(None, folded, NAMESPACE).ratio() >= 0.75
+        near = folded.startswith("kueue") or difflib.SequenceMatcher(None, folded, CONFIG_PREFIX).ratio() >= 0.75
         if near:
-            nearest = f"{NAMESPACE}:{rest}"
+            nearest = f"{CONFIG_PREFIX}:{rest}"
             out.append(
                 Problem(
                     str(full)[:80],
@@ -88,14 +88,14 @@ def parse_config(
     for key in raw:
         if key not in KEYS:
             problems.add(
-                f"{NAMESPACE}:{str(key)[:80]}",
+                f"{CONFIG_PREFIX}:{str(key)[:80]}",
                 f"unknown key{suggest(str(key)[:100], KEYS)}; allowed keys: {', '.join(KEYS)}",
             )
     # `kueue-aks:teams:` with nothing after it reaches the program as "" (the Pulumi CLI's text of
     # an empty value) and the plan as None: either way a section given empty, never a default.
     empty = [k for k in KEYS if k in raw and raw[k] in (None, "")]
     for key in empty:
-        problems.add(f"{NAMESPACE}:{key}", f"is empty; allowed: {describe(BY_NAME[key])}")
+        problems.add(f"{CONFIG_PREFIX}:{key}", f"is empty; allowed: {describe(BY_NAME[key])}")
     raw = {k: v for k, v in raw.items() if k not in empty}
     secrets = None if secret_keys is None else frozenset(secret_keys)
     cluster = parse_cluster(problems, raw.get("cluster"), stack, secret=was_secret(CLUSTER.name, secrets))
@@ -124,7 +124,7 @@ def parse_config(
         # Its ClusterQueues only account and dispatch: every team job runs on a worker.
         if raw.get("nodePools"):
             problems.add(
-                f"{NAMESPACE}:nodePools",
+                f"{CONFIG_PREFIX}:nodePools",
                 "is for the workers: a MultiKueue manager runs no team jobs (its "
                 "queues dispatch them to multiKueue.workers, and Kueue runs on the system pool); remove it",
             )
@@ -161,7 +161,7 @@ def parse_config(
         pools = tuple(replace(p, governed=True) for p in pools)
     if any(p.topology for p in pools) and kueue.feature_gates.get("TopologyAwareScheduling") is False:
         problems.add(
-            f"{NAMESPACE}:kueue.featureGates.TopologyAwareScheduling",
+            f"{CONFIG_PREFIX}:kueue.featureGates.TopologyAwareScheduling",
             "is false, but a node pool has topology: true; enable the gate or set topology: false",
         )
     if pools_ok:
@@ -173,12 +173,12 @@ def parse_config(
         for i, pool in enumerate(pools):
             if pool.subnet_id:
                 problems.add(
-                    f"{NAMESPACE}:nodePools[{i}].subnetId",
+                    f"{CONFIG_PREFIX}:nodePools[{i}].subnetId",
                     f"places a pool the program creates; with cluster.{cluster.mode} its pools exist: remove it",
                 )
     if any(t.members for t in teams) and kueue.feature_gates.get("VisibilityOnDemand") is False:
         problems.add(
-            f"{NAMESPACE}:kueue.featureGates.VisibilityOnDemand",
+            f"{CONFIG_PREFIX}:kueue.featureGates.VisibilityOnDemand",
             "is false, but teams have members: they see their place in the queue through Kueue's "
             "visibility API, which this gate serves; enable it or remove the members",
         )
@@ -186,7 +186,7 @@ def parse_config(
     problems.items = [
         p
         for p in problems.items
-        if not (p.message.startswith("is required") and p.path in {f"{NAMESPACE}:{k}" for k in empty})
+        if not (p.message.startswith("is required") and p.path in {f"{CONFIG_PREFIX}:{k}" for k in empty})
     ]
     if problems.items:
         raise ConfigError(problems.items)
@@ -220,7 +220,7 @@ def raw_from_stack_file(doc: Mapping[str, Any]) -> tuple[dict[str, Any], str | N
         config = {}
     if not isinstance(config, Mapping):
         raise ConfigError([Problem("config", f"must be a map of key: value; got {type_name(config)}")])
-    ours = {str(k).split(":", 1)[1]: v for k, v in config.items() if str(k).startswith(f"{NAMESPACE}:")}
+    ours = {str(k).split(":", 1)[1]: v for k, v in config.items() if str(k).startswith(f"{CONFIG_PREFIX}:")}
     return ours, config.get("azure-native:location")
 
 
@@ -236,14 +236,14 @@ def load_stack_config() -> StackConfig:
     keys = {*CONFIG.get(), *get_config_env()}
     secrets = [k for k in keys if is_config_secret(k)]
     for full_key in keys:
-        if full_key.startswith(f"{NAMESPACE}:"):
+        if full_key.startswith(f"{CONFIG_PREFIX}:"):
             raw[full_key.split(":", 1)[1]] = decode_config_value(get_config(full_key))
     try:
         return parse_config(
             raw,
             stack=pulumi.get_stack(),
             location=pulumi.Config("azure-native").get("location"),
-            other_keys=sorted(k for k in keys if not k.startswith(f"{NAMESPACE}:")),
+            other_keys=sorted(k for k in keys if not k.startswith(f"{CONFIG_PREFIX}:")),
             secret_keys=secrets,
         )
     except ConfigError as err:

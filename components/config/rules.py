@@ -13,7 +13,7 @@ from ..facts.operator_sizing import system_pool_demand, system_pool_shortfall
 from .checks import Problem, Problems
 from .cluster import ClusterSettings, kubernetes_minor
 from .kueue import KueueSettings
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 from .network import vnet_of
 from .pools import NodePool
 from .stack import StackConfig
@@ -35,7 +35,7 @@ def check_extension(
         return
     if manager:
         problems.add(
-            f"{NAMESPACE}:kueue.install",
+            f"{CONFIG_PREFIX}:kueue.install",
             "aksExtension cannot run a MultiKueue manager: the stack sets the "
             "manager's MultiKueue settings (origin, dispatcher) through the Helm release, and the extension "
             "takes none; set install: helm on the manager (workers may use the extension)",
@@ -47,20 +47,20 @@ def check_extension(
             "azure-native:location",
             f"{location!r} does not offer AKS's managed Kueue extension "
             f"{extension.version} (offered in {', '.join(sorted(extension.regions))}); pick one of those "
-            f"regions, or set {NAMESPACE}:kueue.install: helm",
+            f"regions, or set {CONFIG_PREFIX}:kueue.install: helm",
         )
     need = ".".join(map(str, extension.min_kubernetes))
     version = cluster.kubernetes_version
     if version is None:
         problems.add(
-            f"{NAMESPACE}:cluster.kubernetesVersion",
+            f"{CONFIG_PREFIX}:cluster.kubernetesVersion",
             f"is required with kueue.install: aksExtension: "
             f"the extension needs Kubernetes {need} or newer, and AKS's default version may be older; "
             f'set "{need}" or newer',
         )
     elif kubernetes_minor(version) < extension.min_kubernetes:
         problems.add(
-            f"{NAMESPACE}:cluster.kubernetesVersion",
+            f"{CONFIG_PREFIX}:cluster.kubernetesVersion",
             f"{version!r} is older than {need}, the oldest "
             f"Kubernetes AKS's managed Kueue extension runs on; raise it, or set kueue.install: helm",
         )
@@ -79,7 +79,7 @@ def system_pool_problems(config: StackConfig) -> list[Problem]:
         [o.key for o in config.operators if o.install == "managed"],
     )
     shortfall = system_pool_shortfall(pool.vm_size, pool.count, demand)
-    return [Problem(f"{NAMESPACE}:cluster.systemPool", shortfall)] if shortfall else []
+    return [Problem(f"{CONFIG_PREFIX}:cluster.systemPool", shortfall)] if shortfall else []
 
 
 # AKS's limits per cluster (learn.microsoft.com/azure/aks/quotas-skus-regions; the pricing tiers page).
@@ -94,7 +94,7 @@ def check_aks_rules(
 ) -> None:
     """Azure's rules across the keys of a cluster the program creates, beyond what each key allows
     alone (docs/azure-rules.md has each rule's source)."""
-    at = f"{NAMESPACE}:cluster"
+    at = f"{CONFIG_PREFIX}:cluster"
     version, channel = cluster.kubernetes_version, cluster.auto_upgrade_channel
     vnet = cluster.network.vnet_id
     for i, pool in enumerate(pools):
@@ -102,12 +102,12 @@ def check_aks_rules(
             continue
         if vnet is None:
             problems.add(
-                f"{NAMESPACE}:nodePools[{i}].subnetId",
+                f"{CONFIG_PREFIX}:nodePools[{i}].subnetId",
                 "needs cluster.network.subnetId: a cluster's pools are all in a VNet AKS makes or all in yours",
             )
         elif vnet_of(pool.subnet_id).lower() != vnet.lower():
             problems.add(
-                f"{NAMESPACE}:nodePools[{i}].subnetId",
+                f"{CONFIG_PREFIX}:nodePools[{i}].subnetId",
                 f"is in another VNet than cluster.network.subnetId ({vnet.rsplit('/', 1)[1]}): all of a cluster's "
                 "subnets must be in one VNet",
             )
@@ -155,7 +155,7 @@ def check_aks_rules(
             )
     if len(pools) + 1 > MAX_NODE_POOLS:
         problems.add(
-            f"{NAMESPACE}:nodePools",
+            f"{CONFIG_PREFIX}:nodePools",
             f"has {len(pools)} pools; with the system pool AKS allows at most {MAX_NODE_POOLS} per cluster",
         )
     nodes = cluster.system_pool.count + sum(p.max_count for p in pools)
@@ -175,9 +175,9 @@ def check_provisioning(problems: Problems, cluster: ClusterSettings, pools: Sequ
     for i, pool in enumerate(pools):
         if pool.provisioning_request:
             problems.add(
-                f"{NAMESPACE}:nodePools[{i}].provisioningRequest",
+                f"{CONFIG_PREFIX}:nodePools[{i}].provisioningRequest",
                 f"needs Kubernetes {need} or newer (AKS's autoscaler handles ProvisioningRequests from "
-                f"{need}), but {NAMESPACE}:cluster.kubernetesVersion is {version!r}; raise the version, "
+                f"{need}), but {CONFIG_PREFIX}:cluster.kubernetesVersion is {version!r}; raise the version, "
                 "or set provisioningRequest: false"
                 + (" and make the topology pool fixed-size" if pool.topology else ""),
             )

@@ -46,7 +46,7 @@ from typing import Any
 import yaml
 
 from .checks import ConfigError, Problem
-from .names import NAMESPACE
+from .names import CONFIG_PREFIX
 from .parse import decode_config_value
 
 MAX_BYTES = 4 * 1024 * 1024  # a 2,000-team stack is about 200 KB
@@ -436,7 +436,7 @@ def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and isinstance(value.get("secure"), str)
 
 
-def read_stack_file(name: str, text: str, *, project: str = NAMESPACE) -> dict[str, Any]:
+def read_stack_file(name: str, text: str, *, project: str = CONFIG_PREFIX) -> dict[str, Any]:
     """The document of `Pulumi.<name>.yaml` (its text), each `config:` value as the program
     receives it from the Pulumi CLI, keyed `<namespace>:<name>` (a bare key in `project`'s
     namespace); the rest as yaml.v3 types it. An empty file is {}.

@@ -67,7 +67,7 @@ class MultiKueueWorker(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
-        *grants, token = part.objects  # components/multikueue/worker.py's access_objects
+        *grants, token = part.objects  # components/multikueue/worker.py's manager_access_objects
         created: list[pulumi.Resource] = []
         for obj in grants:
             created.append(

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..config.checks import Problem
-from ..config.names import KUEUE_NAMESPACE, NAMESPACE
+from ..config.names import CONFIG_PREFIX, KUEUE_NAMESPACE
 from ..config.stack import StackConfig
 from ..k8s.meta import object_meta
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, format_quantity
@@ -76,7 +76,7 @@ def worker_problems(config: StackConfig, workers: Sequence[Worker]) -> list[Prob
         if framework not in FRAMEWORK_RESOURCES:
             problems.append(
                 Problem(
-                    f"{NAMESPACE}:kueue.frameworks",
+                    f"{CONFIG_PREFIX}:kueue.frameworks",
                     (
                         f"{framework!r} has no MultiKueue adapter in Kueue {config.kueue.version}: a manager would "
                         "reject "
@@ -86,7 +86,7 @@ def worker_problems(config: StackConfig, workers: Sequence[Worker]) -> list[Prob
             )
     queue_names: dict[str, tuple[str, dict[str, str]]] = {}  # team -> (first worker, its mirrored LocalQueues)
     for i, worker in enumerate(workers):
-        path = f"{NAMESPACE}:multiKueue.workers[{i}]"
+        path = f"{CONFIG_PREFIX}:multiKueue.workers[{i}]"
         facts = worker.facts
         where = f"worker {worker.name!r} (stack {worker.stack})"
         if facts is None:

@@ -82,8 +82,9 @@ def worker_rules(config: StackConfig) -> list[dict[str, Any]]:
     return rules
 
 
-def access_objects(config: StackConfig) -> list[dict[str, Any]]:
-    """The ServiceAccount, its ClusterRole and binding, and its token Secret, in apply order."""
+def manager_access_objects(config: StackConfig) -> list[dict[str, Any]]:
+    """What a manager's Kueue acts as here: the ServiceAccount, its ClusterRole and binding, and its
+    token Secret, in apply order."""
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": object_meta(SERVICE_ACCOUNT, KUEUE_NAMESPACE)},
         {

@@ -11,7 +11,7 @@ from ..cluster.tags import STACK_TAG
 from ..config.checks import Problem
 from ..config.stack import StackConfig
 from .arm import ComputeApi, PreflightError
-from .extensions import extension_problems, parse_cluster, parse_extensions
+from .extensions import cluster_facts, extension_problems, parse_extensions
 from .quota import Assessment, assess, clamped, parse_running_pools, parse_skus, parse_usages
 
 
@@ -58,7 +58,7 @@ def read(config: StackConfig, api: ComputeApi, stack_tag: str) -> Assessment:
     )
     if cluster is None:
         return assessment
-    facts = parse_cluster(cluster)
+    facts = cluster_facts(cluster)
     found = extension_problems(config, parse_extensions(api.extensions(facts.resource_group, facts.name)), facts)
     return replace(assessment, errors=(*assessment.errors, *found))
 

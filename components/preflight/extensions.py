@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.checks import Problem
-from ..config.names import KUEUE_NAMESPACE, NAMESPACE
+from ..config.names import CONFIG_PREFIX, KUEUE_NAMESPACE
 from ..config.stack import StackConfig
 from ..facts.kueue_versions import (
     AKS_EXTENSION_NAME,
@@ -100,7 +100,7 @@ def parse_extensions(items: Iterable[Mapping[str, Any]]) -> tuple[ClusterExtensi
     return tuple(out)
 
 
-def parse_cluster(cluster: Mapping[str, Any]) -> ClusterFacts:
+def cluster_facts(cluster: Mapping[str, Any]) -> ClusterFacts:
     """The cluster's facts; its resource group from its ARM id (a listed cluster has no other)."""
     found = _RESOURCE_GROUP.search(str(cluster.get("id", "")))
     props = cluster.get("properties") or {}
@@ -135,7 +135,7 @@ def extension_problems(
         if config.kueue.install == "helm":
             # The stack names its own extension kueue: one named otherwise must go under either install.
             ways = (
-                f"set {NAMESPACE}:kueue.install: aksExtension (the stack then uses this extension, pinned to "
+                f"set {CONFIG_PREFIX}:kueue.install: aksExtension (the stack then uses this extension, pinned to "
                 f"{pinned}), or remove the extension: {delete}"
                 if ours
                 else f"remove the extension: {delete} (install: aksExtension would not take it over: the stack names "
@@ -143,7 +143,7 @@ def extension_problems(
             )
             problems.append(
                 Problem(
-                    f"{NAMESPACE}:kueue.install",
+                    f"{CONFIG_PREFIX}:kueue.install",
                     (
                         f"is helm, but {where} has AKS's managed Kueue extension {ext}; the stack's Helm release is "
                         "also "
@@ -156,7 +156,7 @@ def extension_problems(
         elif not ours:
             problems.append(
                 Problem(
-                    f"{NAMESPACE}:kueue.install",
+                    f"{CONFIG_PREFIX}:kueue.install",
                     (
                         f"is aksExtension, but {where} already has AKS's managed Kueue extension {ext}; the stack "
                         "creates its "
@@ -173,14 +173,14 @@ def extension_problems(
         for ext in (e for e in extensions if e.is_type(KUBERAY_EXTENSION_TYPE)):
             problems.append(
                 Problem(
-                    f"{NAMESPACE}:operators.{KUBERAY.key}.install",
+                    f"{CONFIG_PREFIX}:operators.{KUBERAY.key}.install",
                     (
                         f"is managed, but {where} has AKS's managed KubeRay extension {ext}, which installs the "
                         "KubeRay "
                         f"operator and the Ray CRDs; the stack's own ({KUBERAY.release_name} in {KUBERAY.namespace}) "
                         "would "
                         "be a second operator over the same CRDs. To go on, set "
-                        f"{NAMESPACE}:operators.{KUBERAY.key}.install: "
+                        f"{CONFIG_PREFIX}:operators.{KUBERAY.key}.install: "
                         f"external (the extension's KubeRay then serves RayJobs), or remove the extension: "
                         f"{cluster.delete_command(ext)}"
                     ),
@@ -196,7 +196,7 @@ def _extension_fit(extension: AksKueueExtension, cluster: ClusterFacts, where: s
     Kubernetes and a region that offers it (learn.microsoft.com/azure/aks/kueue-overview?pivots=extension).
     A cluster the stack
     creates is held to both by the config check already."""
-    key, need = f"{NAMESPACE}:cluster.existing", ".".join(map(str, extension.min_kubernetes))
+    key, need = f"{CONFIG_PREFIX}:cluster.existing", ".".join(map(str, extension.min_kubernetes))
     problems: list[Problem] = []
     running = _minor(cluster.kubernetes_version)
     if running is not None and running < extension.min_kubernetes:
@@ -208,7 +208,7 @@ def _extension_fit(extension: AksKueueExtension, cluster: ClusterFacts, where: s
                     "managed Kueue "
                     f"extension {extension.version} runs on; upgrade the cluster (az aks upgrade --resource-group "
                     f"{cluster.resource_group} --name {cluster.name} --kubernetes-version <{need} or newer>), or set "
-                    f"{NAMESPACE}:kueue.install: helm"
+                    f"{CONFIG_PREFIX}:kueue.install: helm"
                 ),
             )
         )
@@ -221,7 +221,7 @@ def _extension_fit(extension: AksKueueExtension, cluster: ClusterFacts, where: s
                     "not offered "
                     f"(offered in {', '.join(sorted(extension.regions))}); use a cluster in one of those regions, or "
                     "set "
-                    f"{NAMESPACE}:kueue.install: helm"
+                    f"{CONFIG_PREFIX}:kueue.install: helm"
                 ),
             )
         )

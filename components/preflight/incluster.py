@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.checks import Problem
-from ..config.names import KUEUE_NAMESPACE, MANAGED_LABEL, NAMESPACE
+from ..config.names import CONFIG_PREFIX, KUEUE_NAMESPACE, MANAGED_LABEL
 from ..config.stack import StackConfig
 from ..facts.kueue_versions import AKS_PRIORITY_CLASSES
 from ..k8s.helm_records import decode_release, newest_revision, storage_selector
@@ -40,8 +40,8 @@ CONTROLLER_DEPLOYMENT = f"{KUEUE_RELEASE_NAME}-controller-manager"
 
 
 @dataclass(frozen=True)
-class HelmRelease:
-    """The newest revision of a Helm release, from its storage Secret."""
+class InstalledRelease:
+    """The newest revision of a Helm release the cluster already has, from its storage Secret."""
 
     chart: str
     version: str
@@ -55,7 +55,7 @@ class ClusterKueue:
     """What the cluster shows of a Kueue it already runs."""
 
     signs: tuple[str, ...]  # of AKS's managed extension, e.g. "ResourceFlavor aks-cpu"
-    release: HelmRelease | None  # `kueue` in kueue-system
+    release: InstalledRelease | None  # `kueue` in kueue-system
     available: int | None  # the controller Deployment's available replicas; None without one
     replicas: int | None = None
 
@@ -64,7 +64,7 @@ class ClusterKueue:
         return self.release is not None and not self.release.kueue_aks
 
 
-def newest_release(secrets: Sequence[Mapping[str, Any]]) -> HelmRelease | None:
+def newest_release(secrets: Sequence[Mapping[str, Any]]) -> InstalledRelease | None:
     """The newest revision among a release's storage Secrets (labels owner=helm, name=<release>)."""
     secret = newest_revision(secrets)
     if secret is None:
@@ -73,7 +73,7 @@ def newest_release(secrets: Sequence[Mapping[str, Any]]) -> HelmRelease | None:
     meta = (record.get("chart") or {}).get("metadata") or {}
     values = record.get("config") or {}
     manager = str(((values.get("managerConfig") or {}).get("controllerManagerConfigYaml")) or "")
-    return HelmRelease(
+    return InstalledRelease(
         chart=str(meta.get("name", "?")),
         version=str(meta.get("version", "?")),
         revision=int(record.get("version", 0)),
@@ -110,7 +110,7 @@ def read(reader: ClusterReader) -> ClusterKueue:
     )
 
 
-def _release_text(release: HelmRelease) -> str:
+def _release_text(release: InstalledRelease) -> str:
     return (
         f"Helm release {KUEUE_RELEASE_NAME} in {KUEUE_NAMESPACE}: chart {release.chart} {release.version}, "
         f"revision {release.revision}, {release.status}"
@@ -119,7 +119,7 @@ def _release_text(release: HelmRelease) -> str:
 
 def problems(config: StackConfig, found: ClusterKueue) -> list[Problem]:
     """Why the stack cannot go on with the Kueue the cluster has; empty when it can."""
-    key = f"{NAMESPACE}:kueue.install"
+    key = f"{CONFIG_PREFIX}:kueue.install"
     extension = config.kueue.extension
     seen = "; ".join([*found.signs, *([_release_text(found.release)] if found.release else [])])
     if extension is None:

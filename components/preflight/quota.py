@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config.checks import Problem
-from ..config.names import NAMESPACE, SYSTEM_POOL_NAME
+from ..config.names import CONFIG_PREFIX, SYSTEM_POOL_NAME
 from ..config.stack import StackConfig
 
 # Quotas are looked up by lower-cased name: the SKU list and the usage list spell families alike
@@ -184,7 +184,7 @@ def demands(config: StackConfig) -> list[PoolDemand]:
         out.append(
             PoolDemand(
                 SYSTEM_POOL_NAME,
-                f"{NAMESPACE}:cluster.systemPool",
+                f"{CONFIG_PREFIX}:cluster.systemPool",
                 system.vm_size,
                 False,
                 system.count,
@@ -193,7 +193,7 @@ def demands(config: StackConfig) -> list[PoolDemand]:
             )
         )
     out += [
-        PoolDemand(p.name, f"{NAMESPACE}:nodePools[{i}]", p.vm_size, p.spot, p.min_count, p.max_count)
+        PoolDemand(p.name, f"{CONFIG_PREFIX}:nodePools[{i}]", p.vm_size, p.spot, p.min_count, p.max_count)
         for i, p in enumerate(config.node_pools)
     ]
     return out
@@ -231,7 +231,7 @@ def _availability(config: StackConfig, demand: PoolDemand, offer: Offer | None) 
             why = f"restricted there for this subscription ({reason})" if reason else "not offered there"
             found.append(
                 Problem(
-                    f"{NAMESPACE}:cluster.zones",
+                    f"{CONFIG_PREFIX}:cluster.zones",
                     f"pool {demand.pool}: {demand.vm_size} is {why}: "
                     f"zone {zone} of {where}; remove zone {zone} from cluster.zones or pick another size",
                 )
@@ -342,7 +342,7 @@ def assess(
             f"raise the quota to {limit}: {quota_request(bucket, limit, subscription, config.location)} "
             "(or the portal: Quotas > Compute)"
         )
-        key = f"{members[0].key}.maxCount" if len(members) == 1 else f"{NAMESPACE}:nodePools"
+        key = f"{members[0].key}.maxCount" if len(members) == 1 else f"{CONFIG_PREFIX}:nodePools"
         if at_min > bucket.free:
             errors.append(
                 Problem(
@@ -359,7 +359,7 @@ def assess(
             Problem(
                 key,
                 f"{facts}; {raise_it}; or lower maxCount ({smaller}: what fits); or set "
-                f"{NAMESPACE}:preflight.quotaPolicy: clamp to size Kueue's quotas to what fits",
+                f"{CONFIG_PREFIX}:preflight.quotaPolicy: clamp to size Kueue's quotas to what fits",
             )
         )
 

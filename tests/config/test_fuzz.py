@@ -31,7 +31,7 @@ from hypothesis.strategies import SearchStrategy
 from components.config.checks import ConfigError
 from components.config.keys import SECTIONS, Key
 from components.config.kueue import DEFAULT_FRAMEWORKS
-from components.config.names import NAMESPACE
+from components.config.names import CONFIG_PREFIX
 from components.config.parse import parse_config
 from components.config.refusals import MINIMAL
 from components.config.stack import StackConfig
@@ -532,7 +532,7 @@ def test_the_seeds_parse_unmutated() -> None:
 def test_a_merged_value_is_named_by_its_key_not_an_object_repr() -> None:
     # stackfile._Frame.child_path named the value of a refused `<<` key by the repr of a sentinel.
     got = refused(parse_stack, STACK, "config:\n  kueue-aks:x:\n    - &t\n      a: 1\n    - <<: *t\n      b: 2\n").lines
-    assert any(f"line 5, {NAMESPACE}:x[1].<<: the alias *t" in p for p in got), got
+    assert any(f"line 5, {CONFIG_PREFIX}:x[1].<<: the alias *t" in p for p in got), got
     assert not any("object at 0x" in p for p in got), got
 
 

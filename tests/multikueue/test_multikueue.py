@@ -22,7 +22,7 @@ from components.kueue.values import manager_config
 from components.multikueue.manager import (ADMISSION_CHECK, MULTIKUEUE_CONTROLLER, SECRET_KEY, kubeconfig_secret,
                                            manager_quota_table, manager_queue_set, worker_problems, worker_quotas)
 from components.multikueue.worker import (CLUSTER_ROLE, FACTS_OUTPUT, KUBECONFIG_OUTPUT, SERVICE_ACCOUNT,
-                                          access_objects, worker_facts, worker_kubeconfig, worker_rules)
+                                          manager_access_objects, worker_facts, worker_kubeconfig, worker_rules)
 from components.kueue.validate import validate_objects
 from testbed.config_errors import refused
 from testbed.harness import ROOT, SERVICE_ACCOUNT_TOKEN, ProgramMocks, ProgramRun, run_program
@@ -133,7 +133,7 @@ def test_worker_rules_cover_its_kinds_and_workloads_and_nothing_else() -> None:
 
 
 def test_worker_access_is_bound_to_its_own_service_account() -> None:
-    sa, role, binding, token = access_objects(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
+    sa, role, binding, token = manager_access_objects(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST))
     assert (sa["kind"], sa["metadata"]["name"], sa["metadata"]["namespace"]) == ("ServiceAccount", SERVICE_ACCOUNT, "kueue-system")
     assert role["kind"] == "ClusterRole" and binding["roleRef"]["name"] == role["metadata"]["name"] == CLUSTER_ROLE
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": "kueue-system"}]

@@ -16,7 +16,7 @@ import pytest
 
 from components.preflight.arm import ArmClient, ProviderToken
 from components.preflight.check import STACK_TAG, PreflightFailed, decide, read
-from components.preflight.extensions import parse_cluster, parse_extensions
+from components.preflight.extensions import cluster_facts, parse_extensions
 from testbed.azure_fake import SUBSCRIPTION, Failure, FakeArm, extension, generous, managed_cluster
 from testbed.harness import PROVIDER_TOKEN, parsed_config, run_program
 from testbed.loopback_tls import make_tls
@@ -299,5 +299,5 @@ def test_extensions_parsers_read_azures_shapes() -> None:
     cluster = {"id": "/subscriptions/x/resourcegroups/MC-rg/providers/Microsoft.ContainerService/managedClusters/c",
                "name": "c", "location": "westus2",
                "properties": {"kubernetesVersion": "1.34", "currentKubernetesVersion": "1.34.1"}}
-    facts = parse_cluster(cluster)
+    facts = cluster_facts(cluster)
     assert (facts.resource_group, facts.name, facts.location, facts.kubernetes_version) == ("MC-rg", "c", "westus2", "1.34.1")

@@ -18,7 +18,7 @@ import pytest
 from components.config.names import KUEUE_NAMESPACE
 from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, manager_queue_set,
                                            secret_object)
-from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, access_objects, worker_rules
+from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, manager_access_objects, worker_rules
 from components.monitoring.scrape import service_monitor
 
 from testbed.cluster import condition, conditions, is_true, status, wait_for
@@ -101,7 +101,7 @@ def test_multikueue_a_cut_rule_disconnects_the_worker(mk: MultiKueueClusters) ->
     try:
         for rule in watched:
             cut = f"cut-{rule['resources'][0]}"
-            objects = copy.deepcopy(access_objects(worker.config))
+            objects = copy.deepcopy(manager_access_objects(worker.config))
             for obj in objects:
                 obj["metadata"]["name"] = f"{cut}-{obj['metadata']['name'].replace(':', '-')}"
             sa, role, binding, token = objects
