@@ -2,15 +2,16 @@
 
 Each side is what the program builds (components/plan.py builds both with the same code): per
 team, flavor and resource, the nominal quota, borrowing and lending limits and fair-sharing weight
-as its ClusterQueue states them, each team's share and LocalQueues, the pools and flavors, each
-flavor's capacity and spare (the cohort's quota, as the quota table has it), the priority classes,
-and what is installed of Kueue and the operators. The comparison opens with a headline of only
-what changes: the caller's leading lines (edits AKS cannot apply in place), versions, teams added
-and removed, per GPU flavor the GPUs gained or lost and where they come from (the spare, what no
-team is guaranteed and any team may borrow, and each team's guarantee, both sides compared),
-borrowing and lending limits, shares and priority classes; then the caller's other lines (the team
-identities' Azure roles). Then the details, before → after: who gains or loses guaranteed capacity
-(nominal quota), GPUs first; every changed quota row; the teams, pools and flavors added or removed.
+its ClusterQueue is built with (from the quota rows and the teams), each team's share and
+LocalQueues, the pools and flavors, each flavor's capacity and spare (the cohort's quota, as the
+quota table has it), the priority classes, and what is installed of Kueue and the operators. The
+comparison opens with a headline of only what changes: the caller's leading lines (edits AKS cannot
+apply in place), versions, teams added and removed, per GPU flavor the GPUs gained or lost and
+where they come from (the spare, what no team is guaranteed and any team may borrow, and each
+team's guarantee, both sides compared), borrowing and lending limits, shares and priority classes;
+then the caller's other lines (the team identities' Azure roles). Then the details, before → after:
+who gains or loses guaranteed capacity (nominal quota), GPUs first; every changed quota row; the
+teams, pools and flavors added or removed.
 """
 
 from __future__ import annotations
@@ -18,33 +19,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
-from ..config.names import TEAM_LABEL
 from ..config.stack import StackConfig
 from ..facts.operators import OPERATOR_PINS, OPERATORS
-from ..k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, UNITS, human, human_amount
-from .objects import QueueSet
+from .objects import QueueSet, borrowing_limit, fair_sharing_weight
 
 # GPUs first: the scarcest capacity, and the change a reviewer must not miss.
 RESOURCE_ORDER = (RESOURCE_GPU, RESOURCE_CPU, RESOURCE_MEMORY)
 NO_CHANGE = "No quota change."
 DETAILS = "#### Details"
 
-# Quantities as the ClusterQueues write them, back to display units (QuotaRow's).
-_PARSE: Mapping[str, Callable[[Any], int]] = {
-    RESOURCE_CPU: cpu_millicores,
-    RESOURCE_MEMORY: memory_mib,
-    RESOURCE_GPU: lambda q: int(parse_quantity(q)),
-}
-
 QuotaKey = tuple[str, str, str]  # team, flavor, resource
 
 
 @dataclass(frozen=True)
 class Quota:
-    """A team's quota of one flavor and resource, as its ClusterQueue states it (display units)."""
+    """A team's quota of one flavor and resource, as its ClusterQueue has it (display units)."""
 
     nominal: int
     borrowing_limit: int | None  # None: no limit, it may borrow whatever the cohort leaves idle
@@ -81,26 +72,18 @@ class QuotaChange:
 
 
 def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
-    """The quotas of the built ClusterQueues, so limits and weights are the applied ones."""
+    """The quotas of the stack's ClusterQueues, from the quota rows and the teams they are built of,
+    in the queues' order: per team its ordinary queue's flavors, then its topology-aware queue's."""
     quotas: dict[QuotaKey, Quota] = {}
-    shares: dict[str, Decimal] = {}
-    priorities: dict[str, int] = {}
-    for obj in queues.objects:
-        if obj["kind"] == "WorkloadPriorityClass":
-            priorities[obj["metadata"]["name"]] = obj["value"]
-        if obj["kind"] != "ClusterQueue":
-            continue
-        spec = obj["spec"]
-        team = spec["namespaceSelector"]["matchLabels"][TEAM_LABEL]
-        weight = parse_quantity(spec.get("fairSharing", {}).get("weight", 1))  # Kueue's default weight is 1
-        shares[team] = weight * 100
-        for group in spec["resourceGroups"]:
-            for flavor in group["flavors"]:
-                for r in flavor["resources"]:
-                    parse = _PARSE[r["name"]]
-                    limits = [parse(r[k]) if k in r else None for k in ("borrowingLimit", "lendingLimit")]
-                    quotas[(team, flavor["name"], r["name"])] = Quota(
-                        parse(r["nominalQuota"]), limits[0], limits[1], weight
+    for team in queues.teams:
+        weight = fair_sharing_weight(team.share)
+        for topology in (False, True):
+            for row in queues.rows:
+                if row.topology == topology and team.name in row.teams:
+                    nominal = row.teams[team.name]
+                    # No builder sets a lending limit: the ClusterQueues lend all their idle quota.
+                    quotas[(team.name, row.flavor, row.resource)] = Quota(
+                        nominal, borrowing_limit(nominal, team.borrowing), None, weight
                     )
     return StackQuotas(
         teams=tuple(queues.local_queues),
@@ -109,9 +92,9 @@ def stack_quotas(config: StackConfig, queues: QueueSet) -> StackQuotas:
         capacity={(row.flavor, row.resource): row.capacity for row in queues.rows},
         quotas=quotas,
         spare={(row.flavor, row.resource): row.cohort for row in queues.rows},
-        shares=shares,
+        shares={team.name: fair_sharing_weight(team.share) * 100 for team in queues.teams},
         local_queues={team: tuple(q) for team, q in queues.local_queues.items()},
-        priorities=priorities,
+        priorities={pc.name: pc.value for pc in config.priority_classes},
         versions=installed_versions(config),
     )
 

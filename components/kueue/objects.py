@@ -89,6 +89,7 @@ class QuotaRow:
     capacity: int
     teams: Mapping[str, int]  # nominal quota per team that uses the pool
     cohort: int  # unassigned remainder, held by the Cohort and borrowable by every team
+    topology: bool  # a topology-aware flavor: in the teams' `<team>-topology` queues (a manager's never is)
 
     @property
     def assigned(self) -> int:
@@ -121,7 +122,14 @@ def quota_table(config: StackConfig) -> list[QuotaRow]:
         for resource in resources:
             quotas = {t.name: team_quota(capacity[resource], t.share) for t in users}
             rows.append(
-                QuotaRow(pool.name, resource, capacity[resource], quotas, capacity[resource] - sum(quotas.values()))
+                QuotaRow(
+                    pool.name,
+                    resource,
+                    capacity[resource],
+                    quotas,
+                    capacity[resource] - sum(quotas.values()),
+                    pool.topology,
+                )
             )
     return rows
 
@@ -417,15 +425,23 @@ def local_queue_report(config: StackConfig) -> dict[str, dict[str, Any]]:
 @dataclass(frozen=True)
 class QueueSet:
     """What a stack applies of Kueue and reports of it: every object, the capacity its quotas must
-    fit (flavor -> resource -> amount), the quota rows and the LocalQueue report. `queue_set` builds
-    it for one cluster; a MultiKueue manager builds its own from its workers (multikueue.manager)."""
+    fit (flavor -> resource -> amount), the quota rows, the LocalQueue report and the teams as the
+    ClusterQueues have them (share and borrowing). `queue_set` builds it for one cluster; a
+    MultiKueue manager builds its own from its workers (multikueue.manager)."""
 
     objects: list[dict[str, Any]]
     capacity: dict[str, dict[str, Any]]
     rows: list[QuotaRow]
     local_queues: dict[str, dict[str, Any]]
+    teams: tuple[Team, ...]
 
 
 def queue_set(config: StackConfig) -> QueueSet:
-    """The Kueue objects, capacity, quota rows and LocalQueues of a stack's own pools."""
-    return QueueSet(build_objects(config), flavor_capacity(config), quota_table(config), local_queue_report(config))
+    """The Kueue objects, capacity, quota rows, LocalQueues and teams of a stack's own pools."""
+    return QueueSet(
+        build_objects(config),
+        flavor_capacity(config),
+        quota_table(config),
+        local_queue_report(config),
+        config.teams,
+    )

@@ -17,13 +17,14 @@ which this program does not build); jobs for it are submitted to that worker dir
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from ..config.checks import Problem
 from ..config.names import CONFIG_PREFIX, KUEUE_NAMESPACE
 from ..config.stack import StackConfig
+from ..config.teams import Team
 from ..k8s.meta import object_meta
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY, format_quantity
 from ..kueue.objects import (
@@ -279,6 +280,7 @@ def manager_quota_table(config: StackConfig, workers: Sequence[Worker]) -> list[
                     _capacity(workers, flavor["name"], resource),
                     teams,
                     _cohort_remainder(workers, flavor["name"], resource),
+                    False,
                 )
             )
     return rows
@@ -296,9 +298,11 @@ def manager_local_queues(config: StackConfig, workers: Sequence[Worker]) -> dict
     return {t.name: {lq: t.name for lq in _mirrored(first, t.name)} for t in config.teams}
 
 
-def _share(workers: Sequence[Worker], team: str) -> Decimal:
-    """The team's fair-sharing weight on the manager: its share on the first worker."""
-    return Decimal(_first_facts(workers)["teams"][team]["share"])
+def manager_teams(config: StackConfig, workers: Sequence[Worker]) -> tuple[Team, ...]:
+    """The manager's teams as its ClusterQueues have them: each with its share on the first worker,
+    which is its fair-sharing weight on the manager (a manager's own config gives no share)."""
+    first = _first_facts(workers)
+    return tuple(replace(t, share=Decimal(first["teams"][t.name]["share"])) for t in config.teams)
 
 
 def _amount_of(team: str) -> Callable[[QuotaRow], int | None]:
@@ -350,11 +354,11 @@ def manager_objects(config: StackConfig, workers: Sequence[Worker], rows: list[Q
         team_cluster_queue(
             t.name,
             t.name,
-            _share(workers, t.name),
+            t.share,
             resource_group(resources, rows, _amount_of(t.name), t.borrowing),
             [{"name": ADMISSION_CHECK}],
         )
-        for t in config.teams
+        for t in manager_teams(config, workers)
     ]
     objects += [namespace(t) for t in config.teams]
     objects += [
@@ -386,7 +390,13 @@ def manager_queue_set(config: StackConfig, workers: Sequence[Worker]) -> QueueSe
         }
         for team, queues in manager_local_queues(config, workers).items()
     }
-    return QueueSet(manager_objects(config, workers, rows), manager_capacity(rows), rows, local_queues)
+    return QueueSet(
+        manager_objects(config, workers, rows),
+        manager_capacity(rows),
+        rows,
+        local_queues,
+        manager_teams(config, workers),
+    )
 
 
 def secret_object(worker: str, kubeconfig: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Quota changes between two versions of a stack (components/kueue/compare.py), from the objects
-the program builds."""
+"""Quota changes between two versions of a stack (components/kueue/compare.py), from the quota rows
+and teams the program builds its ClusterQueues of."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from typing import Any
 
 from components.kueue.compare import (DETAILS, NO_CHANGE, Quota, StackQuotas, callouts, comparison_markdown,
                                       membership, quota_changes, stack_quotas)
-from components.kueue.objects import queue_set
-from testbed.stacks import load_stack, with_pool, with_shares
+from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
+from components.kueue.objects import QueueSet, queue_set
+from components.multikueue.manager import manager_queue_set
+from components.multikueue.worker import worker_facts
+from testbed.stacks import (MULTIKUEUE_MANAGER, MULTIKUEUE_WORKERS, load_stack, multikueue_example, with_pool,
+                            with_shares, workers_of)
 
 
 def quotas(config_map: dict[str, Any]) -> StackQuotas:
@@ -37,13 +41,40 @@ def test_the_quotas_are_read_from_the_built_cluster_queues(dev_config_map: dict[
     assert dev.capacity[("gpu", "nvidia.com/gpu")] == 3
 
 
-def test_limits_are_read_where_a_cluster_queue_sets_them(dev_config_map: dict[str, Any]) -> None:
-    config = load_stack(dev_config_map)
-    queues = queue_set(config)
-    [research] = [o for o in queues.objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research"]
-    gpu = next(f for f in research["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
-    gpu["resources"][-1].update(borrowingLimit="2", lendingLimit="0")
-    assert stack_quotas(config, queues).quotas[("research", "gpu", "nvidia.com/gpu")] == Quota(1, 2, 0, Decimal("0.6"))
+def stated(queues: QueueSet) -> dict[tuple[str, str, str], Quota]:
+    """The quotas as the built ClusterQueues state them, in their order (display units)."""
+    parse = {"cpu": cpu_millicores, "memory": memory_mib, "nvidia.com/gpu": lambda q: int(parse_quantity(q))}
+    found = {}
+    for obj in queues.objects:
+        if obj["kind"] == "ClusterQueue":
+            spec = obj["spec"]
+            team = spec["namespaceSelector"]["matchLabels"]["kueue-aks.io/team"]
+            for flavor in spec["resourceGroups"][0]["flavors"]:
+                for r in flavor["resources"]:
+                    limits = [parse[r["name"]](r[k]) if k in r else None for k in ("borrowingLimit", "lendingLimit")]
+                    found[(team, flavor["name"], r["name"])] = Quota(
+                        parse[r["name"]](r["nominalQuota"]), *limits, parse_quantity(spec["fairSharing"]["weight"]))
+    return found
+
+
+def test_the_quotas_are_the_ones_the_cluster_queues_state(dev_config_map: dict[str, Any]) -> None:
+    """Read from the rows and teams, they are what the built objects say, limits and order included: a
+    team's ordinary queue's flavors, then its topology-aware queue's (`tas`), a manager's as its workers give."""
+    limited = copy.deepcopy(dev_config_map)
+    limited["kueue-aks:teams"][0]["borrowing"] = 2
+    for config_map in (dev_config_map, limited):
+        config = load_stack(config_map)
+        queues = queue_set(config)
+        assert list(stack_quotas(config, queues).quotas.items()) == list(stated(queues).items())
+    assert stack_quotas(config, queues).quotas[("research", "gpu", "nvidia.com/gpu")] == Quota(1, 2, None, Decimal("0.6"))
+    assert [f for t, f, r in stated(queues) if t == "research" and r == "cpu"] == ["cpu", "gpu", "tas"]
+    manager = load_stack(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
+    facts = {w: worker_facts(load_stack(multikueue_example(w), w)) for w in MULTIKUEUE_WORKERS}
+    queues = manager_queue_set(manager, workers_of(manager, {w.name: facts[w.stack.rsplit("/", 1)[1]]
+                                                             for w in manager.multi_kueue.workers}))
+    built = stack_quotas(manager, queues)
+    assert list(built.quotas.items()) == list(stated(queues).items()) and built.quotas
+    assert built.shares == {"research": Decimal(60), "platform": Decimal(40)}  # the workers' shares
 
 
 def test_a_gpu_that_moves_is_called_out_first(dev_config_map: dict[str, Any]) -> None:

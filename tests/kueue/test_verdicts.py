@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -49,7 +50,7 @@ def test_a_pass_is_remembered_and_any_change_validates_again(dev: tuple[Any, Que
     assert len(counted) == 1, "the second preview of the same objects reuses the first's verdict"
     changed = copy.deepcopy(queues.objects)
     changed[-1]["metadata"]["labels"] = {"team": "other"}
-    kueue_queues.validated_objects(config, QueueSet(changed, queues.capacity, queues.rows, queues.local_queues))
+    kueue_queues.validated_objects(config, dataclasses.replace(queues, objects=changed))
     assert len(counted) == 2
 
 
@@ -58,7 +59,7 @@ def test_a_failure_is_never_remembered(dev: tuple[Any, QueueSet], counted: list[
     broken = copy.deepcopy(queues.objects)
     queue = next(o for o in broken if o["kind"] == "ClusterQueue")
     queue["spec"]["queueingStrategy"] = "Sometimes"  # not in the CRD's enum
-    invalid = QueueSet(broken, queues.capacity, queues.rows, queues.local_queues)
+    invalid = dataclasses.replace(queues, objects=broken)
     for _ in range(2):
         with pytest.raises(pulumi.RunError, match="queueingStrategy"):
             kueue_queues.validated_objects(config, invalid)
