@@ -2,19 +2,22 @@
 them (pure: plain data in and out; no Pulumi import).
 
 One description, read by three readers:
-- the program (`__main__.py`) builds a component for each part and only for those;
+- the program (`__main__.py`) builds a component for each part and only for those, in this order;
 - the plan's `--manifests` (components/manifests/folders.py) writes every part's objects and Helm
   releases, in this order;
 - tests/test_assembly.py runs every stack the tests know under mocks and checks that each
   component registers exactly its part's objects and releases, no more and no fewer.
 
-A new object kind is added to its component's builder and to its part here; should one of the
-two be missed, the assembly test names the component and the object.
+Every component takes its part in one shape, `Component(name, part, *, <what it waits for and
+what it reads beyond the cluster's objects>, opts)`, registers the part's objects and releases and
+none of its own making, and gives the stack outputs it has as `exports`. A new object kind is added
+to its builder and to its part here; should one of the two be missed, the assembly test names the
+component and the object.
 
 What the program creates that no part lists, on purpose: the Azure resources (not in the cluster),
 the ProvisioningRequest CRD (read, never created: components/autoscaling), and a MultiKueue
 manager's kubeconfig Secrets (made of its workers' stack outputs, credentials that exist only
-while the program runs).
+while the program runs: the manager's part is empty).
 """
 
 from __future__ import annotations
@@ -32,32 +35,34 @@ from .kueue.policies import aggregated_role_guard, priority_class_guard
 from .kueue.values import KUEUE_RELEASE_NAME, kueue_chart, kueue_helm_values
 from .monitoring.scrape import scrape_objects
 from .multikueue.worker import manager_access_objects
-from .operators.installs import installs, operator_objects
+from .operators.installs import OperatorsPart, installs, operator_objects
 from .operators.policies import rayservice_guard
 
 OPERATORS = "operators"
 KUEUE = "kueue"
 DEVICE_PLUGIN = "gpu"
-POOL_GUARD = "governance"
+GOVERNANCE = "governance"
 MONITORING = "monitoring"
 QUEUES = "queues"
 ACCESS = "access"
 IDENTITIES = "identities"
 MULTIKUEUE_WORKER = "multikueue"
+MULTIKUEUE_MANAGER = "multikueue"  # a stack is a worker, a manager or neither
 
 
 def stack_parts(config: StackConfig, queues: QueueSet) -> tuple[Part, ...]:
     """The parts of the stack `config` describes, with `queues` its QueueSet (a MultiKueue
     manager's, for a manager), in the program's order."""
     operators = installs(config)
-    parts = [
-        Part(
+    parts: list[Part] = [
+        OperatorsPart(
             OPERATORS,
             "kueue-aks:operators:JobOperators",
             (*operator_objects(config), *rayservice_guard(config)),
             tuple(
                 HelmRelease(i.operator.release_name, i.namespace, i.chart, i.values, True) for i in operators if i.chart
             ),
+            installs=tuple(operators),
         )
     ]
     if config.kueue.extension is None:
@@ -66,6 +71,8 @@ def stack_parts(config: StackConfig, queues: QueueSet) -> tuple[Part, ...]:
             KUEUE_RELEASE_NAME, KUEUE_NAMESPACE, kueue_chart(config), kueue_helm_values(config), False
         )
         parts.append(Part(KUEUE, "kueue-aks:kueue:KueueInstallation", tuple(aggregated_role_guard()), (release,)))
+    else:  # AKS's managed extension: Kueue is Azure's to install, nothing of it is in the part
+        parts.append(Part(KUEUE, "kueue-aks:kueue:KueueInstallation", ()))
     if config.has_gpu:
         plugin = HelmRelease(
             DEVICE_PLUGIN_RELEASE_NAME,
@@ -76,9 +83,11 @@ def stack_parts(config: StackConfig, queues: QueueSet) -> tuple[Part, ...]:
         )
         parts.append(Part(DEVICE_PLUGIN, "kueue-aks:gpu:NvidiaDevicePlugin", (), (plugin,)))
     if config.governance.enforce:
-        parts.append(Part(POOL_GUARD, "kueue-aks:governance:PoolGuard", tuple(pool_guard(config))))
+        parts.append(Part(GOVERNANCE, "kueue-aks:governance:PoolGuard", tuple(pool_guard(config))))
     if config.monitoring.enabled:
         parts.append(Part(MONITORING, "kueue-aks:monitoring:Monitoring", tuple(scrape_objects(config))))
+    if config.multi_kueue.is_manager:  # before the queues: its MultiKueueClusters name its Secrets
+        parts.append(Part(MULTIKUEUE_MANAGER, "kueue-aks:multikueue:MultiKueueManager", ()))
     parts.append(
         Part(QUEUES, "kueue-aks:queues:KueueQueues", (*priority_class_guard(config), *queues.objects)),
     )

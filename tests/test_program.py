@@ -12,7 +12,9 @@ import yaml
 
 from components.governance.policies import pool_guard
 from components.kueue.objects import quota_table, zero_gpu_quotas
+from components.multikueue.worker import FACTS_OUTPUT, KUBECONFIG_OUTPUT
 from testbed.harness import ProgramRun, run_program
+from testbed.stacks import MULTIKUEUE_MANAGER, MULTIKUEUE_WEST, SHAPES, stack_run
 from testbed.stacks import design_example, load_stack
 
 AKS = "azure-native:containerservice:ManagedCluster"
@@ -308,3 +310,34 @@ def test_the_program_warns_of_a_team_with_0_gpus(dev_config_map: dict[str, Any],
         "teams 'research' (60%), 'platform' (40%) get a nominal quota of 0 GPUs on flavor 'gpu' (their share of 1 GPU, "
         "rounded down): their GPU jobs run there only on GPUs borrowed while other teams leave them idle, and are "
         "preempted when those teams reclaim them; a share of at least 100% gives a team 1 GPU"]
+
+
+# --- a component per part ---------------------------------------------------------------------
+
+# What every stack exports, what a cluster in Azure adds, and what each part's component adds (its Azure
+# resources' only in Azure).
+EXPORTS = {"nodePools", "kueueNamespace", "kueueVersion", "operatorVersions", "localQueues", "quotaTable", "teams"}
+AZURE_EXPORTS = {"clusterName", "resourceGroupName", "oidcIssuerUrl", "kubeconfig"}
+MONITORING_EXPORTS = {"azureMonitorWorkspaceId", "prometheusQueryEndpoint", "grafanaName", "grafanaUrl"}
+PART_EXPORTS = {
+    "kueue-aks:monitoring:Monitoring": MONITORING_EXPORTS,
+    "kueue-aks:access:TeamIdentities": {"teamIdentities"},
+    "kueue-aks:multikueue:MultiKueueWorker": {FACTS_OUTPUT, KUBECONFIG_OUTPUT},
+    "kueue-aks:multikueue:MultiKueueManager": {"multiKueueWorkers"},
+}
+# The program's components that take no part: the cluster, and the read of the ProvisioningRequest API.
+PARTLESS = ("kueue-aks:cluster:", "kueue-aks:autoscaling:")
+
+
+@pytest.mark.parametrize("name", ["dev", "kubeconfig", "existing-aks-extension", "identities", MULTIKUEUE_WEST,
+                                  MULTIKUEUE_MANAGER])
+def test_the_program_builds_one_component_per_part_and_exports_what_each_gives(name: str) -> None:
+    run = stack_run(name)
+    (parts,) = run.parts
+    components = [(r.type, r.name) for r in run.run.registrations
+                  if not r.custom and "::pulumi:pulumi:Stack::" in r.parent and not r.type.startswith(PARTLESS)]
+    assert sorted(components) == sorted((p.type, p.name) for p in parts)
+    exported = EXPORTS | AZURE_EXPORTS | {e for p in parts for e in PART_EXPORTS.get(p.type, ())}
+    if SHAPES[name].mode == "kubeconfig":  # no Azure resources
+        exported -= AZURE_EXPORTS | MONITORING_EXPORTS
+    assert set(run.run.exports) == exported

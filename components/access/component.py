@@ -69,18 +69,22 @@ class TeamAccess(pulumi.ComponentResource):
     whose batch-user ClusterRole the RoleBindings name.
     """
 
+    TYPE = "kueue-aks:access:TeamAccess"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives
+
     def __init__(
         self,
         name: str,
-        config: StackConfig,
-        queues: QueueSet,
         part: Part,
         *,
+        config: StackConfig,
+        queues: QueueSet,
         cluster_id: pulumi.Input[str] | None,
         after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:access:TeamAccess", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, depends_on=list(after))
         # The members' RBAC objects (components/access/members.py).
         self.resources = object_resources(name, part.objects, in_cluster)
@@ -101,6 +105,8 @@ class TeamAccess(pulumi.ComponentResource):
                     )
                 )
         self.teams = {t.team: t.as_output() for t in team_access(config, queues)}
+        # Who can submit where: namespace, LocalQueues, quota, member groups.
+        self.exports = {"teams": self.teams}
         self.register_outputs({"teams": self.teams})
 
 
@@ -117,17 +123,21 @@ class TeamIdentities(pulumi.ComponentResource):
     checks pass (`verified`). `after`: the team namespaces, where the ServiceAccounts go.
     """
 
+    TYPE = "kueue-aks:access:TeamIdentities"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives
+
     def __init__(
         self,
         name: str,
-        config: StackConfig,
         part: Part,
         *,
+        config: StackConfig,
         cluster: Any,
         after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:access:TeamIdentities", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         existing = config.cluster.existing
         issuer: pulumi.Output[Any] = cluster.oidc_issuer_url
         # On an existing cluster nothing is created in Azure before its checks pass (ExistingAksCluster's:
@@ -185,4 +195,6 @@ class TeamIdentities(pulumi.ComponentResource):
         self.resources = object_resources(
             name, with_client_ids(part.objects, client_ids), pulumi.ResourceOptions(parent=self, depends_on=list(after))
         )
+        # What a team's jobs run as in Azure: client ID (no secret), principal, ServiceAccount.
+        self.exports = {"teamIdentities": self.identities}
         self.register_outputs({"identities": self.identities})

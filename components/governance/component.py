@@ -6,6 +6,8 @@ The policy is built by the pure components/governance/policies.py into the stack
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
 from ..config.stack import StackConfig
@@ -20,9 +22,16 @@ class PoolGuard(pulumi.ComponentResource):
     comes with the pool model (NodePool.node_taints), the `pod` integration with kueue_values.
     """
 
-    def __init__(self, name: str, config: StackConfig, part: Part, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("kueue-aks:governance:PoolGuard", name, None, opts)
+    TYPE = "kueue-aks:governance:PoolGuard"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives: none
+
+    def __init__(
+        self, name: str, part: Part, *, config: StackConfig, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(self.TYPE, name, None, opts)
         policy, binding = part.objects
         self.resources = admission_policy(self, f"{name}-policy", policy, binding)
         self.policy_name = policy["metadata"]["name"]
+        self.exports = {}
         self.register_outputs({"policy": self.policy_name, "exemptNamespaces": list(config.governance.exempt)})

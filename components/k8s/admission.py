@@ -5,10 +5,11 @@ no Pulumi import). The guards themselves belong to their concerns: Kueue's aggre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"  # GA since Kubernetes 1.30
+GUARD_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 
 
 def guard(name: str, labels: Mapping[str, str], spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -28,6 +29,12 @@ def guard(name: str, labels: Mapping[str, str], spec: dict[str, Any]) -> list[di
             "spec": {"policyName": name, "validationActions": ["Deny"]},
         },
     ]
+
+
+def split_guard(objects: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A part's guard (its policy and binding, or nothing) and its other objects, each in order."""
+    guard_objects = [o for o in objects if o["kind"] in GUARD_KINDS]
+    return guard_objects, [o for o in objects if o["kind"] not in GUARD_KINDS]
 
 
 def cel_list(values: list[str]) -> str:

@@ -123,7 +123,10 @@ class KueueInstallation(pulumi.ComponentResource):
     and reaches the children through `parent`.
     """
 
+    TYPE = "kueue-aks:kueue:KueueInstallation"  # its part's type (components/assembly.py)
+
     namespace_name: str
+    exports: dict[str, Any]  # the stack outputs it gives
     namespace_ready: list[pulumi.Resource]
     ready: list[pulumi.Resource]
     webhook_retry: pulumi.ResourceHookBinding | None
@@ -131,21 +134,23 @@ class KueueInstallation(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        config: StackConfig,
-        part: Part | None,
+        part: Part,
         *,
+        config: StackConfig,
         cluster: Any = None,
         after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`cluster`: the program's cluster component (its `cluster_name` and `resource_group_name`,
+        """`part`: the chart's release with the role guard, or nothing with AKS's managed extension.
+        `cluster`: the program's cluster component (its `cluster_name` and `resource_group_name`,
         for the extension). `after`: what must exist when Kueue starts: the ProvisioningRequest API,
         which Kueue looks for only at start-up, and the job operators' CRDs, whose controllers Kueue
         otherwise sets up only after a backoff of up to 2 minutes."""
-        super().__init__("kueue-aks:kueue:KueueInstallation", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.namespace_name = KUEUE_NAMESPACE
+        self.exports = {"kueueNamespace": KUEUE_NAMESPACE, "kueueVersion": config.kueue.running_version}
         outputs: dict[str, Any] = {"namespace": KUEUE_NAMESPACE, "version": config.kueue.running_version}
-        if part is not None:  # the chart's release, with the role guard
+        if part.releases:  # the chart's release, with the role guard
             self.guard = admission_policy(self, f"{name}-role-guard", *part.objects)
             (kueue,) = part.releases
             # Created after the guard and deleted before it: uninstall needs the guard.

@@ -15,14 +15,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..config.stack import StackConfig
+from ..k8s.admission import split_guard
 from ..k8s.cache import user_cache
 from ..k8s.crd_schema import CrdError
 from ..k8s.manifest import ObjectResource, admission_policy
+from ..k8s.part import Part
 from ..k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from .crds import Transport, kueue_crds
 from .findings import KueueValidationError
-from .objects import QueueSet, QuotaRow, most_held
-from .policies import priority_class_guard
+from .objects import QueueSet, most_held
 from .validate import check_objects
 from .values import kueue_chart
 from .verdicts import known_valid, remember_valid, verdict_key
@@ -107,7 +108,7 @@ def _selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> b
     return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
 
 
-def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str, Any]]:
+def quota_report(queues: QueueSet) -> list[dict[str, Any]]:
     """The capacity/quota table as plain rows for `pulumi stack output` (display units); each row
     says whether its flavor is topology-aware, i.e. in the teams' `<team>-topology` queues (a
     manager's flavors never are), and the most each team can hold there, borrowing included."""
@@ -115,38 +116,45 @@ def quota_report(config: StackConfig, rows: Sequence[QuotaRow]) -> list[dict[str
     return [
         {
             "flavor": r.flavor,
-            "topologyAware": not config.multi_kueue.is_manager and config.pool(r.flavor).topology,
+            "topologyAware": r.topology,
             "resource": r.resource,
             "unit": units[r.resource],
             "capacity": r.capacity,
             "nominalQuotaTotal": sum(r.teams.values()),
             "cohortShared": r.cohort,
             "teams": dict(r.teams),
-            "mostPerTeam": {t.name: most_held(r, t) for t in config.teams if t.name in r.teams},
+            "mostPerTeam": {t.name: most_held(r, t) for t in queues.teams if t.name in r.teams},
         }
-        for r in rows
+        for r in queues.rows
     ]
 
 
 class KueueQueues(pulumi.ComponentResource):
-    """Team namespaces, Topology, ResourceFlavors, Cohort, ClusterQueues, LocalQueues, priorities."""
+    """Team namespaces, Topology, ResourceFlavors, Cohort, ClusterQueues, LocalQueues, priorities:
+    the objects of `part`, the priority-class guard first. `queues` gives the LocalQueue and quota
+    reports (its objects are the part's). `after`: what every object waits for (Kueue ready, a
+    manager's worker Secrets); `namespaces_after`: what the team namespaces wait for too."""
+
+    TYPE = "kueue-aks:queues:KueueQueues"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives
 
     def __init__(
         self,
         name: str,
-        config: StackConfig,
-        queues: QueueSet,
+        part: Part,
         *,
-        ready: Sequence[pulumi.Resource],
+        queues: QueueSet,
+        after: Sequence[pulumi.Resource],
         hooks: pulumi.ResourceHookBinding | None = None,
         namespaces_after: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:queues:KueueQueues", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
+        guard, objects = split_guard(part.objects)
         # Before any team namespace exists, so no job with a mistyped priority is ever accepted.
-        self.priority_guard = admission_policy(self, f"{name}-priority-guard", *priority_class_guard(config))
+        self.priority_guard = admission_policy(self, f"{name}-priority-guard", *guard)
         created: dict[tuple[str, str], pulumi.Resource] = {}
-        objects = queues.objects
         for obj in objects:  # builders return objects in dependency order
             kind, meta = obj["kind"], obj["metadata"]
             depends_on = [created[ref] for ref in references(obj, objects)]
@@ -160,7 +168,7 @@ class KueueQueues(pulumi.ComponentResource):
                     f"{name}-ns-{meta['name']}",
                     metadata=meta,
                     opts=pulumi.ResourceOptions(
-                        parent=self, depends_on=[*ready, *namespaces_after, *depends_on, *self.priority_guard]
+                        parent=self, depends_on=[*after, *namespaces_after, *depends_on, *self.priority_guard]
                     ),
                 )
             else:
@@ -168,11 +176,12 @@ class KueueQueues(pulumi.ComponentResource):
                 resource = ObjectResource(
                     f"{name}-{kind.lower()}-{label}",
                     obj,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*ready, *depends_on], hooks=hooks),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *depends_on], hooks=hooks),
                 )
             created[(kind, f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"])] = resource
         self.resources = created
 
         self.local_queues = queues.local_queues
-        self.quota_table = quota_report(config, queues.rows)
+        self.quota_table = quota_report(queues)
+        self.exports = {"localQueues": self.local_queues, "quotaTable": self.quota_table}
         self.register_outputs({"localQueues": self.local_queues, "quotaTable": self.quota_table})

@@ -108,17 +108,21 @@ class Monitoring(pulumi.ComponentResource):
     provider comes from `opts.providers`.
     """
 
+    TYPE = "kueue-aks:monitoring:Monitoring"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives: the Azure ones (None in kubeconfig mode)
+
     def __init__(
         self,
         name: str,
-        config: StackConfig,
         part: Part,
         *,
+        config: StackConfig,
         cluster: Any,
         kueue_namespace: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:monitoring:Monitoring", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         self.workspace_id: pulumi.Output[str] | None = None
         self.prometheus_query_endpoint: pulumi.Output[Any] | None = None
         self.grafana_name: pulumi.Output[str] | None = None
@@ -141,14 +145,13 @@ class Monitoring(pulumi.ComponentResource):
             self.scrape_objects[(kind, meta["name"])] = kubernetes_object(
                 f"{name}-{kind.lower()}", obj, pulumi.ResourceOptions(parent=self, depends_on=needs)
             )
-        self.register_outputs(
-            {
-                "azureMonitorWorkspaceId": self.workspace_id,
-                "grafanaName": self.grafana_name,
-                "grafanaUrl": self.grafana_url,
-                "prometheusQueryEndpoint": self.prometheus_query_endpoint,
-            }
-        )
+        self.exports = {
+            "azureMonitorWorkspaceId": self.workspace_id,
+            "grafanaName": self.grafana_name,
+            "grafanaUrl": self.grafana_url,
+            "prometheusQueryEndpoint": self.prometheus_query_endpoint,
+        }
+        self.register_outputs(self.exports)
 
     def _azure(self, name: str, config: StackConfig, cluster: Any) -> None:
         settings, child = config.monitoring, pulumi.ResourceOptions(parent=self)

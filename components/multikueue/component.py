@@ -54,19 +54,24 @@ def api_server(config: StackConfig, kubeconfig: pulumi.Output[str] | None) -> pu
 
 class MultiKueueWorker(pulumi.ComponentResource):
     """The ServiceAccount a manager's Kueue acts as in this cluster, its rules and token, and the
-    facts a manager plans with. `kubeconfig` is a secret; `facts` is plain data."""
+    facts a manager plans with. `kubeconfig` is a secret; `facts` is plain data. `after`: what
+    makes Kueue's namespace, where the token Secret goes."""
+
+    TYPE = "kueue-aks:multikueue:MultiKueueWorker"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives: what a manager reads through its StackReference
 
     def __init__(
         self,
         name: str,
-        config: StackConfig,
         part: Part,
         *,
+        config: StackConfig,
         server: pulumi.Input[str],
-        namespace: Sequence[pulumi.Resource],
+        after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:multikueue:MultiKueueWorker", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         *grants, token = part.objects  # components/multikueue/worker.py's manager_access_objects
         created: list[pulumi.Resource] = []
         for obj in grants:
@@ -74,7 +79,7 @@ class MultiKueueWorker(pulumi.ComponentResource):
                 ObjectResource(
                     f"{name}-{obj['kind'].lower()}",
                     obj,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*namespace, *created]),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *created]),
                 )
             )
         # Typed, so its `data` can be read back: the provider waits until the token controller filled it.
@@ -90,24 +95,33 @@ class MultiKueueWorker(pulumi.ComponentResource):
             )
         )
         self.facts: Mapping[str, Any] = worker_facts(config)
-        self.register_outputs({FACTS_OUTPUT: self.facts, KUBECONFIG_OUTPUT: self.kubeconfig})
+        self.exports = {FACTS_OUTPUT: self.facts, KUBECONFIG_OUTPUT: self.kubeconfig}
+        self.register_outputs(self.exports)
 
 
 class MultiKueueManager(pulumi.ComponentResource):
     """The manager's Secret for each worker's kubeconfig, in Kueue's namespace, where its
     MultiKueueCluster (created with the other Kueue objects) points. A new token on a worker
-    reaches the Secret on the manager's next `up`; Kueue watches the Secret and reconnects."""
+    reaches the Secret on the manager's next `up`; Kueue watches the Secret and reconnects.
+
+    Its part lists no object: the Secrets are made of the workers' stack outputs (`kubeconfigs`,
+    credentials that exist only while the program runs). `after`: what makes Kueue's namespace."""
+
+    TYPE = "kueue-aks:multikueue:MultiKueueManager"  # its part's type (components/assembly.py)
+
+    exports: dict[str, Any]  # the stack outputs it gives
 
     def __init__(
         self,
         name: str,
+        part: Part,
+        *,
         workers: Sequence[Worker],
         kubeconfigs: Mapping[str, pulumi.Output[str]],
-        *,
-        namespace: Sequence[pulumi.Resource],
+        after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("kueue-aks:multikueue:MultiKueueManager", name, None, opts)
+        super().__init__(self.TYPE, name, None, opts)
         secrets = {w.name: secret_object(w.name, kubeconfigs[w.name]) for w in workers}
         self.secrets = [
             k8s.core.v1.Secret(
@@ -115,9 +129,10 @@ class MultiKueueManager(pulumi.ComponentResource):
                 metadata=obj["metadata"],
                 type=obj["type"],
                 string_data=obj["stringData"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(namespace)),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
             )
             for worker, obj in secrets.items()
         ]
         self.workers = {w.name: w.stack for w in workers}
+        self.exports = {"multiKueueWorkers": self.workers}
         self.register_outputs({"workers": self.workers})

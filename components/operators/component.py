@@ -14,14 +14,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..config.stack import StackConfig
+from ..k8s.admission import split_guard
 from ..k8s.charts import ChartRef
 from ..k8s.helm import chart_namespace, release
 from ..k8s.manifest import ObjectResource, admission_policy
 from ..kueue.install import webhook_retry_callback
 from .crd_chart import charts_dir, crd_chart, write_chart
-from .installs import TRAINER_WEBHOOK_HOST, Install, installs, trainer_runtimes
-from .policies import rayservice_guard
+from .installs import TRAINER_WEBHOOK_HOST, TRAINING_RUNTIME_KIND, Install, OperatorsPart
 
 
 def _label(obj: dict[str, object]) -> str:
@@ -31,7 +30,10 @@ def _label(obj: dict[str, object]) -> str:
 
 
 class JobOperators(pulumi.ComponentResource):
-    """The managed operators of `config.operators`; `ready` is what must outlive team namespaces."""
+    """The managed operators of the stack: the installs of `part`, its RayService guard and
+    Trainer's runtimes; `ready` is what must outlive team namespaces."""
+
+    TYPE = "kueue-aks:operators:JobOperators"  # its part's type (components/assembly.py)
 
     releases: dict[str, pulumi.Resource]
     ready: list[pulumi.Resource]
@@ -42,10 +44,10 @@ class JobOperators(pulumi.ComponentResource):
     crds: dict[str, pulumi.Resource]  # operator key -> the release of its CRDs
     versions: dict[str, str]
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("kueue-aks:operators:JobOperators", name, None, opts)
+    def __init__(self, name: str, part: OperatorsPart, *, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(self.TYPE, name, None, opts)
         self.releases, self.crds, self.versions = {}, {}, {}
-        for install in installs(config):
+        for install in part.installs:
             key = install.operator.key
             ns = chart_namespace(self, f"{name}-{key}", install.namespace)
             chart = crd_chart(key, install.pin.version, install.crds)
@@ -65,7 +67,7 @@ class JobOperators(pulumi.ComponentResource):
             self.versions[key] = install.pin.version
         self.ready = list(self.releases.values())
         self.apis = list(self.crds.values())
-        guard = rayservice_guard(config)
+        guard, objects = split_guard(part.objects)
         self.guards = admission_policy(self, f"{name}-rayservice-guard", *guard) if guard else []
 
         self.runtimes: list[pulumi.Resource] = []
@@ -83,8 +85,10 @@ class JobOperators(pulumi.ComponentResource):
                     obj,
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[self.releases["trainer"]], hooks=retry),
                 )
-                for obj in trainer_runtimes()
+                for obj in objects
+                if obj["kind"] == TRAINING_RUNTIME_KIND
             ]
+        self.exports = {"operatorVersions": self.versions}
         self.register_outputs({"versions": self.versions})
 
     def _install(

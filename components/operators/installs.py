@@ -24,6 +24,7 @@ from ..config.operators import OperatorSettings
 from ..config.stack import StackConfig
 from ..facts.operators import JOBSET, KUBERAY, MPI_OPERATOR, OPERATOR_PINS, TRAINER, TRAINING_OPERATOR, Operator, Pin
 from ..k8s.charts import ChartRef, chart_ref
+from ..k8s.part import Part
 from ..kueue.values import SYSTEM_POOL_SELECTOR, SYSTEM_POOL_TOLERATIONS
 from .sources import module_documents
 
@@ -66,6 +67,14 @@ class Install:
             or (o["kind"] == "ClusterRole" and o["metadata"]["name"] in roles)
             or o["kind"] == "ValidatingWebhookConfiguration"
         ]
+
+
+@dataclass(frozen=True)
+class OperatorsPart(Part):
+    """The operators' part (components/assembly.py): its objects and releases, and the installs they
+    are made of, which JobOperators registers operator by operator, each in its own order."""
+
+    installs: tuple[Install, ...] = ()
 
 
 def pin_of(config: StackConfig, key: str) -> Pin:
@@ -255,6 +264,7 @@ def _training_operator(config: StackConfig, settings: OperatorSettings) -> Insta
 # The Service the chart puts in front of Trainer's webhooks (kubeflow/trainer charts/kubeflow-trainer@v2.2.1).
 TRAINER_WEBHOOK_HOST = f"{TRAINER.release_name}-controller-manager.{TRAINER.namespace}.svc"
 TORCH_RUNTIME = "torch-distributed"
+TRAINING_RUNTIME_KIND = "ClusterTrainingRuntime"
 TORCH_IMAGE = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"  # the image examples/pytorchjob.yaml uses
 
 
@@ -265,7 +275,7 @@ def trainer_runtimes() -> list[dict[str, Any]]:
     return [
         {
             "apiVersion": "trainer.kubeflow.org/v1alpha1",
-            "kind": "ClusterTrainingRuntime",
+            "kind": TRAINING_RUNTIME_KIND,
             "metadata": {"name": TORCH_RUNTIME, "labels": {"trainer.kubeflow.org/framework": "torch"}},
             "spec": {
                 "mlPolicy": {"numNodes": 1, "torch": {}},

@@ -225,7 +225,7 @@ def test_kueue_objects_can_wait_for_ready_and_carry_the_retry_hook(dev_map: dict
         provider = k8s.Provider("k8s", kubeconfig="{}")
         part = next(p for p in stack_parts(config, queue_set(config)) if p.name == KUEUE)
         installation = kueue.KueueInstallation(
-            "kueue", config, part, opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
+            "kueue", part, config=config, opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
         seen["installation"] = installation
         # What the queues component does with each Kueue object.
         flavor = k8s.apiextensions.CustomResource(

@@ -10,7 +10,6 @@ import pytest
 
 from components.kueue import objects as builders
 from components.kueue import queues
-from components.kueue.objects import quota_table
 from testbed.harness import ProgramRun, Registration, run_program
 from testbed.stacks import load_stack
 
@@ -160,7 +159,7 @@ def test_reports_show_which_queue_covers_which_pools() -> None:
         "data": {"default": {"clusterQueue": "data", "topologyAware": False, "pools": ["cpu"]},
                  "topology": {"clusterQueue": "data-topology", "topologyAware": True, "pools": ["packed"]}},
     }
-    rows = {(r["flavor"], r["resource"]): r for r in queues.quota_report(config, quota_table(config))}
+    rows = {(r["flavor"], r["resource"]): r for r in queues.quota_report(builders.queue_set(config))}
     # Only the teams that use a pool hold quota in it; the cohort keeps the share of those that do not.
     # cpu, D8s_v5 x 2 = 15640 m: web 40 % -> 6256, data 30 % -> 4692, cohort (hpc's 30 %) 4692.
     # packed, D4s_v5 x 2 = 7720 m: hpc and data 30 % -> 2316 each, cohort (web's 40 %) 3088.
