@@ -343,8 +343,8 @@ def test_the_comparison_ends_with_the_waiting_time_forecast(run_plan: PlanRunner
     assert code == 0
     forecast = out[out.index("#### Waiting-time forecast: stack `dev`, before → after"):]
     assert "Trace: synthetic, seed 1, load 0.8, " in forecast and "(research 70 %, platform 30 %)" in forecast
-    assert "| platform | 608 | 10.3 h → 0 s |" in forecast
-    assert out.splitlines()[-1] == "Fidelity: not yet measured against real Kueue."
+    assert "| platform | 608 | 6.5 h → 0 s |" in forecast
+    assert out.splitlines()[-1].startswith("Fidelity: the e2e tier replays traces through real Kueue")
 
 
 def test_the_same_stack_as_base_has_no_quota_change(run_plan: PlanRunner) -> None:

@@ -45,8 +45,8 @@ SERVICE_CIDR = "127.102.0.0/16"  # its own, so a sweep can run beside the e2e ti
 SHARE_KEPT_MIN = 0.90
 
 
-def trace_spec(load: float, gpus: float) -> TraceSpec:
-    stretch = WINDOW_S / max(t.end_s for t in scenario.TRACE.teams)
+def trace_spec(load: float, gpus: float, window_s: float = WINDOW_S) -> TraceSpec:
+    stretch = window_s / max(t.end_s for t in scenario.TRACE.teams)
     teams = tuple(replace(t, start_s=t.start_s * stretch, end_s=t.end_s * stretch, rate_per_s=t.rate_per_s / stretch)
                   for t in scenario.TRACE.teams)
     return at_load(replace(scenario.TRACE, teams=teams, seconds_per_hour=SECONDS_PER_HOUR), load, gpus)

@@ -8,9 +8,12 @@ file@v0.19.2; read, not copied):
 
 - queues: per ClusterQueue BestEffortFIFO, priority first and then submission
   (pkg/cache/queue/cluster_queue.go baseCompareFunc); a head that cannot be admitted is set aside
-  with every equal job (its scheduling equivalence class: same requests and priority) until quota
-  is freed in its cohort (requeueIfNotPresent, handleInadmissibleHash; QueueInadmissibleWorkloads
-  on a finish or eviction), and the next job is tried; a job that preempted stays at the head
+  with every equal job (its scheduling equivalence class: same requests and priority), and the
+  next job is tried; the set-aside jobs of a cohort are tried again one second after quota is
+  first freed in it, however often it is freed in that second (requeueIfNotPresent,
+  handleInadmissibleHash; a finish or eviction calls QueueAssociatedInadmissibleWorkloadsAfter,
+  whose requeue request waits requeueBatchPeriod in a delaying work queue,
+  pkg/cache/queue/inadmissible_workloads.go); a job that preempted stays at the head
   (preemptorWorkload, sticky);
 - cycles: each cycle takes one head per ClusterQueue, assigns flavors to all of them against the
   cycle's state (pkg/scheduler/scheduler.go nominate), then admits them in fair-sharing order: a
@@ -64,9 +67,14 @@ NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
 # A safety stop: cycles at one instant that admit or preempt something. A preemption loop is
 # broken before (see Simulator.loops); the run says when it was reached.
 MAX_CYCLES_PER_INSTANT = 2_000
-# The times one preemption (the same job evicting the same jobs) may repeat at one instant before
-# it is taken for a loop (Simulator.issued).
+# The times one preemption (the same job evicting the same jobs) may repeat, with no job arriving
+# or finishing in between, before it is taken for a loop (Simulator.issued).
 LOOP_REPEATS = 3
+# Kueue 0.19.2's requeueBatchPeriod: set-aside jobs wait this long after quota is freed. It matters
+# on a busy cohort: a slot freed while every head is set aside stays idle until then.
+REQUEUE_BATCH_S = 1.0
+# Event kinds, in the order one instant handles them.
+FINISH, ARRIVAL, REQUEUE = range(3)
 
 
 @dataclass(frozen=True)
@@ -436,14 +444,21 @@ class Simulator:
         self.strategies = queues.strategies
         self.topology = queues.topology_flavors
         self.runs: list[Run] = []
-        self.events: list[tuple[float, int, int, int]] = []  # (time, 0 finish / 1 arrival, job, attempt)
+        self.events: list[tuple[float, int, int, int]] = []  # (time, kind, job or group, attempt)
+        # What one requeue request retries: a cohort's queues, or a queue in no cohort
+        # (notifyCohort, notifyClusterQueue); the groups with a request waiting.
+        self.groups: list[list[_Queue]] = [c.queues for c in self.cohorts.values()]
+        self.groups += [[q] for q in self.queues.values() if q.cohort is None]
+        self.group_of = {id(q): i for i, group in enumerate(self.groups) for q in group}
+        self.requested: set[int] = set()
         self.now = 0.0
         self.cut_short = False
         # Kueue's rules can let two queues take the same quota back and forth: fair sharing's share
         # adds up a resource over every flavor, while a queue within its nominal quota of one
         # flavor reclaims it regardless of shares (FairSharingPreemptWithinNominal), so a queue
         # borrowing CPUs on one flavor loses jobs on another and takes them back. Kueue would keep
-        # evicting; here a preemption issued LOOP_REPEATS times at one instant is not issued again
+        # evicting; here a preemption issued LOOP_REPEATS times while no job arrived or finished (the
+        # rounds a second apart, each after a requeue batch) is not issued again
         # (the job waits as if it had no candidates) and counted, and the forecast says so.
         self.issued: dict[tuple[int, frozenset[int]], int] = {}
         self.loops = 0
@@ -733,9 +748,12 @@ class Simulator:
         return a[2:] < b[2:]
 
     def _release(self, queue: _Queue) -> None:
-        """Quota was freed: every set-aside job of the cohort may be tried again."""
-        for other in queue.cohort.queues if queue.cohort is not None else [queue]:
-            other.unpark()
+        """Quota was freed: every set-aside job of the cohort is tried again after the batch period,
+        unless a request is already waiting (a delaying queue keeps an item's earliest time)."""
+        group = self.group_of[id(queue)]
+        if group not in self.requested:
+            self.requested.add(group)
+            heapq.heappush(self.events, (self.now + REQUEUE_BATCH_S, REQUEUE, group, 0))
 
     def _admit(self, job: _Job, choice: _Choice) -> None:
         queue = job.queue
@@ -748,7 +766,7 @@ class Simulator:
         queue.add(choice.usage)
         if queue.sticky is job:
             queue.sticky = None
-        heapq.heappush(self.events, (self.now + job.trace.duration_s, 0, job.index, job.attempts))
+        heapq.heappush(self.events, (self.now + job.trace.duration_s, FINISH, job.index, job.attempts))
 
     def _end(self, admitted: _Admitted, completed: bool) -> None:
         job = admitted.job
@@ -840,18 +858,26 @@ class Simulator:
             )
             job = _Job(index, trace, self.queues[name], priority)
             known.append(job)
-            heapq.heappush(self.events, (trace.arrival_s, 1, index, 0))
+            heapq.heappush(self.events, (trace.arrival_s, ARRIVAL, index, 0))
         by_index = {job.index: job for job in known}
         while self.events:
             self.now = self.events[0][0]
+            changed = False  # a job arrived or finished: the preemptions issued so far may be right again
             while self.events and self.events[0][0] == self.now:
                 _, kind, index, attempt = heapq.heappop(self.events)
+                if kind == REQUEUE:
+                    self.requested.discard(index)
+                    for queue in self.groups[index]:
+                        queue.unpark()
+                    continue
                 job = by_index[index]
-                if kind == 1:
+                changed = True
+                if kind == ARRIVAL:
                     job.queue.push(job)
                 elif job.admitted is not None and job.admitted.attempt == attempt:
                     self._end(job.admitted, completed=True)
-            self.issued.clear()
+            if changed:
+                self.issued.clear()
             for _ in range(MAX_CYCLES_PER_INSTANT):
                 if not self._cycle():
                     break

@@ -88,14 +88,23 @@ def test_the_plain_plans_forecast_names_its_trace_and_what_it_leaves_out(dev_con
     assert set(rows(text)) == {"research", "platform"} and all(" → " not in c for c in rows(text)["research"])
     assert any(line.startswith("Not modelled: the simulator admits on quota alone") and "ProvisioningRequest" in line
                for line in lines)
-    assert lines[-1] == "Fidelity: not yet measured against real Kueue."
+    assert lines[-1].startswith("Fidelity: the e2e tier replays traces through real Kueue")
 
 
 def test_a_measured_error_is_stated(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fc, "MEASURED_ERROR", Fidelity(0.15, 0.3, "traces/dev.csv and seeds 1-5"))
+    monkeypatch.setattr(fc, "MEASURED_ERROR", Fidelity(0.3, 0.15, 0.9, (0.5, 1.25), "traces/dev.csv, seeds 1-5"))
     text = forecast_markdown(None, side(dev_config_map), Path("/nonexistent"))
-    assert text.splitlines()[-1] == ("Fidelity: against real Kueue the simulator's median wait is off by at most 15% "
-                                     "and its p95 by 30% per team (traces/dev.csv and seeds 1-5).")
+    assert text.splitlines()[-1] == (
+        "Fidelity: the e2e tier replays traces through real Kueue and holds the simulator to each team's p95 wait "
+        "within 15 and its median within 30 percentile points of Kueue's, at least 90% of the waiting jobs admitted "
+        "in Kueue's order, and 0.5 to 1.25 times Kueue's preemptions (traces/dev.csv, seeds 1-5; "
+        "docs/forecast.md#fidelity).")
+
+
+def test_not_yet_measured_says_so(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fc, "MEASURED_ERROR", None)
+    text = forecast_markdown(None, side(dev_config_map), Path("/nonexistent"))
+    assert text.splitlines()[-1] == "Fidelity: not yet measured against real Kueue."
 
 
 def test_the_stacks_own_trace_serves_both_sides(dev_config_map: dict[str, Any], tmp_path: Path) -> None:

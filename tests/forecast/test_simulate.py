@@ -55,7 +55,9 @@ def test_a_team_without_gpu_quota_waits_for_the_other_teams_job(dev_config_map: 
     # weight 0.0001 take a borrowed GPU from one of weight 0.9999.
     jobs = [job("gang", "research", 0.0, pods=2), job("p", "platform", 10.0)]
     outcome = simulate(queues_of(gpus(dev_config_map, 2, research=99.99, platform=0.01)), jobs)
-    assert runs(outcome, jobs) == {"gang": [(0.0, 100.0, True)], "p": [(100.0, 200.0, True)]}
+    # Set aside at 10 s, platform's job is tried again a second after the gang frees its GPUs (Kueue's
+    # requeue batch).
+    assert runs(outcome, jobs) == {"gang": [(0.0, 100.0, True)], "p": [(101.0, 201.0, True)]}
 
 
 def test_borrowed_gpus_are_reclaimed_by_preemption_and_the_job_starts_over(dev_config_map: dict[str, Any]) -> None:
@@ -63,7 +65,8 @@ def test_borrowed_gpus_are_reclaimed_by_preemption_and_the_job_starts_over(dev_c
     jobs = [job("gang", "research", 0.0, pods=2), job("p", "platform", 10.0)]
     outcome = simulate(queues_of(gpus(dev_config_map, 2, research=50, platform=50)), jobs)
     assert runs(outcome, jobs) == {
-        "gang": [(0.0, 10.0, False), (110.0, 210.0, True)],  # its 10 s are lost: it runs 100 s again
+        # its 10 s are lost: set aside, it is tried again a second after p finishes and runs 100 s again
+        "gang": [(0.0, 10.0, False), (111.0, 211.0, True)],
         "p": [(10.0, 110.0, True)],
     }
 
@@ -78,7 +81,7 @@ def test_a_lending_limit_keeps_the_lenders_quota(dev_config_map: dict[str, Any])
     gpu = next(f for f in platform["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu")
     next(r for r in gpu["resources"] if r["name"] == "nvidia.com/gpu")["lendingLimit"] = "0"
     limited = simulate(stack_queues(config, built), jobs)
-    assert runs(limited, jobs)["r2"] == [(100.0, 200.0, True)]  # platform lends none of its GPU
+    assert runs(limited, jobs)["r2"] == [(101.0, 201.0, True)]  # platform lends none of its GPU
     assert runs(limited, jobs)["gang"] == [] and limited.never_admitted == (2,)  # 2 GPUs never fit in 1
 
 
@@ -90,7 +93,7 @@ def test_a_borrowing_limit_caps_what_a_team_holds(dev_config_map: dict[str, Any]
     limited = copy.deepcopy(unlimited)
     next(t for t in limited["kueue-aks:teams"] if t["name"] == "research")["borrowing"] = 0.5
     starts = sorted(r[0][0] for r in runs(simulate(queues_of(limited), jobs), jobs).values())
-    assert starts == [0.0, 0.0, 0.0, 100.0]
+    assert starts == [0.0, 0.0, 0.0, 101.0]  # a second after a GPU is freed: Kueue's requeue batch
 
 
 def test_a_gang_that_does_not_fit_waits_whole_while_a_smaller_job_passes(dev_config_map: dict[str, Any]) -> None:
@@ -100,7 +103,7 @@ def test_a_gang_that_does_not_fit_waits_whole_while_a_smaller_job_passes(dev_con
     assert runs(outcome, jobs) == {
         "p": [(0.0, 100.0, True)],
         "small": [(6.0, 106.0, True)],  # BestEffortFIFO: past the gang that does not fit
-        "gang": [(106.0, 206.0, True)],  # both GPUs, once both are free
+        "gang": [(107.0, 207.0, True)],  # both GPUs, a second after both are free (the requeue batch)
     }
 
 
@@ -110,8 +113,9 @@ def test_priority_orders_a_queue(dev_config_map: dict[str, Any]) -> None:
     jobs = [job("first", "research", 0.0, pods=2, priority="high"), job("low", "research", 1.0, pods=2, priority="low"),
             job("normal", "research", 2.0, pods=2, priority="normal"), job("unlabelled", "research", 3.0, pods=2)]
     started = {name: r[0][0] for name, r in runs(simulate(queues_of(alone), jobs), jobs).items()}
-    # Priority first (an unlabelled job is 0, as normal), then submission.
-    assert started == {"first": 0.0, "normal": 100.0, "unlabelled": 200.0, "low": 300.0}
+    # Priority first (an unlabelled job is 0, as normal), then submission; each set aside, tried again
+    # a second after the one before finishes.
+    assert started == {"first": 0.0, "normal": 101.0, "unlabelled": 202.0, "low": 303.0}
 
 
 def test_a_higher_priority_preempts_a_lower_one_in_its_queue(dev_config_map: dict[str, Any]) -> None:
@@ -119,12 +123,21 @@ def test_a_higher_priority_preempts_a_lower_one_in_its_queue(dev_config_map: dic
     alone["kueue-aks:teams"] = [{"name": "research", "share": 100}]
     jobs = [job("low", "research", 0.0, pods=2, priority="low"), job("high", "research", 10.0, pods=2, priority="high")]
     assert runs(simulate(queues_of(alone), jobs), jobs) == {
-        "low": [(0.0, 10.0, False), (110.0, 210.0, True)],
+        "low": [(0.0, 10.0, False), (111.0, 211.0, True)],
         "high": [(10.0, 110.0, True)],
     }
     # The same jobs at one priority: no preemption within the queue.
     same = [job("low", "research", 0.0, pods=2), job("high", "research", 10.0, pods=2)]
-    assert runs(simulate(queues_of(alone), same), same)["high"] == [(100.0, 200.0, True)]
+    assert runs(simulate(queues_of(alone), same), same)["high"] == [(101.0, 201.0, True)]
+
+
+def test_a_set_aside_job_is_tried_a_second_after_quota_is_first_freed(dev_config_map: dict[str, Any]) -> None:
+    # Kueue 0.19.2's requeue request waits requeueBatchPeriod (1 s) in a delaying work queue, which keeps
+    # an item's earliest time: the second finish, half a second later, does not push the retry back.
+    alone = copy.deepcopy(gpus(dev_config_map, 2))
+    alone["kueue-aks:teams"] = [{"name": "research", "share": 100}]
+    jobs = [job("r1", "research", 0.0), job("r2", "research", 0.0, duration=100.5), job("gang", "research", 1.0, pods=2)]
+    assert runs(simulate(queues_of(alone), jobs), jobs)["gang"] == [(101.0, 201.0, True)]
 
 
 def test_flavors_are_tried_in_order(dev_config_map: dict[str, Any]) -> None:
@@ -151,7 +164,7 @@ def test_fair_sharing_lends_the_spare_to_the_queue_with_the_lower_share(
     started = {n: r[0][0] for n, r in runs(simulate(queues_of(with_shares(dev_config_map, research=research,
                                                                             platform=platform)), jobs), jobs).items()}
     winner, loser = ("r2", "p2") if spare_to == "research" else ("p2", "r2")
-    assert started == {"p1": 0.0, "r1": 0.0, winner: 0.0, loser: 100.0}
+    assert started == {"p1": 0.0, "r1": 0.0, winner: 0.0, loser: 101.0}
 
 
 def test_jobs_without_a_queue_or_in_a_topology_queue(dev_config_map: dict[str, Any]) -> None:
