@@ -47,7 +47,8 @@ from components.facts.kueue_versions import DEFAULT_VERSION
 from components.preflight.arm import ArmClient, ProviderToken
 from components.multikueue.manager import Worker
 from components.preflight.check import decide, read
-from testbed.azure_fake import SUBSCRIPTION, FakeArm
+from testbed import azure_fake
+from testbed.harness import SUBSCRIPTION  # the deployment's (the mocked client config's)
 from testbed.loopback_tls import make_tls
 from testbed.paths import ROOT, SHARED
 
@@ -383,10 +384,11 @@ def load(stack: str) -> StackConfig:
     if stack != PREFLIGHT_CLAMPED:
         return config
     with tempfile.TemporaryDirectory(prefix="kueue-aks-azure-") as folder:
-        azure = FakeArm(*make_tls(Path(folder))).recorded()
+        azure = azure_fake.FakeArm(*make_tls(Path(folder))).recorded()
         try:
             with azure.serving():
-                built, _ = decide(config, read(config, ArmClient(ProviderToken("e2e"), SUBSCRIPTION), f"kueue-aks/{stack}"))
+                built, _ = decide(config, read(config, ArmClient(ProviderToken("e2e"), azure_fake.SUBSCRIPTION),
+                                               f"kueue-aks/{stack}"))
         finally:
             azure.stop()
     return built
