@@ -55,7 +55,7 @@ def manager_config(config: StackConfig) -> dict[str, Any]:
 
     The chart replaces its whole default with this string (charts/kueue/values.yaml@v0.19.2), so every entry of the
     chart's default is restated here; tests check that none is lost. Feature gates are not set
-    here: they go on the command line, and Kueue exits when both are used (cmd/kueue/main.go@v0.19.2).
+    here: they go on the command line, and Kueue exits when both are used (pkg/config/validation.go@v0.19.2).
     `internalCertManagement` is left for the chart to inject with the right names
     (charts/kueue/templates/manager/manager-config.yaml@v0.19.2; kubernetes-sigs/kueue#6866).
     """

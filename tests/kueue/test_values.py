@@ -176,7 +176,7 @@ def test_custom_gates_replace_the_defaults_and_stay_on_the_command_line_only(dev
     values = kueue_helm_values(config)
     assert values["controllerManager"]["featureGates"] == [
         {"name": "LocalQueueMetrics", "enabled": True}, {"name": "PartialAdmission", "enabled": False}]
-    # Kueue exits when gates are set both on the command line and in the config (cmd/kueue/main.go@v0.19.2).
+    # Kueue exits when gates are set both on the command line and in the config (pkg/config/validation.go@v0.19.2).
     assert "featureGates" not in manager_config(config)
 
 
