@@ -3,14 +3,15 @@ published statistics, and a CSV format for a recorded one (docs/forecast.md).
 
 Pure: the same spec and seed give the same jobs, and the forecast, the outcome benchmark
 (bench/outcomes), their tests and their reports read the same list. The figures below come from
-../shared/reference/benchmark.md §2:
-- GPUs per job: Gavel's Philly-derived split (scheduler/utils.py `_generate_scale_factor`),
+Microsoft's Philly trace (msr-fiddle/philly-traces README.md@29a1b87f) as two projects publish it:
+- GPUs per job: Gavel's Philly-derived split (stanford-futuredata/gavel scheduler/utils.py
+  `_generate_scale_factor` and scheduler/philly_job_distribution.pickle@c4fa4009),
   1 GPU 70 %, 2 GPUs 10 %, 4 GPUs 15 %, 8 GPUs 5 %;
 - run time: a log-normal through Philly's run-time median 1,186 s and p90 12,860 s (Alibaba's
-  `philly_runtime.csv`), compressed from hours to seconds when the spec says so. No floor: short
-  jobs stay short. The tail is capped at a quantile (the 95th by default), so at most that tail's
-  jobs are clipped and one job cannot outlast the rest of the run by hours; `describe` reports
-  the clipped fraction;
+  alibaba/clusterdata cluster-trace-gpu-v2020/analysis/philly_runtime.csv@7a6c496e), compressed
+  from hours to seconds when the spec says so. No floor: short jobs stay short. The tail is capped
+  at a quantile (the 95th by default), so at most that tail's jobs are clipped and one job cannot
+  outlast the rest of the run by hours; `describe` reports the clipped fraction;
 - arrivals: a Poisson process per team (exponential gaps) over the team's active window, the rates
   scaled together to an offered load (`at_load`): the GPU work the trace brings per second ÷ the
   GPUs, so below 1 the pools can keep up and above 1 they cannot.
@@ -48,9 +49,11 @@ from ..k8s.resources import RESOURCE_CPU, RESOURCE_MEMORY, held
 # LOCAL_QUEUE_NAME, which is also where Kueue puts a job that names no queue).
 DEFAULT_QUEUE = "default"
 
-# (GPUs, probability), from Gavel's Philly split (benchmark.md §2.1).
+# (GPUs, probability), from Gavel's Philly split (stanford-futuredata/gavel
+# scheduler/philly_job_distribution.pickle@c4fa4009).
 PHILLY_GPU_SPLIT: tuple[tuple[int, float], ...] = ((1, 0.70), (2, 0.10), (4, 0.15), (8, 0.05))
-# Philly's run time (s): median and p90 (benchmark.md §2.1, philly_runtime.csv).
+# Philly's run time (s): median and p90 (alibaba/clusterdata
+# cluster-trace-gpu-v2020/analysis/philly_runtime.csv@7a6c496e).
 PHILLY_MEDIAN_S, PHILLY_P90_S = 1186.0, 12860.0
 _Z90 = 1.2815515655446004  # the standard normal's 90th percentile
 
