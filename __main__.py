@@ -50,7 +50,6 @@ provisioning = (
 )
 
 
-
 class Component(Protocol):
     """What every in-cluster component is: built from its part, it gives its stack outputs."""
 
