@@ -27,17 +27,23 @@ def listed(text: str) -> list[str]:
 
 def problems(stacks: list[str], root: Path) -> list[str]:
     found = [] if stacks else [f"{LIST} lists no stack: CI would preview and deploy nothing"]
-    found += [f"{LIST}: {name!r} is not a stack name (letters, digits, '_', '.', '-')"
-              for name in stacks if not NAME.fullmatch(name)]
+    found += [
+        f"{LIST}: {name!r} is not a stack name (letters, digits, '_', '.', '-')"
+        for name in stacks
+        if not NAME.fullmatch(name)
+    ]
     found += [f"{LIST}: {name} is listed twice" for name in sorted({n for n in stacks if stacks.count(n) > 1})]
-    found += [f"{LIST}: {name} is listed but Pulumi.{name}.yaml does not exist"
-              for name in stacks if NAME.fullmatch(name) and not (root / f"Pulumi.{name}.yaml").is_file()]
+    found += [
+        f"{LIST}: {name} is listed but Pulumi.{name}.yaml does not exist"
+        for name in stacks
+        if NAME.fullmatch(name) and not (root / f"Pulumi.{name}.yaml").is_file()
+    ]
     return found
 
 
 def unlisted(stacks: list[str], root: Path) -> list[str]:
     """The stack files the list leaves out."""
-    return sorted(p.name for p in root.glob("Pulumi.*.yaml") if p.name[len("Pulumi."):-len(".yaml")] not in stacks)
+    return sorted(p.name for p in root.glob("Pulumi.*.yaml") if p.name[len("Pulumi.") : -len(".yaml")] not in stacks)
 
 
 def main(root: Path = Path(".")) -> int:
@@ -51,8 +57,10 @@ def main(root: Path = Path(".")) -> int:
     if errors:
         return 1
     for name in unlisted(stacks, root):
-        print(f"::notice file={name}::{name} is not in {LIST}, so CI neither previews nor deploys it; "
-              "add it there once its backend stack, GitHub environment and OIDC credential exist (docs/ci-cd.md)")
+        print(
+            f"::notice file={name}::{name} is not in {LIST}, so CI neither previews nor deploys it; "
+            "add it there once its backend stack, GitHub environment and OIDC credential exist (docs/ci-cd.md)"
+        )
     line = "stacks=" + json.dumps(stacks)
     if os.environ.get("GITHUB_OUTPUT"):
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:

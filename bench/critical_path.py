@@ -83,8 +83,10 @@ PROVIDER_SECONDS = 0.0  # pulumi:providers:*
 _WORKSPACE, _GRAFANA = "azure-native:monitor:AzureMonitorWorkspace", "azure-native:dashboard:Grafana"
 MONITORING_NEEDS: Mapping[str, tuple[str, ...]] = {
     "azure-native:monitor:DataCollectionRule": ("azure-native:monitor:DataCollectionEndpoint", _WORKSPACE),
-    "azure-native:monitor:DataCollectionRuleAssociation": ("azure-native:monitor:DataCollectionRule",
-                                                           "azure-native:containerservice:ManagedCluster"),
+    "azure-native:monitor:DataCollectionRuleAssociation": (
+        "azure-native:monitor:DataCollectionRule",
+        "azure-native:containerservice:ManagedCluster",
+    ),
     _GRAFANA: (_WORKSPACE,),
 }
 
@@ -229,7 +231,10 @@ def _kueue_references(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kind == "ResourceFlavor" and spec.get("topologyName"):
         refs.append(("Topology", spec["topologyName"]))
     if kind == "ClusterQueue":
-        refs += [("AdmissionCheck", c["name"]) for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])]
+        refs += [
+            ("AdmissionCheck", c["name"])
+            for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])
+        ]
     if kind == "AdmissionCheck" and spec.get("parameters"):
         refs.append((spec["parameters"]["kind"], spec["parameters"]["name"]))
     return refs
@@ -266,13 +271,21 @@ def _install_objects(custom: Sequence[Registered], namespace: str) -> set[str]:
         meta = r.inputs.get("metadata") or {}
         if kind in ("ServiceAccount", "Secret", "Service") and meta.get("namespace") == namespace:
             needs.add(r.urn)
-        if kind == "ClusterRoleBinding" and any(s.get("namespace") == namespace for s in r.inputs.get("subjects") or []):
+        if kind == "ClusterRoleBinding" and any(
+            s.get("namespace") == namespace for s in r.inputs.get("subjects") or []
+        ):
             needs.add(r.urn)
             bound_roles.add(str((r.inputs.get("roleRef") or {}).get("name")))
         if kind == "ValidatingWebhookConfiguration" and any(
-                ((w.get("clientConfig") or {}).get("service") or {}).get("namespace") == namespace for w in r.inputs.get("webhooks") or []):
+            ((w.get("clientConfig") or {}).get("service") or {}).get("namespace") == namespace
+            for w in r.inputs.get("webhooks") or []
+        ):
             needs.add(r.urn)
-    needs |= {r.urn for r in custom if r.type.endswith(":ClusterRole") and (r.inputs.get("metadata") or {}).get("name") in bound_roles}
+    needs |= {
+        r.urn
+        for r in custom
+        if r.type.endswith(":ClusterRole") and (r.inputs.get("metadata") or {}).get("name") in bound_roles
+    }
     return needs
 
 
@@ -284,7 +297,9 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
         by_type.setdefault(r.type, []).append(r)
     groups = {r.urn for r in by_type.get("azure-native:resources:ResourceGroup", [])}
     clusters = by_type.get("azure-native:containerservice:ManagedCluster", [])
-    namespaces = {(r.inputs.get("metadata") or {}).get("name"): r.urn for r in by_type.get("kubernetes:core/v1:Namespace", [])}
+    namespaces = {
+        (r.inputs.get("metadata") or {}).get("name"): r.urn for r in by_type.get("kubernetes:core/v1:Namespace", [])
+    }
     releases = by_type.get("kubernetes:helm.sh/v3:Release", [])
     kueue_releases = {r.urn for r in releases if is_kueue_release(r)}
     kueue_objects: dict[tuple[str, str], str] = {}
@@ -294,18 +309,28 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
             kueue_objects[(r.type.rsplit(":", 1)[1], str(meta.get("name")))] = r.urn
 
     policies = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", [])}
-    bindings = {r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", [])}
+    bindings = {
+        r.urn for r in by_type.get("kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", [])
+    }
 
     operator_groups = {o.namespace: _operator_groups(o.key) for o in OPERATORS.values() if o.managed}
     # The operators' CRDs: one release per operator (components/operators/crd_chart.py), serving its frameworks' groups.
     crds = {r.urn: _served_groups(str(r.inputs.get("namespace"))) for r in releases if is_crd_release(r)}
-    provisioning_api = {r.urn for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])
-                        if r.read_id == PROVISIONING_REQUEST_CRD}
-    autoscaled_pools = {r.urn for r in by_type.get("azure-native:containerservice:AgentPool", [])
-                        if r.inputs.get("enableAutoScaling")}
+    provisioning_api = {
+        r.urn
+        for r in by_type.get("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", [])
+        if r.read_id == PROVISIONING_REQUEST_CRD
+    }
+    autoscaled_pools = {
+        r.urn for r in by_type.get("azure-native:containerservice:AgentPool", []) if r.inputs.get("enableAutoScaling")
+    }
     controllers: dict[str, set[str]] = {}  # operator namespace -> its release or Deployment
     for r in [r for r in releases if not is_crd_release(r)] + by_type.get("kubernetes:apps/v1:Deployment", []):
-        namespace = r.inputs.get("namespace") if r.type.startswith("kubernetes:helm.sh/") else (r.inputs.get("metadata") or {}).get("namespace")
+        namespace = (
+            r.inputs.get("namespace")
+            if r.type.startswith("kubernetes:helm.sh/")
+            else (r.inputs.get("metadata") or {}).get("namespace")
+        )
         if namespace in operator_groups:
             controllers.setdefault(str(namespace), set()).add(r.urn)
 
@@ -330,14 +355,25 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
             needs |= autoscaled_pools
         if r.urn in bindings:
             needs |= policies
-        if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in ((r.inputs.get("metadata") or {}).get("labels") or {}):
+        if r.type == "kubernetes:core/v1:Namespace" and TEAM_LABEL in (
+            (r.inputs.get("metadata") or {}).get("labels") or {}
+        ):
             needs |= kueue_releases
             # Destroy must take a team's namespace, with its jobs, before the ClusterQueues whose
             # quota their Workloads hold: Kueue keeps such a queue until they are gone.
             labels = (r.inputs.get("metadata") or {}).get("labels") or {}
-            needs |= {q.urn for t, queues in by_type.items() if t.endswith(":ClusterQueue") for q in queues
-                      if all(labels.get(k) == v for k, v in
-                             (((q.inputs.get("spec") or {}).get("namespaceSelector") or {}).get("matchLabels") or {}).items())}
+            needs |= {
+                q.urn
+                for t, queues in by_type.items()
+                if t.endswith(":ClusterQueue")
+                for q in queues
+                if all(
+                    labels.get(k) == v
+                    for k, v in (
+                        ((q.inputs.get("spec") or {}).get("namespaceSelector") or {}).get("matchLabels") or {}
+                    ).items()
+                )
+            }
         if r.type.startswith("azure-native:") and r.type != "azure-native:resources:ResourceGroup":
             needs |= groups
         if r.type == "azure-native:containerservice:AgentPool":
@@ -350,15 +386,22 @@ def ideal_graph(registrations: Sequence[Registered]) -> dict[str, Node]:
             # What it is scoped to and the identity it names (a cluster, a workspace, a Grafana), nothing else.
             needs |= {u for key in ("scope", "principalId") for u in r.property_dependencies.get(key, [])}
         if r.type == "kubernetes:core/v1:Secret":
-            account = ((r.inputs.get("metadata") or {}).get("annotations") or {}).get("kubernetes.io/service-account.name")
-            needs |= {a.urn for a in by_type.get("kubernetes:core/v1:ServiceAccount", [])
-                      if (a.inputs.get("metadata") or {}).get("name") == account}
+            account = ((r.inputs.get("metadata") or {}).get("annotations") or {}).get(
+                "kubernetes.io/service-account.name"
+            )
+            needs |= {
+                a.urn
+                for a in by_type.get("kubernetes:core/v1:ServiceAccount", [])
+                if (a.inputs.get("metadata") or {}).get("name") == account
+            }
         if r.type == "pulumi:providers:kubernetes":
             needs |= {c.urn for c in clusters}
         if r.type.startswith("kubernetes:"):
             needs.add(provider_urn(r.provider))
             meta = r.inputs.get("metadata") or {}
-            namespace = r.inputs.get("namespace") if r.type == "kubernetes:helm.sh/v3:Release" else meta.get("namespace")
+            namespace = (
+                r.inputs.get("namespace") if r.type == "kubernetes:helm.sh/v3:Release" else meta.get("namespace")
+            )
             if namespace in namespaces:
                 needs.add(namespaces[namespace])
         if r.type.startswith(f"kubernetes:{KUEUE_GROUP}/"):
@@ -494,10 +537,14 @@ def analyse(registrations: Sequence[Registered]) -> Analysis:
     releases = [u for u, n in ideal_g.items() if n.type == "kubernetes:helm.sh/v3:Release"]
     kueue_rel = [u for u in releases if u in {r.urn for r in registrations if is_kueue_release(r)}]
     branches = {
-        "cluster": _branch_finish(ideal_g, ideal, (u for u, n in ideal_g.items() if n.type.endswith(":ManagedCluster"))),
+        "cluster": _branch_finish(
+            ideal_g, ideal, (u for u, n in ideal_g.items() if n.type.endswith(":ManagedCluster"))
+        ),
         "node pools": _branch_finish(ideal_g, ideal, (u for u, n in ideal_g.items() if n.type.endswith(":AgentPool"))),
         "Kueue release": _branch_finish(ideal_g, ideal, kueue_rel),
-        "Kueue objects": _branch_finish(ideal_g, ideal, (u for u, n in ideal_g.items() if n.type.startswith(f"kubernetes:{KUEUE_GROUP}/"))),
+        "Kueue objects": _branch_finish(
+            ideal_g, ideal, (u for u, n in ideal_g.items() if n.type.startswith(f"kubernetes:{KUEUE_GROUP}/"))
+        ),
         "device plugin": _branch_finish(ideal_g, ideal, (u for u in releases if u not in kueue_rel)),
     }
     return Analysis(actual, ideal, delayed, tuple(unneeded_waits(actual_g, ideal_g)), branches)

@@ -42,8 +42,12 @@ LINEAR_FACTOR = 1.5
 def stacks() -> dict[str, dict[str, Any]]:
     dev = stack_file_config("dev")
     kueue = {**(dev.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]}
-    return {"dev": dev, "dev-no-operators": {**dev, "kueue-aks:kueue": kueue},
-            "20x6": generated_config(20, 6), f"{LARGE[0]}x{LARGE[1]}": generated_config(*LARGE)}
+    return {
+        "dev": dev,
+        "dev-no-operators": {**dev, "kueue-aks:kueue": kueue},
+        "20x6": generated_config(20, 6),
+        f"{LARGE[0]}x{LARGE[1]}": generated_config(*LARGE),
+    }
 
 
 def spread(samples: Sequence[float]) -> dict[str, float]:
@@ -57,8 +61,12 @@ def figures(floor: Sequence[float], runs: Mapping[str, tuple[Sequence[float], in
     out: dict[str, Any] = {"floor": {**spread(floor), "ratio": 1.0}}
     for label, (samples, registrations) in runs.items():
         median = statistics.median(samples)
-        out[label] = {**spread(samples), "ratio": median / base, "registrations": registrations,
-                      "ms_per_resource": (median - base) / registrations * 1000 if registrations else 0.0}
+        out[label] = {
+            **spread(samples),
+            "ratio": median / base,
+            "registrations": registrations,
+            "ms_per_resource": (median - base) / registrations * 1000 if registrations else 0.0,
+        }
     return out
 
 
@@ -70,17 +78,23 @@ def missed(table: Mapping[str, Any]) -> list[str]:
     if table[large]["median"] > LARGE_TARGET_S:
         problems.append(f"{large} at {table[large]['median']:.1f} s (target {LARGE_TARGET_S:.0f} s)")
     if table[large]["ms_per_resource"] > LINEAR_FACTOR * table["20x6"]["ms_per_resource"]:
-        problems.append(f"{large} costs {table[large]['ms_per_resource']:.1f} ms per resource, over "
-                        f"{LINEAR_FACTOR}x 20x6's {table['20x6']['ms_per_resource']:.1f} ms (not linear)")
+        problems.append(
+            f"{large} costs {table[large]['ms_per_resource']:.1f} ms per resource, over "
+            f"{LINEAR_FACTOR}x 20x6's {table['20x6']['ms_per_resource']:.1f} ms (not linear)"
+        )
     return problems
 
 
 def report(table: Mapping[str, Any]) -> str:
-    lines = ["| run | median s | min-max s | x floor | resources | ms per resource above the floor |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| run | median s | min-max s | x floor | resources | ms per resource above the floor |",
+        "|---|---|---|---|---|---|",
+    ]
     for label, row in table.items():
-        lines.append(f"| {label} | {row['median']:.2f} | {row['min']:.2f}-{row['max']:.2f} | {row['ratio']:.1f} | "
-                     f"{row.get('registrations', 0)} | {row.get('ms_per_resource', 0.0):.1f} |")
+        lines.append(
+            f"| {label} | {row['median']:.2f} | {row['min']:.2f}-{row['max']:.2f} | {row['ratio']:.1f} | "
+            f"{row.get('registrations', 0)} | {row.get('ms_per_resource', 0.0):.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -105,8 +119,11 @@ def measure(runs: int) -> dict[str, Any]:
             print(f"{label}: {statistics.median(samples):.2f} s", file=sys.stderr)
         imports = "import " + ", ".join(modules)
         floor = [run_process(["-c", imports], env)[0] for _ in range(runs)]
-    return {"crds": crds.get("archive") or crds.get("missing"), "floor_modules": len(modules),
-            "table": figures(floor, measured)}
+    return {
+        "crds": crds.get("archive") or crds.get("missing"),
+        "floor_modules": len(modules),
+        "table": figures(floor, measured),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,8 +88,13 @@ def stacks() -> list[Stack]:
 
 
 def summary(samples: Sequence[float]) -> dict[str, Any]:
-    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples), "runs": len(samples),
-            "samples": list(samples)}
+    return {
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "runs": len(samples),
+        "samples": list(samples),
+    }
 
 
 def timed(fn: Callable[[], Any], runs: int) -> tuple[dict[str, Any], Any]:
@@ -132,8 +137,11 @@ def chart_cache(cache_home: Path, seeds: Sequence[Path] | None = None, fetch: An
     if seed is not None and not archive.is_file():
         entry.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(seed, archive)
-    info: dict[str, Any] = {"source": DEFAULT_KUEUE_CHART, "version": DEFAULT_VERSION,
-                            "seeded_from": str(seed) if seed else "the network"}
+    info: dict[str, Any] = {
+        "source": DEFAULT_KUEUE_CHART,
+        "version": DEFAULT_VERSION,
+        "seeded_from": str(seed) if seed else "the network",
+    }
     try:
         path, _ = kueue_crds.chart_archive(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ=environ, fetch=fetch)
     except kueue_crds.CrdError as err:
@@ -204,13 +212,15 @@ def run_process(argv: Sequence[str], env: Mapping[str, str]) -> tuple[float, str
 
 def plan_times(stack: Stack, root: Path, runs: int, cache_home: Path, crds: Path | None = None) -> dict[str, Any]:
     env = subprocess_env(cache_home, crds)
-    samples = [run_process(["-m", "components.plan", "--stack", stack.name, "--root", str(root)], env)[0]
-               for _ in range(runs)]
+    samples = [
+        run_process(["-m", "components.plan", "--stack", stack.name, "--root", str(root)], env)[0] for _ in range(runs)
+    ]
     return summary(samples)
 
 
-def process_runs(stack_file: Path, stack: Stack, runs: int, cache_home: Path,
-                 crds: Path | None = None) -> dict[str, Any]:
+def process_runs(
+    stack_file: Path, stack: Stack, runs: int, cache_home: Path, crds: Path | None = None
+) -> dict[str, Any]:
     env = subprocess_env(cache_home, crds)
     walls, reports = [], []
     for _ in range(runs):
@@ -218,11 +228,16 @@ def process_runs(stack_file: Path, stack: Stack, runs: int, cache_home: Path,
         walls.append(wall)
         reports.append(json.loads(out.strip().splitlines()[-1]))
     pick = lambda key: statistics.median(r[key] for r in reports)
-    return {"wall": summary(walls), "import_s": pick("import_s"), "import_libraries_s": pick("import_libraries_s"),
-            "import_program_s": pick("import_program_s"), "first_eval_s": pick("eval_s"),
-            # interpreter start and exit (Pulumi's gRPC and executor threads shut down)
-            "start_exit_s": statistics.median(w - r["in_process_s"] for w, r in zip(walls, reports)),
-            "maxrss_mib": max(r["maxrss_mib"] for r in reports)}
+    return {
+        "wall": summary(walls),
+        "import_s": pick("import_s"),
+        "import_libraries_s": pick("import_libraries_s"),
+        "import_program_s": pick("import_program_s"),
+        "first_eval_s": pick("eval_s"),
+        # interpreter start and exit (Pulumi's gRPC and executor threads shut down)
+        "start_exit_s": statistics.median(w - r["in_process_s"] for w, r in zip(walls, reports)),
+        "maxrss_mib": max(r["maxrss_mib"] for r in reports),
+    }
 
 
 def graph_figures(registrations: Sequence[Any]) -> dict[str, Any]:
@@ -253,10 +268,19 @@ def _idle_pool_nodes(inputs: Mapping[str, Any]) -> int:
 def idle_nodes(registrations: Sequence[Any]) -> dict[str, Any]:
     """Nodes that run with no jobs: the system pool's count plus each user pool's minCount, or its
     count when the pool is fixed-size (topology-aware pools are not autoscaled)."""
-    system = sum(int(p.get("count", 0)) for r in registrations if r.type.endswith(":ManagedCluster")
-                 for p in r.inputs.get("agentPoolProfiles", []))
-    pools = dict(sorted((r.inputs["agentPoolName"], _idle_pool_nodes(r.inputs))
-                        for r in registrations if r.type.endswith(":AgentPool")))
+    system = sum(
+        int(p.get("count", 0))
+        for r in registrations
+        if r.type.endswith(":ManagedCluster")
+        for p in r.inputs.get("agentPoolProfiles", [])
+    )
+    pools = dict(
+        sorted(
+            (r.inputs["agentPoolName"], _idle_pool_nodes(r.inputs))
+            for r in registrations
+            if r.type.endswith(":AgentPool")
+        )
+    )
     return {"system": system, "user": pools, "total": system + sum(pools.values())}
 
 
@@ -271,7 +295,9 @@ def critical_figures(registrations: Sequence[Any]) -> dict[str, Any]:
         "delayed": list(analysis.delayed),
         "unneeded_waits": [list(p) for p in analysis.unneeded],
         "branches_s": dict(analysis.branches),
-        f"parallel_{CAPPED_PARALLEL}_s": critical_path.makespan(critical_path.actual_graph(registrations), CAPPED_PARALLEL),
+        f"parallel_{CAPPED_PARALLEL}_s": critical_path.makespan(
+            critical_path.actual_graph(registrations), CAPPED_PARALLEL
+        ),
     }
 
 
@@ -327,9 +353,11 @@ def fit_counts(rows: Sequence[tuple[int, int, int]]) -> dict[str, Any]:
 
 
 def _det3(m: Sequence[Sequence[float]]) -> float:
-    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+    return (
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    )
 
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -380,7 +408,9 @@ def alias_experiment(all_stacks: Sequence[Stack], labels: Sequence[str], runs: i
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     cells = [[str(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    line = lambda r: "| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"
+    line = lambda r: (
+        "| " + " | ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) + " |"
+    )
     return "\n".join([line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, cells)])
 
 
@@ -411,124 +441,273 @@ def check_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     dev_plan = timing("dev", "plan", PLAN_DEV_LIMIT_S)
     targets = [
         ("dev stack evaluation (median, in process)", dev_eval[0], f"< {DEV_EVAL_LIMIT_S} s", dev_eval[1], dev_eval[2]),
-        ("200 teams x 12 pools evaluation (median)", large_eval[0], f"< {LARGE_EVAL_LIMIT_S:g} s", large_eval[1],
-         large_eval[2]),
+        (
+            "200 teams x 12 pools evaluation (median)",
+            large_eval[0],
+            f"< {LARGE_EVAL_LIMIT_S:g} s",
+            large_eval[1],
+            large_eval[2],
+        ),
         ("plan command, dev stack (median, process)", dev_plan[0], f"< {PLAN_DEV_LIMIT_S} s", dev_plan[1], dev_plan[2]),
-        ("critical path / ideal, every stack", max(ratios.values()), "= 1.00 and no unneeded waits",
-         all(abs(r - 1.0) < 1e-9 for r in ratios.values()) and not any(unneeded.values()),
-         f"{max(ratios.values()):.2f}, {sum(unneeded.values())} unneeded waits"),
-        ("resources linear in teams and pools", scaling["resources_fit"]["max_residual"], "exact fit",
-         scaling["resources_fit"]["max_residual"] < 1e-6, f"residual {scaling['resources_fit']['max_residual']:g}"),
-        ("evaluation time vs registered size (log-log slope)", scaling["time_vs_size_slope"],
-         f"<= {MAX_SIZE_EXPONENT}", scaling["time_vs_size_slope"] <= MAX_SIZE_EXPONENT,
-         f"{scaling['time_vs_size_slope']:.2f}"),
-        (f"pure steps at {STRESS_TEAMS[0]}->{STRESS_TEAMS[1]} teams (worst exponent)", worst_pure[1],
-         f"<= {MAX_PURE_EXPONENT}", worst_pure[1] <= MAX_PURE_EXPONENT, f"{worst_pure[1]:.2f} ({worst_pure[0]})"),
+        (
+            "critical path / ideal, every stack",
+            max(ratios.values()),
+            "= 1.00 and no unneeded waits",
+            all(abs(r - 1.0) < 1e-9 for r in ratios.values()) and not any(unneeded.values()),
+            f"{max(ratios.values()):.2f}, {sum(unneeded.values())} unneeded waits",
+        ),
+        (
+            "resources linear in teams and pools",
+            scaling["resources_fit"]["max_residual"],
+            "exact fit",
+            scaling["resources_fit"]["max_residual"] < 1e-6,
+            f"residual {scaling['resources_fit']['max_residual']:g}",
+        ),
+        (
+            "evaluation time vs registered size (log-log slope)",
+            scaling["time_vs_size_slope"],
+            f"<= {MAX_SIZE_EXPONENT}",
+            scaling["time_vs_size_slope"] <= MAX_SIZE_EXPONENT,
+            f"{scaling['time_vs_size_slope']:.2f}",
+        ),
+        (
+            f"pure steps at {STRESS_TEAMS[0]}->{STRESS_TEAMS[1]} teams (worst exponent)",
+            worst_pure[1],
+            f"<= {MAX_PURE_EXPONENT}",
+            worst_pure[1] <= MAX_PURE_EXPONENT,
+            f"{worst_pure[1]:.2f} ({worst_pure[0]})",
+        ),
     ]
-    return [{"target": name, "value": value, "limit": limit, "passed": ok, "shown": shown}
-            for name, value, limit, ok, shown in targets]
+    return [
+        {"target": name, "value": value, "limit": limit, "passed": ok, "shown": shown}
+        for name, value, limit, ok, shown in targets
+    ]
 
 
 def crds_origin(crds: Mapping[str, Any]) -> str:
     """Where the main figures' CRDs came from, for the report's header."""
     if crds.get("archive"):
-        return (f"from the chart cache, as the program reads them by default ({CRDS_ENV} unset): {crds['source']} "
-                f"{crds['version']}, seeded from {crds['seeded_from']}; loaded in {crds['load_s']:.2f} s once per "
-                "process (included in process and plan)")
-    return (f"NONE, every figure is without the CRD schema and CEL checks: the chart {crds.get('source')} "
-            f"{crds.get('version')} could not be read ({crds.get('missing')})")
+        return (
+            f"from the chart cache, as the program reads them by default ({CRDS_ENV} unset): {crds['source']} "
+            f"{crds['version']}, seeded from {crds['seeded_from']}; loaded in {crds['load_s']:.2f} s once per "
+            "process (included in process and plan)"
+        )
+    return (
+        f"NONE, every figure is without the CRD schema and CEL checks: the chart {crds.get('source')} "
+        f"{crds.get('version')} could not be read ({crds.get('missing')})"
+    )
 
 
 def report(results: Mapping[str, Any]) -> str:
     out: list[str] = []
     m = results["machine"]
-    out.append(f"kueue-aks benchmark: {m['cpus']} CPUs, load {m['loadavg_start']:.2f} -> {m['loadavg_end']:.2f}, "
-               f"Python {m['python']}, pulumi {m['pulumi']}, azure-native {m['pulumi-azure-native']}, "
-               f"kubernetes {m['pulumi-kubernetes']}; medians of {results['runs']} runs "
-               f"(process: {results['process_runs']})")
+    out.append(
+        f"kueue-aks benchmark: {m['cpus']} CPUs, load {m['loadavg_start']:.2f} -> {m['loadavg_end']:.2f}, "
+        f"Python {m['python']}, pulumi {m['pulumi']}, azure-native {m['pulumi-azure-native']}, "
+        f"kubernetes {m['pulumi-kubernetes']}; medians of {results['runs']} runs "
+        f"(process: {results['process_runs']})"
+    )
     out.append(f"Kueue CRDs: {crds_origin(results.get('crds') or {})}")
     out.append("\nProgram speed")
     rows = []
     for s in results["stacks"]:
         g, p = s["graph"], s["process"]
-        rows.append([s["label"], s["teams"], s["pools"], g["registrations"], g["edges"], f"{g['input_bytes'] / 1024:.0f}",
-                     f"{s['eval']['median']:.2f}", f"{s['eval']['median'] / g['registrations'] * 1000:.1f}",
-                     f"{p['wall']['median']:.2f}", f"{p['import_s']:.2f}", f"{p['first_eval_s']:.2f}", f"{p['start_exit_s']:.2f}",
-                     f"{p['maxrss_mib']:.0f}", f"{s['plan']['median']:.2f}"])
-    out.append(table(["stack", "teams", "pools", "resources", "deps", "inputs KiB", "eval s", "ms/res",
-                      "process s", "imports s", "1st eval s", "start+exit s", "peak MiB", "plan s"], rows))
-    out.append("  eval: in process after a warm-up; process: one fresh `python` = imports + 1st eval + start/exit;"
-               " plan: `python -m components.plan` wall time")
+        rows.append(
+            [
+                s["label"],
+                s["teams"],
+                s["pools"],
+                g["registrations"],
+                g["edges"],
+                f"{g['input_bytes'] / 1024:.0f}",
+                f"{s['eval']['median']:.2f}",
+                f"{s['eval']['median'] / g['registrations'] * 1000:.1f}",
+                f"{p['wall']['median']:.2f}",
+                f"{p['import_s']:.2f}",
+                f"{p['first_eval_s']:.2f}",
+                f"{p['start_exit_s']:.2f}",
+                f"{p['maxrss_mib']:.0f}",
+                f"{s['plan']['median']:.2f}",
+            ]
+        )
+    out.append(
+        table(
+            [
+                "stack",
+                "teams",
+                "pools",
+                "resources",
+                "deps",
+                "inputs KiB",
+                "eval s",
+                "ms/res",
+                "process s",
+                "imports s",
+                "1st eval s",
+                "start+exit s",
+                "peak MiB",
+                "plan s",
+            ],
+            rows,
+        )
+    )
+    out.append(
+        "  eval: in process after a warm-up; process: one fresh `python` = imports + 1st eval + start/exit;"
+        " plan: `python -m components.plan` wall time"
+    )
 
     out.append("\nWhere the time goes (pure steps, medians; the rest of `eval` is Pulumi registering resources)")
     rows = []
     for s in results["stacks"]:
         ph = s["phases"]
         pure = ph["parse_s"] + ph["build_s"] + ph["validate_s"]
-        rows.append([s["label"], ph["objects"], f"{ph['parse_s'] * 1000:.1f}", f"{ph['build_s'] * 1000:.1f}",
-                     f"{ph['validate_s'] * 1000:.1f}", f"{pure / s['eval']['median'] * 100:.0f}%",
-                     f"{ph['validate_crds_s'] * 1000:.0f}" if "validate_crds_s" in ph else "n/a"])
-    out.append(table(["stack", "Kueue objects", "config ms", "build ms", "validate ms", "share of eval",
-                      "validate+CRDs ms"], rows))
-    out.append("  validate: without CRDs; validate+CRDs: with the CRD schema and CEL rules of "
-               + ("the chart" if (results.get("crds") or {}).get("archive") else f"{CRDS_ENV}"))
+        rows.append(
+            [
+                s["label"],
+                ph["objects"],
+                f"{ph['parse_s'] * 1000:.1f}",
+                f"{ph['build_s'] * 1000:.1f}",
+                f"{ph['validate_s'] * 1000:.1f}",
+                f"{pure / s['eval']['median'] * 100:.0f}%",
+                f"{ph['validate_crds_s'] * 1000:.0f}" if "validate_crds_s" in ph else "n/a",
+            ]
+        )
+    out.append(
+        table(
+            ["stack", "Kueue objects", "config ms", "build ms", "validate ms", "share of eval", "validate+CRDs ms"],
+            rows,
+        )
+    )
+    out.append(
+        "  validate: without CRDs; validate+CRDs: with the CRD schema and CEL rules of "
+        + ("the chart" if (results.get("crds") or {}).get("archive") else f"{CRDS_ENV}")
+    )
 
     crd = results.get("crds_dir")
     if crd:
         by_label = {e["label"]: e for e in results["stacks"]}
-        out.append(f"\nWith {CRDS_ENV}={crd['dir']}, the override (CRDs read from files instead of the chart; they "
-                   f"load once per process, {crd['load_s']:.2f} s, included in process and plan):")
-        out.append(table(["stack", "eval s", "(chart)", "process s", "(chart)", "peak MiB", "plan s", "(chart)"],
-                         [[r["label"], f"{r['eval']['median']:.2f}", f"{by_label[r['label']]['eval']['median']:.2f}",
-                           f"{r['process']['wall']['median']:.2f}", f"{by_label[r['label']]['process']['wall']['median']:.2f}",
-                           f"{r['process']['maxrss_mib']:.0f}",
-                           f"{r['plan']['median']:.2f}", f"{by_label[r['label']]['plan']['median']:.2f}"]
-                          for r in crd["stacks"]]))
+        out.append(
+            f"\nWith {CRDS_ENV}={crd['dir']}, the override (CRDs read from files instead of the chart; they "
+            f"load once per process, {crd['load_s']:.2f} s, included in process and plan):"
+        )
+        out.append(
+            table(
+                ["stack", "eval s", "(chart)", "process s", "(chart)", "peak MiB", "plan s", "(chart)"],
+                [
+                    [
+                        r["label"],
+                        f"{r['eval']['median']:.2f}",
+                        f"{by_label[r['label']]['eval']['median']:.2f}",
+                        f"{r['process']['wall']['median']:.2f}",
+                        f"{by_label[r['label']]['process']['wall']['median']:.2f}",
+                        f"{r['process']['maxrss_mib']:.0f}",
+                        f"{r['plan']['median']:.2f}",
+                        f"{by_label[r['label']]['plan']['median']:.2f}",
+                    ]
+                    for r in crd["stacks"]
+                ],
+            )
+        )
     else:
         out.append(f"\n{CRDS_ENV} not measured: no Kueue CRD files at {DEFAULT_CRDS} and {CRDS_ENV} unset.")
 
     sc = results["scaling"]
     fit = sc["resources_fit"]
     out.append("\nScaling")
-    out.append(f"  registrations = {fit['fixed']:g} + {fit['per_team']:g} x teams + {fit['per_pool']:g} x pools "
-               f"(largest error {fit['max_residual']:g}); inputs grow with teams x pools (each ClusterQueue "
-               "lists a quota per flavor and resource)")
+    out.append(
+        f"  registrations = {fit['fixed']:g} + {fit['per_team']:g} x teams + {fit['per_pool']:g} x pools "
+        f"(largest error {fit['max_residual']:g}); inputs grow with teams x pools (each ClusterQueue "
+        "lists a quota per flavor and resource)"
+    )
     for key, value in sc["time_ratios"].items():
-        out.append(f"  {key}: {value['time']:.2f}x time for {value['size']:.2f}x inputs, {value['resources']:.2f}x resources")
+        out.append(
+            f"  {key}: {value['time']:.2f}x time for {value['size']:.2f}x inputs, {value['resources']:.2f}x resources"
+        )
     out.append("  marginal evaluation cost: " + ", ".join(f"{k} {v:.0f} ms" for k, v in sc["marginal_ms"].items()))
-    out.append(f"  evaluation time vs input size, log-log slope over the grid: {sc['time_vs_size_slope']:.2f} (1 = linear)")
-    out.append(f"  pure steps, {STRESS_TEAMS[0]} -> {STRESS_TEAMS[1]} teams x {STRESS_POOLS} pools, exponent: "
-               + ", ".join(f"{k} {v:.2f}" for k, v in sc["pure_exponents"].items())
-               + " (" + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sc["pure_at_max"].items()) + f" at {STRESS_TEAMS[1]})")
+    out.append(
+        f"  evaluation time vs input size, log-log slope over the grid: {sc['time_vs_size_slope']:.2f} (1 = linear)"
+    )
+    out.append(
+        f"  pure steps, {STRESS_TEAMS[0]} -> {STRESS_TEAMS[1]} teams x {STRESS_POOLS} pools, exponent: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in sc["pure_exponents"].items())
+        + " ("
+        + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in sc["pure_at_max"].items())
+        + f" at {STRESS_TEAMS[1]})"
+    )
 
-    out.append("\nModelled first `pulumi up` (durations: " + ", ".join(f"{k.rsplit(':', 1)[-1]} {v:g} s" for k, v in
-               critical_path.DURATIONS.items()) + f", Kueue objects {critical_path.KUEUE_OBJECT_SECONDS:g} s, "
-               "provider 0 s; unlimited parallelism, the CLI default)")
+    out.append(
+        "\nModelled first `pulumi up` (durations: "
+        + ", ".join(f"{k.rsplit(':', 1)[-1]} {v:g} s" for k, v in critical_path.DURATIONS.items())
+        + f", Kueue objects {critical_path.KUEUE_OBJECT_SECONDS:g} s, "
+        "provider 0 s; unlimited parallelism, the CLI default)"
+    )
     rows = []
     for s in results["stacks"]:
         cp = s["critical_path"]
         b = cp["branches_s"]
-        rows.append([s["label"], minutes(cp["actual_s"]), minutes(cp["ideal_s"]), f"{cp['ratio']:.2f}",
-                     len(cp["delayed"]), len(cp["unneeded_waits"]), minutes(b["Kueue objects"]),
-                     minutes(b["device plugin"]) if b["device plugin"] else "-",
-                     minutes(cp[f"parallel_{CAPPED_PARALLEL}_s"]), s["idle"]["total"]])
-    out.append(table(["stack", "critical min", "ideal min", "ratio", "delayed", "unneeded", "queues ready min",
-                      "GPU plugin min", f"--parallel {CAPPED_PARALLEL} min", "idle nodes"], rows))
+        rows.append(
+            [
+                s["label"],
+                minutes(cp["actual_s"]),
+                minutes(cp["ideal_s"]),
+                f"{cp['ratio']:.2f}",
+                len(cp["delayed"]),
+                len(cp["unneeded_waits"]),
+                minutes(b["Kueue objects"]),
+                minutes(b["device plugin"]) if b["device plugin"] else "-",
+                minutes(cp[f"parallel_{CAPPED_PARALLEL}_s"]),
+                s["idle"]["total"],
+            ]
+        )
+    out.append(
+        table(
+            [
+                "stack",
+                "critical min",
+                "ideal min",
+                "ratio",
+                "delayed",
+                "unneeded",
+                "queues ready min",
+                "GPU plugin min",
+                f"--parallel {CAPPED_PARALLEL} min",
+                "idle nodes",
+            ],
+            rows,
+        )
+    )
     dev = next(s for s in results["stacks"] if s["label"] == "dev")
     out.append("  dev critical chain: " + " -> ".join(dev["critical_path"]["chain"]))
-    out.append("  dev idle: system " + str(dev["idle"]["system"]) + ", "
-               + ", ".join(f"{k} {v}" for k, v in dev["idle"]["user"].items()) + f" = {dev['idle']['total']} nodes")
+    out.append(
+        "  dev idle: system "
+        + str(dev["idle"]["system"])
+        + ", "
+        + ", ".join(f"{k} {v}" for k, v in dev["idle"]["user"].items())
+        + f" = {dev['idle']['total']} nodes"
+    )
 
     if results.get("alias_experiment"):
-        out.append("\nExperiment: the same evaluation with pulumi-azure-native's type aliases stripped "
-                   "(the Pulumi SDK turns each alias into a URN at registration; ~110 per AgentPool)")
-        out.append(table(["stack", "eval s", "without aliases s"],
-                         [[r["label"], f"{r['with_aliases']['median']:.2f}", f"{r['without_aliases']['median']:.2f}"]
-                          for r in results["alias_experiment"]]))
+        out.append(
+            "\nExperiment: the same evaluation with pulumi-azure-native's type aliases stripped "
+            "(the Pulumi SDK turns each alias into a URN at registration; ~110 per AgentPool)"
+        )
+        out.append(
+            table(
+                ["stack", "eval s", "without aliases s"],
+                [
+                    [r["label"], f"{r['with_aliases']['median']:.2f}", f"{r['without_aliases']['median']:.2f}"]
+                    for r in results["alias_experiment"]
+                ],
+            )
+        )
 
     out.append("\nTargets")
-    out.append(table(["target", "limit", "measured", "result"],
-                     [[t["target"], t["limit"], t["shown"], "PASS" if t["passed"] else "FAIL"] for t in results["targets"]]))
+    out.append(
+        table(
+            ["target", "limit", "measured", "result"],
+            [[t["target"], t["limit"], t["shown"], "PASS" if t["passed"] else "FAIL"] for t in results["targets"]],
+        )
+    )
     return "\n".join(out)
 
 
@@ -538,16 +717,26 @@ def report(results: Mapping[str, Any]) -> str:
 def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
     runs = args.runs or (3 if args.quick else 5)
     process_count = 1 if args.quick else 3
-    crds_dir = Path(os.environ[CRDS_ENV]) if os.environ.get(CRDS_ENV) else (DEFAULT_CRDS if DEFAULT_CRDS.is_dir() else None)
+    crds_dir = (
+        Path(os.environ[CRDS_ENV]) if os.environ.get(CRDS_ENV) else (DEFAULT_CRDS if DEFAULT_CRDS.is_dir() else None)
+    )
     logging.getLogger().addHandler(logging.NullHandler())  # the mock engine logs warnings to the root logger
 
     from importlib.metadata import version
 
     results: dict[str, Any] = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "pulumi": version("pulumi"), "pulumi-azure-native": version("pulumi-azure-native"),
-                    "pulumi-kubernetes": version("pulumi-kubernetes"), "loadavg_start": os.getloadavg()[0]},
-        "runs": runs, "process_runs": process_count, "stacks": [],
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "pulumi": version("pulumi"),
+            "pulumi-azure-native": version("pulumi-azure-native"),
+            "pulumi-kubernetes": version("pulumi-kubernetes"),
+            "loadavg_start": os.getloadavg()[0],
+        },
+        "runs": runs,
+        "process_runs": process_count,
+        "stacks": [],
     }
     all_stacks = stacks()
     with tempfile.TemporaryDirectory(prefix="kueue-aks-bench-") as tmp:
@@ -561,8 +750,9 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             from components.kueue import crds as kueue_crds
 
             start = time.perf_counter()
-            found = kueue_crds.kueue_crds(results["crds"]["source"], DEFAULT_VERSION,
-                                          environ=bench_env(os.environ, cache_home, None))
+            found = kueue_crds.kueue_crds(
+                results["crds"]["source"], DEFAULT_VERSION, environ=bench_env(os.environ, cache_home, None)
+            )
             results["crds"]["load_s"] = time.perf_counter() - start
             chart_crds = found.crds
         else:
@@ -575,7 +765,10 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                 stats, _ = timed(functools.partial(quiet_program, s.config, s.name), runs)
                 log(f"{s.label}: {stats['median']:.2f} s; process and plan")
                 entry = {
-                    "label": s.label, "name": s.name, "teams": s.teams, "pools": s.pools,
+                    "label": s.label,
+                    "name": s.name,
+                    "teams": s.teams,
+                    "pools": s.pools,
                     "eval": stats,
                     "graph": graph_figures(warm.registrations),
                     "critical_path": critical_figures(warm.registrations),
@@ -601,9 +794,14 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                     log(f"{s.label}: with {CRDS_ENV}")
                     quiet_program(s.config, s.name)
                     stats, _ = timed(functools.partial(quiet_program, s.config, s.name), runs)
-                    crd_rows.append({"label": s.label, "eval": stats,
-                                     "plan": plan_times(s, root, runs, cache_home, crds_dir),
-                                     "process": process_runs(files[s.name], s, process_count, cache_home, crds_dir)})
+                    crd_rows.append(
+                        {
+                            "label": s.label,
+                            "eval": stats,
+                            "plan": plan_times(s, root, runs, cache_home, crds_dir),
+                            "process": process_runs(files[s.name], s, process_count, cache_home, crds_dir),
+                        }
+                    )
             results["crds_dir"] = {"dir": str(crds_dir), "load_s": load_s, "stacks": crd_rows}
 
         log("pure steps")
@@ -623,9 +821,11 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     ratio = STRESS_TEAMS[1] / STRESS_TEAMS[0]
 
     def growth(a: str, b: str) -> dict[str, float]:
-        return {"time": by[b]["eval"]["median"] / by[a]["eval"]["median"],
-                "size": by[b]["graph"]["input_bytes"] / by[a]["graph"]["input_bytes"],
-                "resources": by[b]["graph"]["registrations"] / by[a]["graph"]["registrations"]}
+        return {
+            "time": by[b]["eval"]["median"] / by[a]["eval"]["median"],
+            "size": by[b]["graph"]["input_bytes"] / by[a]["graph"]["input_bytes"],
+            "resources": by[b]["graph"]["registrations"] / by[a]["graph"]["registrations"],
+        }
 
     results["scaling"] = {
         "resources_fit": fit_counts([(e["teams"], e["pools"], e["graph"]["registrations"]) for e in grid]),
@@ -636,13 +836,23 @@ def measure(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             "pools 4 -> 12 at 200 teams": growth("200x4", "200x12"),
         },
         "marginal_ms": {
-            "per team at 4 pools (50 -> 200)": (by["200x4"]["eval"]["median"] - by["50x4"]["eval"]["median"]) / 150 * 1000,
-            "per team at 12 pools (50 -> 200)": (by["200x12"]["eval"]["median"] - by["50x12"]["eval"]["median"]) / 150 * 1000,
+            "per team at 4 pools (50 -> 200)": (by["200x4"]["eval"]["median"] - by["50x4"]["eval"]["median"])
+            / 150
+            * 1000,
+            "per team at 12 pools (50 -> 200)": (by["200x12"]["eval"]["median"] - by["50x12"]["eval"]["median"])
+            / 150
+            * 1000,
             "per pool at 10 teams (4 -> 12)": (by["10x12"]["eval"]["median"] - by["10x4"]["eval"]["median"]) / 8 * 1000,
-            "per pool at 200 teams (4 -> 12)": (by["200x12"]["eval"]["median"] - by["200x4"]["eval"]["median"]) / 8 * 1000,
+            "per pool at 200 teams (4 -> 12)": (by["200x12"]["eval"]["median"] - by["200x4"]["eval"]["median"])
+            / 8
+            * 1000,
         },
-        "time_vs_size_slope": loglog_slope([e["graph"]["input_bytes"] for e in grid], [e["eval"]["median"] for e in grid]),
-        "pure_exponents": {k: exponent(pure_small[f"{k}_s"], pure_large[f"{k}_s"], ratio) for k in ("parse", "build", "validate")},
+        "time_vs_size_slope": loglog_slope(
+            [e["graph"]["input_bytes"] for e in grid], [e["eval"]["median"] for e in grid]
+        ),
+        "pure_exponents": {
+            k: exponent(pure_small[f"{k}_s"], pure_large[f"{k}_s"], ratio) for k in ("parse", "build", "validate")
+        },
         "pure_at_max": {k: pure_large[f"{k}_s"] for k in ("parse", "build", "validate")},
         "pure_stress": {str(STRESS_TEAMS[0]): pure_small, str(STRESS_TEAMS[1]): pure_large},
     }
@@ -656,10 +866,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="3 runs per figure and one process run (default 5 and 3)")
     parser.add_argument("--runs", type=int, help="runs per in-process and plan figure (overrides --quick)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "results.json", help="JSON output file")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "bench" / "results" / "results.json", help="JSON output file"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print progress to stderr")
-    parser.add_argument("--alias-experiment", action="store_true",
-                        help="also time dev, 10x12 and 200x12 with the provider SDKs' type aliases stripped (not a target)")
+    parser.add_argument(
+        "--alias-experiment",
+        action="store_true",
+        help="also time dev, 10x12 and 200x12 with the provider SDKs' type aliases stripped (not a target)",
+    )
     args = parser.parse_args(argv)
     if args.runs is not None and args.runs < 1:
         parser.error("--runs must be at least 1")

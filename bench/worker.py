@@ -50,17 +50,21 @@ def main(argv: list[str]) -> int:
     config = yaml.safe_load(stack_file.read_text())["config"]
     run = run_program(config, stack=stack)
     done = time.perf_counter()
-    print(json.dumps({
-        "import_s": imported - START,
-        "import_libraries_s": LIBRARIES - START,
-        "import_program_s": imported - LIBRARIES,
-        "eval_s": done - imported,
-        "in_process_s": done - START,
-        "registrations": len(run.registrations),
-        "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
-        # The Pulumi SDK's modules the run loaded: what any program with these resources imports.
-        "sdk_modules": sorted(m for m in sys.modules if m.split(".")[0] in SDK_PACKAGES),
-    }))
+    print(
+        json.dumps(
+            {
+                "import_s": imported - START,
+                "import_libraries_s": LIBRARIES - START,
+                "import_program_s": imported - LIBRARIES,
+                "eval_s": done - imported,
+                "in_process_s": done - START,
+                "registrations": len(run.registrations),
+                "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
+                # The Pulumi SDK's modules the run loaded: what any program with these resources imports.
+                "sdk_modules": sorted(m for m in sys.modules if m.split(".")[0] in SDK_PACKAGES),
+            }
+        )
+    )
     return 0
 
 

@@ -30,16 +30,28 @@ def shellcheck() -> Path:
         found = shutil.which("shellcheck", path=folder)
         if found:
             return Path(found)
-    raise BuildError(f"shellcheck is not installed in {sys.prefix}: pip install {SHELLCHECK_PIN} "
-                     "(requirements-dev.txt)")
+    raise BuildError(
+        f"shellcheck is not installed in {sys.prefix}: pip install {SHELLCHECK_PIN} (requirements-dev.txt)"
+    )
 
 
 def actionlint(paths: Sequence[Path], cwd: Path = ROOT) -> list[str]:
     """actionlint's findings on the given workflow files, one line each; [] when clean."""
     done = subprocess.run(
-        [str(ensure_actionlint()), "-oneline", "-no-color", "-shellcheck", str(shellcheck()), "-pyflakes", "",
-         *map(str, paths)],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        [
+            str(ensure_actionlint()),
+            "-oneline",
+            "-no-color",
+            "-shellcheck",
+            str(shellcheck()),
+            "-pyflakes",
+            "",
+            *map(str, paths),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     if done.returncode not in (0, 1):  # 1: findings; 2, 3: bad options or a fatal error
         raise BuildError(f"actionlint exited {done.returncode}:\n{done.stdout}{done.stderr}")

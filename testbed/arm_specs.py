@@ -39,8 +39,9 @@ SPECS = SHARED / "azure" / "rest-api-specs"
 _RM = "specification/{}/resource-manager"
 RESOURCES_SPEC = f"{_RM.format('resources')}/Microsoft.Resources/stable/2024-03-01/resources.json"
 AKS_SPEC = f"{_RM.format('containerservice')}/Microsoft.ContainerService/aks/stable/2025-09-01/managedClusters.json"
-ROLES_SPEC = (f"{_RM.format('authorization')}/Microsoft.Authorization/stable/2022-04-01/"
-              "authorization-RoleAssignmentsCalls.json")
+ROLES_SPEC = (
+    f"{_RM.format('authorization')}/Microsoft.Authorization/stable/2022-04-01/authorization-RoleAssignmentsCalls.json"
+)
 WORKSPACE_SPEC = f"{_RM.format('monitor')}/Microsoft.Monitor/stable/2023-04-03/monitoringAccounts_API.json"
 _INSIGHTS = f"{_RM.format('monitor')}/Microsoft.Insights/stable/2022-06-01"
 ENDPOINT_SPEC = f"{_INSIGHTS}/dataCollectionEndpoints_API.json"
@@ -61,8 +62,10 @@ AGENT_POOL_PATH = f"{CLUSTER_PATH}/agentPools/{{agentPoolName}}"
 WORKSPACE_PATH = f"{_GROUP}/Microsoft.Monitor/accounts/{{azureMonitorWorkspaceName}}"
 GRAFANA_PATH = f"{_GROUP}/Microsoft.Dashboard/grafana/{{workspaceName}}"
 IDENTITY_PATH = f"{_GROUP}/Microsoft.ManagedIdentity/userAssignedIdentities/{{resourceName}}"
-EXTENSIONS_PATH = (f"{_GROUP}/{{clusterRp}}/{{clusterResourceName}}/{{clusterName}}/providers/"
-                   "Microsoft.KubernetesConfiguration/extensions")
+EXTENSIONS_PATH = (
+    f"{_GROUP}/{{clusterRp}}/{{clusterResourceName}}/{{clusterName}}/providers/"
+    "Microsoft.KubernetesConfiguration/extensions"
+)
 
 Direction = Literal["request", "response"]
 
@@ -70,6 +73,7 @@ Direction = Literal["request", "response"]
 @dataclass(frozen=True)
 class Operation:
     """One operation of a spec file: its `paths` entry and method."""
+
     spec: str  # the file, relative to SPECS
     method: Literal["get", "put", "post"]
     path: str
@@ -78,27 +82,34 @@ class Operation:
 # The create-or-update each resource token sends (the API versions of pulumi-azure-native 3.29.0's
 # SDK docstrings: "Uses Azure REST API version ...").
 RESOURCES: dict[str, Operation] = {
-    "azure-native:resources:ResourceGroup":
-        Operation(RESOURCES_SPEC, "put", "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}"),
+    "azure-native:resources:ResourceGroup": Operation(
+        RESOURCES_SPEC, "put", "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}"
+    ),
     "azure-native:containerservice:ManagedCluster": Operation(AKS_SPEC, "put", CLUSTER_PATH),
     "azure-native:containerservice:AgentPool": Operation(AKS_SPEC, "put", AGENT_POOL_PATH),
-    "azure-native:authorization:RoleAssignment":
-        Operation(ROLES_SPEC, "put", "/{scope}/providers/Microsoft.Authorization/roleAssignments/{roleAssignmentName}"),
+    "azure-native:authorization:RoleAssignment": Operation(
+        ROLES_SPEC, "put", "/{scope}/providers/Microsoft.Authorization/roleAssignments/{roleAssignmentName}"
+    ),
     "azure-native:monitor:AzureMonitorWorkspace": Operation(WORKSPACE_SPEC, "put", WORKSPACE_PATH),
-    "azure-native:monitor:DataCollectionEndpoint":
-        Operation(ENDPOINT_SPEC, "put",
-                  f"{_GROUP}/Microsoft.Insights/dataCollectionEndpoints/{{dataCollectionEndpointName}}"),
-    "azure-native:monitor:DataCollectionRule":
-        Operation(RULE_SPEC, "put", f"{_GROUP}/Microsoft.Insights/dataCollectionRules/{{dataCollectionRuleName}}"),
-    "azure-native:monitor:DataCollectionRuleAssociation":
-        Operation(ASSOCIATION_SPEC, "put",
-                  "/{resourceUri}/providers/Microsoft.Insights/dataCollectionRuleAssociations/{associationName}"),
+    "azure-native:monitor:DataCollectionEndpoint": Operation(
+        ENDPOINT_SPEC, "put", f"{_GROUP}/Microsoft.Insights/dataCollectionEndpoints/{{dataCollectionEndpointName}}"
+    ),
+    "azure-native:monitor:DataCollectionRule": Operation(
+        RULE_SPEC, "put", f"{_GROUP}/Microsoft.Insights/dataCollectionRules/{{dataCollectionRuleName}}"
+    ),
+    "azure-native:monitor:DataCollectionRuleAssociation": Operation(
+        ASSOCIATION_SPEC,
+        "put",
+        "/{resourceUri}/providers/Microsoft.Insights/dataCollectionRuleAssociations/{associationName}",
+    ),
     "azure-native:dashboard:Grafana": Operation(GRAFANA_SPEC, "put", GRAFANA_PATH),
-    "azure-native:kubernetesconfiguration:Extension":
-        Operation(EXTENSION_SPEC, "put", f"{EXTENSIONS_PATH}/{{extensionName}}"),
+    "azure-native:kubernetesconfiguration:Extension": Operation(
+        EXTENSION_SPEC, "put", f"{EXTENSIONS_PATH}/{{extensionName}}"
+    ),
     "azure-native:managedidentity:UserAssignedIdentity": Operation(MSI_SPEC, "put", IDENTITY_PATH),
-    "azure-native:managedidentity:FederatedIdentityCredential":
-        Operation(MSI_SPEC, "put", f"{IDENTITY_PATH}/federatedIdentityCredentials/{{federatedIdentityCredentialResourceName}}"),
+    "azure-native:managedidentity:FederatedIdentityCredential": Operation(
+        MSI_SPEC, "put", f"{IDENTITY_PATH}/federatedIdentityCredentials/{{federatedIdentityCredentialResourceName}}"
+    ),
 }
 
 # The ARM call behind each invoke the program makes (the others, getClientConfig and
@@ -106,10 +117,12 @@ RESOURCES: dict[str, Operation] = {
 INVOKES: dict[str, Operation] = {
     "azure-native:containerservice:getManagedCluster": Operation(AKS_SPEC, "get", CLUSTER_PATH),
     "azure-native:containerservice:getAgentPool": Operation(AKS_SPEC, "get", AGENT_POOL_PATH),
-    "azure-native:containerservice:listManagedClusterAdminCredentials":
-        Operation(AKS_SPEC, "post", f"{CLUSTER_PATH}/listClusterAdminCredential"),
-    "azure-native:containerservice:listManagedClusterUserCredentials":
-        Operation(AKS_SPEC, "post", f"{CLUSTER_PATH}/listClusterUserCredential"),
+    "azure-native:containerservice:listManagedClusterAdminCredentials": Operation(
+        AKS_SPEC, "post", f"{CLUSTER_PATH}/listClusterAdminCredential"
+    ),
+    "azure-native:containerservice:listManagedClusterUserCredentials": Operation(
+        AKS_SPEC, "post", f"{CLUSTER_PATH}/listClusterUserCredential"
+    ),
     "azure-native:monitor:getAzureMonitorWorkspace": Operation(WORKSPACE_SPEC, "get", WORKSPACE_PATH),
     "azure-native:dashboard:getGrafana": Operation(GRAFANA_SPEC, "get", GRAFANA_PATH),
 }
@@ -117,8 +130,9 @@ INVOKES: dict[str, Operation] = {
 # What components/preflight/arm.py reads. Its managed-cluster reads use API version 2024-09-01,
 # whose spec is not vendored (SOURCE.md): the 2025-09-01 file stands in for their paths and answers.
 PREFLIGHT: tuple[Operation, ...] = (
-    Operation(USAGES_SPEC, "get",
-              "/subscriptions/{subscriptionId}/providers/Microsoft.Compute/locations/{location}/usages"),
+    Operation(
+        USAGES_SPEC, "get", "/subscriptions/{subscriptionId}/providers/Microsoft.Compute/locations/{location}/usages"
+    ),
     Operation(SKUS_SPEC, "get", "/subscriptions/{subscriptionId}/providers/Microsoft.Compute/skus"),
     Operation(AKS_SPEC, "get", "/subscriptions/{subscriptionId}/providers/Microsoft.ContainerService/managedClusters"),
     Operation(AKS_SPEC, "get", CLUSTER_PATH),
@@ -151,6 +165,7 @@ class ArmRequest:
 @dataclass
 class _Members:
     """An object definition's properties with its allOf parents': name -> (file, node)."""
+
     properties: dict[str, tuple[str, Any]] = field(default_factory=dict)
     required: set[str] = field(default_factory=set)
     additional: tuple[str, Any] | bool | None = None  # additionalProperties: a schema, true/false, or absent
@@ -329,8 +344,9 @@ def _forbid(_: Validator, message: str, __: Any, ___: Mapping[str, Any]) -> Iter
     yield ValidationError(message)
 
 
-_Strict = jsonschema.validators.extend(jsonschema.Draft202012Validator,
-                                       {"armClosed": _closed, "armRequired": _required, "armForbidden": _forbid})
+_Strict = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"armClosed": _closed, "armRequired": _required, "armForbidden": _forbid}
+)
 # For what a mock returns: a mock may leave out what it does not need, but every field it has must be Azure's.
 _Partial = jsonschema.validators.extend(_Strict, {"armRequired": lambda *_: iter(())})
 _FORMATS = jsonschema.FormatChecker(["uuid"])
@@ -443,8 +459,13 @@ class ArmSpecs:
             elif name not in PROVIDER_PARAMETERS and operation.path.endswith(f"/{{{name}}}"):
                 autonamed = name
         body_spec, body = self._body(operation)
-        return ArmRequest(operation.method.upper(), f"{url}?api-version={self.specs.api_version(operation.spec)}",
-                          given, self.arm_shape(body_spec, body["schema"], values), autonamed)
+        return ArmRequest(
+            operation.method.upper(),
+            f"{url}?api-version={self.specs.api_version(operation.spec)}",
+            given,
+            self.arm_shape(body_spec, body["schema"], values),
+            autonamed,
+        )
 
     def request_problems(self, token: str, inputs: Mapping[str, Any]) -> list[str]:
         """What Azure's spec says is wrong with the request for these inputs, each as
@@ -452,8 +473,10 @@ class ArmSpecs:
         request = self.request(token, inputs)
         operation = RESOURCES[token]
         braced = {f"{{{name}}}": value for name, value in request.path_parameters.items()}
-        return [*_problems(self._path_validator(operation, request.autonamed), braced),
-                *self.body_problems(operation, request.body)]
+        return [
+            *_problems(self._path_validator(operation, request.autonamed), braced),
+            *self.body_problems(operation, request.body),
+        ]
 
     def _path_parameters(self, operation: Operation) -> list[Mapping[str, Any]]:
         return [p for _, p in self.specs.parameters(operation) if p["in"] == "path"]
@@ -468,9 +491,12 @@ class ArmSpecs:
             parameters = {p["name"]: p for p in self._path_parameters(operation)}
             # Named {name} in the problems, as in the URL.
             checked = {f"{{{n}}}": p for n, p in parameters.items() if n not in PROVIDER_PARAMETERS and n != autonamed}
-            schema = {"type": "object", "armClosed": True,
-                      "properties": {n: schemas.convert(operation.spec, p) for n, p in checked.items()},
-                      "armRequired": sorted(n for n, p in checked.items() if p.get("required"))}
+            schema = {
+                "type": "object",
+                "armClosed": True,
+                "properties": {n: schemas.convert(operation.spec, p) for n, p in checked.items()},
+                "armRequired": sorted(n for n, p in checked.items() if p.get("required")),
+            }
             self._validators[key] = _Strict(schema, format_checker=_FORMATS)
         return self._validators[key]
 

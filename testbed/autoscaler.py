@@ -81,8 +81,10 @@ def provider_config() -> dict[str, Any]:
         "nodegroups": {"fromNodeLabelKey": POOL_LABEL},
         # The templates carry the pools' own taints; the provider's extra kwok-provider taint would
         # make every flavor's tolerations wrong.
-        "nodes": {"skipTaint": True,
-                  "gpuConfig": {"gpuLabelKey": ACCELERATOR_LABEL, "availableGPUTypes": {"nvidia": {}}}},
+        "nodes": {
+            "skipTaint": True,
+            "gpuConfig": {"gpuLabelKey": ACCELERATOR_LABEL, "availableGPUTypes": {"nvidia": {}}},
+        },
         "configmap": {"name": TEMPLATES},
     }
 
@@ -90,10 +92,18 @@ def provider_config() -> dict[str, Any]:
 def config_maps(config: StackConfig) -> list[dict[str, Any]]:
     templates = {"apiVersion": "v1", "kind": "List", "items": [template(config, p) for p in autoscaled_pools(config)]}
     return [
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": PROVIDER_CONFIG, "namespace": NAMESPACE},
-         "data": {"config": yaml.safe_dump(provider_config())}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": TEMPLATES, "namespace": NAMESPACE},
-         "data": {"templates": yaml.safe_dump(templates)}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": PROVIDER_CONFIG, "namespace": NAMESPACE},
+            "data": {"config": yaml.safe_dump(provider_config())},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": TEMPLATES, "namespace": NAMESPACE},
+            "data": {"templates": yaml.safe_dump(templates)},
+        },
     ]
 
 
@@ -126,14 +136,29 @@ class HostnameLabeler:
         self.thread: threading.Thread | None = None
 
     def start(self) -> None:
-        columns = ",".join([
-            "NAME:.metadata.name", "HOST:" + _column(".metadata.labels", HOSTNAME_LABEL),
-            "POOL:" + _column(".metadata.labels", POOL_LABEL),
-            "KEEP:" + _column(".metadata.annotations", SCALE_DOWN_DISABLED)])
+        columns = ",".join(
+            [
+                "NAME:.metadata.name",
+                "HOST:" + _column(".metadata.labels", HOSTNAME_LABEL),
+                "POOL:" + _column(".metadata.labels", POOL_LABEL),
+                "KEEP:" + _column(".metadata.annotations", SCALE_DOWN_DISABLED),
+            ]
+        )
         self.process = subprocess.Popen(
-            [str(self.kubectl.binary), f"--kubeconfig={self.kubectl.kubeconfig}", "get", "nodes", "--watch",
-             "--no-headers", "-o", f"custom-columns={columns}"],
-            stdout=subprocess.PIPE, stderr=self.log.open("a"), text=True)
+            [
+                str(self.kubectl.binary),
+                f"--kubeconfig={self.kubectl.kubeconfig}",
+                "get",
+                "nodes",
+                "--watch",
+                "--no-headers",
+                "-o",
+                f"custom-columns={columns}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=self.log.open("a"),
+            text=True,
+        )
         self.thread = threading.Thread(target=self._label, name="hostname-labeler", daemon=True)
         self.thread.start()
 
@@ -168,32 +193,53 @@ class Autoscaler:
 
     def start(self, config: StackConfig) -> None:
         self.kubectl.apply(config_maps(config))
-        self.labeler = HostnameLabeler(self.kubectl, self.workdir / "hostname-labeler.log",
-                                       {p.name for p in autoscaled_pools(config) if p.provisioning_request})
+        self.labeler = HostnameLabeler(
+            self.kubectl,
+            self.workdir / "hostname-labeler.log",
+            {p.name for p in autoscaled_pools(config) if p.provisioning_request},
+        )
         self.labeler.start()
-        env = {**os.environ, "KWOK_PROVIDER_MODE": "local", "KUBECONFIG": str(self.kubectl.kubeconfig),
-               "POD_NAMESPACE": NAMESPACE}
+        env = {
+            **os.environ,
+            "KWOK_PROVIDER_MODE": "local",
+            "KUBECONFIG": str(self.kubectl.kubeconfig),
+            "POD_NAMESPACE": NAMESPACE,
+        }
         self.process = subprocess.Popen(
-            [str(self.binary), "--cloud-provider=kwok", f"--kubeconfig={self.kubectl.kubeconfig}",
-             f"--namespace={NAMESPACE}", "--leader-elect=false", f"--address=127.0.0.1:{_free_port()}",
-             f"--scan-interval={SCAN_INTERVAL}", f"--scale-down-unneeded-time={SCALE_DOWN_UNNEEDED}",
-             f"--scale-down-delay-after-add={SCALE_DOWN_DELAY_AFTER_ADD}", "--enable-provisioning-requests=true",
-             f"--provisioning-request-initial-backoff-time={PROVISIONING_BACKOFF}",
-             f"--provisioning-request-max-backoff-time={PROVISIONING_MAX_BACKOFF}",
-             "--kube-api-content-type=application/json", "--v=2"],
-            env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+            [
+                str(self.binary),
+                "--cloud-provider=kwok",
+                f"--kubeconfig={self.kubectl.kubeconfig}",
+                f"--namespace={NAMESPACE}",
+                "--leader-elect=false",
+                f"--address=127.0.0.1:{_free_port()}",
+                f"--scan-interval={SCAN_INTERVAL}",
+                f"--scale-down-unneeded-time={SCALE_DOWN_UNNEEDED}",
+                f"--scale-down-delay-after-add={SCALE_DOWN_DELAY_AFTER_ADD}",
+                "--enable-provisioning-requests=true",
+                f"--provisioning-request-initial-backoff-time={PROVISIONING_BACKOFF}",
+                f"--provisioning-request-max-backoff-time={PROVISIONING_MAX_BACKOFF}",
+                "--kube-api-content-type=application/json",
+                "--v=2",
+            ],
+            env=env,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+        )
         wait_for("the cluster autoscaler to report its node groups", self._reporting, 60)
 
     def _reporting(self) -> tuple[bool, Any]:
         if self.process is not None and self.process.poll() is not None:
             raise StopWaiting(f"cluster-autoscaler exited with {self.process.returncode}:\n{self.log_tail(30)}")
-        done = self.kubectl.run("get", "configmap", STATUS_CONFIG_MAP, "-n", NAMESPACE, "-o", "jsonpath={.data.status}",
-                                check=False)
+        done = self.kubectl.run(
+            "get", "configmap", STATUS_CONFIG_MAP, "-n", NAMESPACE, "-o", "jsonpath={.data.status}", check=False
+        )
         return done.returncode == 0 and "nodeGroups" in done.stdout, done.stdout[-400:] or done.stderr[-400:]
 
     def status(self) -> str:
-        done = self.kubectl.run("get", "configmap", STATUS_CONFIG_MAP, "-n", NAMESPACE, "-o", "jsonpath={.data.status}",
-                                check=False)
+        done = self.kubectl.run(
+            "get", "configmap", STATUS_CONFIG_MAP, "-n", NAMESPACE, "-o", "jsonpath={.data.status}", check=False
+        )
         return done.stdout
 
     def log_tail(self, lines: int = 40) -> str:

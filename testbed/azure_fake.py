@@ -41,43 +41,94 @@ def generous(config: StackConfig) -> tuple[list[dict[str, Any]], list[dict[str, 
     zone; an existing cluster (cluster.existing) is there, running its pools at minCount, in the
     stack's region on a Kubernetes version AKS's managed Kueue extension runs on."""
     sizes = {config.cluster.system_pool.vm_size: 16, **{p.vm_size: p.node.vcpus for p in config.node_pools}}
-    skus = [{"resourceType": "virtualMachines", "name": size, "family": f"test{size.replace('_', '')}Family",
-             "locations": [config.location], "locationInfo": [{"location": config.location, "zones": ["1", "2", "3"]}],
-             "capabilities": [{"name": "vCPUs", "value": str(vcpus)}, {"name": "LowPriorityCapable", "value": "True"}],
-             "restrictions": []} for size, vcpus in sizes.items()]
+    skus = [
+        {
+            "resourceType": "virtualMachines",
+            "name": size,
+            "family": f"test{size.replace('_', '')}Family",
+            "locations": [config.location],
+            "locationInfo": [{"location": config.location, "zones": ["1", "2", "3"]}],
+            "capabilities": [{"name": "vCPUs", "value": str(vcpus)}, {"name": "LowPriorityCapable", "value": "True"}],
+            "restrictions": [],
+        }
+        for size, vcpus in sizes.items()
+    ]
     names = ["cores", "lowPriorityCores", *(s["family"] for s in skus)]
-    usages = [{"name": {"value": n, "localizedValue": n}, "currentValue": 0, "limit": 1_000_000, "unit": "Count"}
-              for n in names]
+    usages = [
+        {"name": {"value": n, "localizedValue": n}, "currentValue": 0, "limit": 1_000_000, "unit": "Count"}
+        for n in names
+    ]
     existing = config.cluster.existing
-    clusters = [] if existing is None else [managed_cluster(
-        existing.resource_group, existing.name, [(p.name, p.vm_size, p.min_count, p.spot) for p in config.node_pools],
-        location=config.location)]
+    clusters = (
+        []
+        if existing is None
+        else [
+            managed_cluster(
+                existing.resource_group,
+                existing.name,
+                [(p.name, p.vm_size, p.min_count, p.spot) for p in config.node_pools],
+                location=config.location,
+            )
+        ]
+    )
     return usages, skus, clusters
 
 
-def managed_cluster(group: str, name: str, pools: list[tuple[str, str, int, bool]],
-                    tags: dict[str, str] | None = None, *, location: str = "eastus2",
-                    kubernetes_version: str = RECENT_KUBERNETES) -> dict[str, Any]:
+def managed_cluster(
+    group: str,
+    name: str,
+    pools: list[tuple[str, str, int, bool]],
+    tags: dict[str, str] | None = None,
+    *,
+    location: str = "eastus2",
+    kubernetes_version: str = RECENT_KUBERNETES,
+) -> dict[str, Any]:
     """A Managed Clusters - Get answer, with only what the preflight reads."""
-    return {"id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
-                  f"managedClusters/{name}", "name": name, "location": location, "tags": tags or {},
-            "properties": {"kubernetesVersion": kubernetes_version, "currentKubernetesVersion": kubernetes_version,
-                           "agentPoolProfiles": [{"name": n, "vmSize": size, "count": count,
-                                                  "scaleSetPriority": "Spot" if spot else "Regular"}
-                                                 for n, size, count, spot in pools]}}
+    return {
+        "id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
+        f"managedClusters/{name}",
+        "name": name,
+        "location": location,
+        "tags": tags or {},
+        "properties": {
+            "kubernetesVersion": kubernetes_version,
+            "currentKubernetesVersion": kubernetes_version,
+            "agentPoolProfiles": [
+                {"name": n, "vmSize": size, "count": count, "scaleSetPriority": "Spot" if spot else "Regular"}
+                for n, size, count, spot in pools
+            ],
+        },
+    }
 
 
-def extension(group: str, cluster: str, name: str, extension_type: str, *, version: str | None,
-              current_version: str, namespace: str, state: str = "Succeeded") -> dict[str, Any]:
+def extension(
+    group: str,
+    cluster: str,
+    name: str,
+    extension_type: str,
+    *,
+    version: str | None,
+    current_version: str,
+    namespace: str,
+    state: str = "Succeeded",
+) -> dict[str, Any]:
     """One item of Extensions - List (Microsoft.KubernetesConfiguration 2025-03-01), with what the
     preflight reads and what Azure always sends besides."""
-    return {"id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
-                  f"managedClusters/{cluster}/providers/Microsoft.KubernetesConfiguration/extensions/{name}",
-            "name": name, "type": "Microsoft.KubernetesConfiguration/extensions",
-            "properties": {"extensionType": extension_type, "autoUpgradeMinorVersion": version is None,
-                           "autoUpgradeMode": "compatible" if version is None else "none",
-                           "version": version, "currentVersion": current_version, "provisioningState": state,
-                           "scope": {"cluster": {"releaseNamespace": namespace}}}}
+    return {
+        "id": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.ContainerService/"
+        f"managedClusters/{cluster}/providers/Microsoft.KubernetesConfiguration/extensions/{name}",
+        "name": name,
+        "type": "Microsoft.KubernetesConfiguration/extensions",
+        "properties": {
+            "extensionType": extension_type,
+            "autoUpgradeMinorVersion": version is None,
+            "autoUpgradeMode": "compatible" if version is None else "none",
+            "version": version,
+            "currentVersion": current_version,
+            "provisioningState": state,
+            "scope": {"cluster": {"releaseNamespace": namespace}},
+        },
+    }
 
 
 @dataclass
@@ -95,7 +146,9 @@ class FakeArm:
         self.skus: list[dict[str, Any]] = []
         self.clusters: list[dict[str, Any]] = []
         self.extensions: dict[str, list[dict[str, Any]]] = {}  # "<resource group>/<cluster>" -> Extensions - List
-        self.fail: dict[str, Failure] = {}  # a path fragment ("usages", "skus", "managedClusters", "extensions") -> failure
+        self.fail: dict[
+            str, Failure
+        ] = {}  # a path fragment ("usages", "skus", "managedClusters", "extensions") -> failure
         self.delay: dict[str, float] = {}
         self.page_size = 0  # > 0: answer in pages of this many items, linked by nextLink
         self.requests: list[tuple[str, str]] = []  # (path with query, Authorization header)
@@ -143,10 +196,15 @@ class FakeArm:
             if fragment in path and failure.times > 0:
                 failure.times -= 1
                 return failure.status, failure.headers, failure.body
-        one = re.fullmatch(r"/subscriptions/[^/]+/resourceGroups/([^/]+)/providers/Microsoft\.ContainerService/"
-                           r"managedClusters/([^/]+)(/providers/Microsoft\.KubernetesConfiguration/extensions)?", path)
+        one = re.fullmatch(
+            r"/subscriptions/[^/]+/resourceGroups/([^/]+)/providers/Microsoft\.ContainerService/"
+            r"managedClusters/([^/]+)(/providers/Microsoft\.KubernetesConfiguration/extensions)?",
+            path,
+        )
         if one:
-            found = [c for c in self.clusters if c["name"] == one.group(2) and f"/resourceGroups/{one.group(1)}/" in c["id"]]
+            found = [
+                c for c in self.clusters if c["name"] == one.group(2) and f"/resourceGroups/{one.group(1)}/" in c["id"]
+            ]
             if not found:
                 return 404, {}, {"error": {"code": "ResourceNotFound", "message": "not found"}}
             if not one.group(3):
@@ -163,7 +221,7 @@ class FakeArm:
         if not self.page_size:
             return 200, {}, {"value": items}
         start = int(parse_qs(urlsplit(raw_path).query).get("page", ["0"])[0])
-        body: dict[str, Any] = {"value": items[start:start + self.page_size]}
+        body: dict[str, Any] = {"value": items[start : start + self.page_size]}
         if start + self.page_size < len(items):
             body["nextLink"] = f"{self.url}{path}?page={start + self.page_size}"
         return 200, {}, body
@@ -179,4 +237,3 @@ class FakeArm:
         """The client points at this server and trusts its certificate while inside."""
         with mock.patch.dict("os.environ", {ENDPOINT_ENV: self.url, "REQUESTS_CA_BUNDLE": str(self.cert)}):
             yield self
-

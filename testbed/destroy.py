@@ -50,7 +50,8 @@ def object_ref(obj: dict[str, Any]) -> list[str]:
     group = obj["apiVersion"].rpartition("/")[0]
     meta = obj["metadata"]
     return [obj["kind"].lower() + (f".{group}" if group else ""), meta["name"]] + (
-        ["-n", meta["namespace"]] if "namespace" in meta else [])
+        ["-n", meta["namespace"]] if "namespace" in meta else []
+    )
 
 
 def _key(obj: dict[str, Any]) -> str:
@@ -63,18 +64,34 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
 
     def delete_object(obj: dict[str, Any]) -> Callable[[], tuple[bool, str]]:
         def run() -> tuple[bool, str]:
-            done = kubectl.run("delete", *object_ref(obj), "--wait=true", f"--timeout={DELETE_TIMEOUT_SECONDS}s",
-                               check=False, timeout=DELETE_TIMEOUT_SECONDS + 30)
+            done = kubectl.run(
+                "delete",
+                *object_ref(obj),
+                "--wait=true",
+                f"--timeout={DELETE_TIMEOUT_SECONDS}s",
+                check=False,
+                timeout=DELETE_TIMEOUT_SECONDS + 30,
+            )
             return done.returncode == 0, done.stderr.strip()
+
         return run
 
-    def uninstall(release: str, namespace: str, before: Callable[[], None] = lambda: None) -> Callable[[], tuple[bool, str]]:
+    def uninstall(
+        release: str, namespace: str, before: Callable[[], None] = lambda: None
+    ) -> Callable[[], tuple[bool, str]]:
         def run() -> tuple[bool, str]:
             before()
-            done = cluster.helm.run("uninstall", release, f"--namespace={namespace}", "--wait",
-                                    f"--timeout={RELEASE_TIMEOUT_SECONDS}s", check=False,
-                                    timeout=RELEASE_TIMEOUT_SECONDS + 60)
+            done = cluster.helm.run(
+                "uninstall",
+                release,
+                f"--namespace={namespace}",
+                "--wait",
+                f"--timeout={RELEASE_TIMEOUT_SECONDS}s",
+                check=False,
+                timeout=RELEASE_TIMEOUT_SECONDS + 60,
+            )
             return done.returncode == 0, (done.stdout + done.stderr).strip()
+
         return run
 
     def namespace(name: str) -> dict[str, Any]:
@@ -109,12 +126,14 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
         meta = obj["metadata"]
         steps[_key(obj)] = Step(_key(obj), delete_object(obj))
         account = (meta.get("annotations") or {}).get(SERVICE_ACCOUNT_ANNOTATION)
-        depends[_key(obj)] = ([_key(namespace(KUEUE_NAMESPACE))] if meta.get("namespace") == KUEUE_NAMESPACE else []) + (
-            [f"ServiceAccount/{meta['namespace']}/{account}"] if account else [])
+        depends[_key(obj)] = (
+            [_key(namespace(KUEUE_NAMESPACE))] if meta.get("namespace") == KUEUE_NAMESPACE else []
+        ) + ([f"ServiceAccount/{meta['namespace']}/{account}"] if account else [])
     if cluster.config.has_gpu:
         plugin = f"Release/{DEVICE_PLUGIN_RELEASE_NAME}"
-        steps[_key(namespace(DEVICE_PLUGIN_NAMESPACE))] = Step(_key(namespace(DEVICE_PLUGIN_NAMESPACE)),
-                                                                delete_object(namespace(DEVICE_PLUGIN_NAMESPACE)))
+        steps[_key(namespace(DEVICE_PLUGIN_NAMESPACE))] = Step(
+            _key(namespace(DEVICE_PLUGIN_NAMESPACE)), delete_object(namespace(DEVICE_PLUGIN_NAMESPACE))
+        )
         steps[plugin] = Step(plugin, uninstall(DEVICE_PLUGIN_RELEASE_NAME, DEVICE_PLUGIN_NAMESPACE))
         depends[plugin] = [_key(namespace(DEVICE_PLUGIN_NAMESPACE))]
     _operator_steps(cluster, steps, depends, delete_object, uninstall, namespace)
@@ -124,10 +143,14 @@ def program_graph(cluster: StackCluster) -> dict[str, Step]:
     return steps
 
 
-def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict[str, list[str]],
-                    delete_object: Callable[[dict[str, Any]], Callable[[], tuple[bool, str]]],
-                    uninstall: Callable[..., Callable[[], tuple[bool, str]]],
-                    namespace: Callable[[str], dict[str, Any]]) -> None:
+def _operator_steps(
+    cluster: StackCluster,
+    steps: dict[str, Step],
+    depends: dict[str, list[str]],
+    delete_object: Callable[[dict[str, Any]], Callable[[], tuple[bool, str]]],
+    uninstall: Callable[..., Callable[[], tuple[bool, str]]],
+    namespace: Callable[[str], dict[str, Any]],
+) -> None:
     """The job operators (components/operators/component.py): a controller (release or Deployment)
     depends on its CRDs' release and its namespace, and on the CRDs of the operators it needs; Trainer's
     runtime on Trainer's release; team namespaces on every controller. A controller's process
@@ -155,9 +178,12 @@ def _operator_steps(cluster: StackCluster, steps: dict[str, Step], depends: dict
             (deployment,) = [o for o in install.objects if o["kind"] == "Deployment"]
             controller = _key(deployment)
 
-            def delete_deployment(obj: dict[str, Any] = deployment, stop: Callable[[], None] = stop) -> tuple[bool, str]:
+            def delete_deployment(
+                obj: dict[str, Any] = deployment, stop: Callable[[], None] = stop
+            ) -> tuple[bool, str]:
                 stop()
                 return delete_object(obj)()
+
             steps[controller] = Step(controller, delete_deployment)
             for obj in install.objects:
                 if obj is not deployment:
@@ -215,6 +241,9 @@ def destroy(cluster: StackCluster) -> Destroyed:
                     gone.add(name)
                 else:
                     failed[name] = said
-    never = {name: "never started: " + ", ".join(sorted(steps[name].needs_gone_first - gone))
-             for name in steps if name not in gone and name not in failed}
+    never = {
+        name: "never started: " + ", ".join(sorted(steps[name].needs_gone_first - gone))
+        for name in steps
+        if name not in gone and name not in failed
+    }
     return Destroyed(took, {**failed, **never}, round(time.monotonic() - started, 1))

@@ -49,8 +49,15 @@ class EngineError(AssertionError):
 
 
 class PulumiProject:
-    def __init__(self, engine: Engine, workdir: Path, stack: str, *, env: Mapping[str, str] | None = None,
-                 rewrite: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        workdir: Path,
+        stack: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        rewrite: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         """`env`: more environment for the CLI (e.g. the chart mirror's CA); `rewrite`: what every
         config set on the stack goes through (e.g. the mirror's chart keys, as a private-registry
         user writes them)."""
@@ -131,11 +138,13 @@ class PulumiProject:
         out = log.open("w")
         out.write(f"$ pulumi {' '.join(args)} (in the background)\n")
         out.flush()
-        return subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        return subprocess.Popen(
+            argv, env=self.env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
 
-    def run(self, *args: str, input: str | None = None, timeout: float = 300,
-            check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, input: str | None = None, timeout: float = 300, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         argv, log = self._argv(args)
         try:
             done = subprocess.run(argv, input=input, env=self.env, capture_output=True, text=True, timeout=timeout)
@@ -145,8 +154,10 @@ class PulumiProject:
             raise EngineError(f"`pulumi {' '.join(args)}` did not finish in {timeout:.0f} s:\n{out[-6000:]}") from None
         log.write_text(f"$ pulumi {' '.join(args)}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}\n")
         if check and done.returncode != 0:
-            raise EngineError(f"`pulumi {' '.join(args)}` exited with {done.returncode}:\n"
-                              f"{done.stdout[-6000:]}\n{done.stderr[-3000:]}\n(whole output: {log})")
+            raise EngineError(
+                f"`pulumi {' '.join(args)}` exited with {done.returncode}:\n"
+                f"{done.stdout[-6000:]}\n{done.stderr[-3000:]}\n(whole output: {log})"
+            )
         return done
 
     def up(self) -> subprocess.CompletedProcess[str]:
@@ -172,7 +183,9 @@ class PulumiProject:
         other.runs = self.runs + 100  # its logs sort after this stack's, in the same folder
         other.run("stack", "init", stack)
         other.set_config(config)
-        other.run("config", "set", "--secret", "--path", "kueue-aks:cluster.kubeconfig", "--stack", stack, input=kubeconfig)
+        other.run(
+            "config", "set", "--secret", "--path", "kueue-aks:cluster.kubeconfig", "--stack", stack, input=kubeconfig
+        )
         self.run("stack", "select", self.stack)  # `stack init` selected the new one
         return other
 
@@ -184,11 +197,31 @@ class PulumiProject:
     def recover(self, cluster: StackCluster) -> subprocess.CompletedProcess[str]:
         """`python -m components.recovery --run` for this stack, as docs/day-2.md tells the user
         (Helm on PATH, the cluster's kubeconfig)."""
-        env = {**self.env, "PATH": os.pathsep.join([str(cluster.helm.binary.parent), self.env["PATH"]]),
-               **{k: v for k, v in cluster.helm.env.items() if k.startswith("HELM_")}}
-        return subprocess.run([sys.executable, "-m", "components.recovery", "--stack", self.stack, "--cwd",
-                               str(self.project), "--kubeconfig", str(cluster.cluster.kubeconfig), "--run"],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+        env = {
+            **self.env,
+            "PATH": os.pathsep.join([str(cluster.helm.binary.parent), self.env["PATH"]]),
+            **{k: v for k, v in cluster.helm.env.items() if k.startswith("HELM_")},
+        }
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "components.recovery",
+                "--stack",
+                self.stack,
+                "--cwd",
+                str(self.project),
+                "--kubeconfig",
+                str(cluster.cluster.kubeconfig),
+                "--run",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
 
     def remove(self, cluster: StackCluster) -> str | None:
         """Remove the stack, first taking down what it holds, whatever state a failed test left it
@@ -198,11 +231,15 @@ class PulumiProject:
         if not _held(deployment.get("resources") or []) and not deployment.get("pending_operations"):
             self.run("stack", "rm", self.stack, "--yes", "--force")
             return None
-        steps = [("cancel", lambda: self.run("cancel", "--yes", check=False)),
-                 ("recovery", lambda: self.recover(cluster)),
-                 ("destroy", lambda: self.run("destroy", "--yes", "--skip-preview", check=False,
-                                              timeout=UP_TIMEOUT_SECONDS)),
-                 ("stack rm", lambda: self.run("stack", "rm", self.stack, "--yes", "--force", check=False))]
+        steps = [
+            ("cancel", lambda: self.run("cancel", "--yes", check=False)),
+            ("recovery", lambda: self.recover(cluster)),
+            (
+                "destroy",
+                lambda: self.run("destroy", "--yes", "--skip-preview", check=False, timeout=UP_TIMEOUT_SECONDS),
+            ),
+            ("stack rm", lambda: self.run("stack", "rm", self.stack, "--yes", "--force", check=False)),
+        ]
         said = []
         for name, step in steps:
             try:
@@ -291,8 +328,9 @@ class KueueFollower(_Follower):
     Deployment, so the follower restarts the controller with that version's binary
     (`binary_for`, e.g. binaries.ensure_kueue)."""
 
-    def __init__(self, controller: KueueController, kubectl: Kubectl,
-                 binary_for: Callable[[str], Path] | None = None) -> None:
+    def __init__(
+        self, controller: KueueController, kubectl: Kubectl, binary_for: Callable[[str], Path] | None = None
+    ) -> None:
         super().__init__("e2e-kueue-follower", kubectl)
         self.controller, self.binary_for = controller, binary_for
         self.running = False
@@ -361,7 +399,8 @@ class OperatorFollower(_Follower):
 
     def describe(self) -> str:
         return f"operator follower errors: {self.errors}; running: {sorted(self.running)}\n" + "\n".join(
-            f"--- {name}\n{c.log_tail(15)}" for name, c in self.controllers.items() if name in self.running)
+            f"--- {name}\n{c.log_tail(15)}" for name, c in self.controllers.items() if name in self.running
+        )
 
 
 def release_states(cluster: StackCluster) -> list[str]:

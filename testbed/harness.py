@@ -111,8 +111,12 @@ def agent_pool_result(pool: NodePool) -> dict[str, Any]:
     if pool.topology and pool.min_count == pool.max_count:  # fixed-size: TAS without ProvisioningRequest
         result |= {"enableAutoScaling": False, "count": pool.max_count}
     else:  # the autoscaler has moved the count; only the bounds are configured
-        result |= {"enableAutoScaling": True, "minCount": pool.min_count, "maxCount": pool.max_count,
-                   "count": pool.min_count}
+        result |= {
+            "enableAutoScaling": True,
+            "minCount": pool.min_count,
+            "maxCount": pool.max_count,
+            "count": pool.min_count,
+        }
     if pool.spot:
         result |= {"scaleSetPriority": "Spot", "scaleSetEvictionPolicy": "Delete", "spotMaxPrice": -1}
     return result
@@ -141,8 +145,10 @@ GRAFANA_PRINCIPAL = "00000000-0000-0000-0000-00000000000f"
 
 def unsigned_token(claims: Mapping[str, Any]) -> str:
     """A JWT-shaped access token with these claims and no signature (nothing here checks one)."""
+
     def part(doc: Mapping[str, Any]) -> str:
         return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode().rstrip("=")
+
     return f"{part({'typ': 'JWT', 'alg': 'none'})}.{part(claims)}.not-signed"
 
 
@@ -173,10 +179,14 @@ class ProgramMocks(pulumi.runtime.Mocks):
     and `agent_pools` is getAgentPool's result by pool name (None: pools matching the config; a
     name not in it fails the invoke, as Azure's 404 would)."""
 
-    def __init__(self, *, managed_cluster: Mapping[str, Any] | None = None,
-                 agent_pools: Mapping[str, Mapping[str, Any]] | None = None,
-                 stacks: Mapping[str, Mapping[str, Any]] | None = None,
-                 token: str = PROVIDER_TOKEN) -> None:
+    def __init__(
+        self,
+        *,
+        managed_cluster: Mapping[str, Any] | None = None,
+        agent_pools: Mapping[str, Mapping[str, Any]] | None = None,
+        stacks: Mapping[str, Mapping[str, Any]] | None = None,
+        token: str = PROVIDER_TOKEN,
+    ) -> None:
         self.token = token  # getClientToken's: its claims say whether the deployer is a user or an app
         self.invokes: list[str] = []
         self.invoke_args: list[tuple[str, dict[str, Any]]] = []
@@ -197,9 +207,16 @@ class ProgramMocks(pulumi.runtime.Mocks):
             identity = args.inputs.get("identity") or {}
             if identity.get("userAssignedIdentities"):
                 # The SDK takes a list of IDs; ARM answers with a map of each to its principal.
-                state["identity"] = {**identity, "userAssignedIdentities": {
-                    i: {"principalId": "00000000-0000-0000-0000-0000000000c1", "clientId": "00000000-0000-0000-0000-0000000000c2"}
-                    for i in identity["userAssignedIdentities"]}}
+                state["identity"] = {
+                    **identity,
+                    "userAssignedIdentities": {
+                        i: {
+                            "principalId": "00000000-0000-0000-0000-0000000000c1",
+                            "clientId": "00000000-0000-0000-0000-0000000000c2",
+                        }
+                        for i in identity["userAssignedIdentities"]
+                    },
+                }
         elif args.typ == "azure-native:resources:ResourceGroup":
             state["name"] = f"{args.name}-rg123"
         elif args.typ == "azure-native:managedidentity:UserAssignedIdentity":
@@ -207,8 +224,10 @@ class ProgramMocks(pulumi.runtime.Mocks):
             state["principalId"], state["clientId"] = identity_ids(args.name)
             state["tenantId"] = "00000000-0000-0000-0000-00000000cafe"
         elif args.typ == "azure-native:monitor:AzureMonitorWorkspace":
-            state["metrics"] = {"prometheusQueryEndpoint": "https://amw.eastus2.prometheus.monitor.azure.com",
-                                "internalId": "mac_0000"}
+            state["metrics"] = {
+                "prometheusQueryEndpoint": "https://amw.eastus2.prometheus.monitor.azure.com",
+                "internalId": "mac_0000",
+            }
         elif args.typ == "azure-native:dashboard:Grafana":
             state["name"] = f"{args.name}0a1b2c3d"
             state["identity"] = {**args.inputs.get("identity", {}), "principalId": GRAFANA_PRINCIPAL}
@@ -217,13 +236,21 @@ class ProgramMocks(pulumi.runtime.Mocks):
             outputs = self.stacks.get(args.inputs["name"], {})
             state["outputs"] = outputs
             state["secretOutputNames"] = [k for k in outputs if k.endswith("Kubeconfig")]
-        elif args.typ == "kubernetes:core/v1:Secret" and args.inputs.get("type") == "kubernetes.io/service-account-token":
+        elif (
+            args.typ == "kubernetes:core/v1:Secret" and args.inputs.get("type") == "kubernetes.io/service-account-token"
+        ):
             # What the token controller writes into the Secret, and the provider waits for.
-            state["data"] = {"token": base64.b64encode(SERVICE_ACCOUNT_TOKEN.encode()).decode(),
-                             "ca.crt": base64.b64encode(b"-----BEGIN CERTIFICATE-----\nnot-real\n").decode()}
+            state["data"] = {
+                "token": base64.b64encode(SERVICE_ACCOUNT_TOKEN.encode()).decode(),
+                "ca.crt": base64.b64encode(b"-----BEGIN CERTIFICATE-----\nnot-real\n").decode(),
+            }
         elif args.typ == "kubernetes:helm.sh/v3:Release":
-            state["status"] = {"name": args.inputs.get("name"), "namespace": args.inputs.get("namespace"),
-                               "status": "deployed", "version": args.inputs.get("version")}
+            state["status"] = {
+                "name": args.inputs.get("name"),
+                "namespace": args.inputs.get("namespace"),
+                "status": "deployed",
+                "version": args.inputs.get("version"),
+            }
         return f"{args.name}_id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
@@ -251,17 +278,32 @@ class ProgramMocks(pulumi.runtime.Mocks):
         if args.token == "azure-native:authorization:getClientToken":
             return {"token": self.token}
         if args.token == "azure-native:authorization:getClientConfig":
-            return {"subscriptionId": SUBSCRIPTION, "objectId": DEPLOYER_OBJECT_ID, "tenantId": "tenant", "clientId": "client"}
+            return {
+                "subscriptionId": SUBSCRIPTION,
+                "objectId": DEPLOYER_OBJECT_ID,
+                "tenantId": "tenant",
+                "clientId": "client",
+            }
         if args.token == "azure-native:monitor:getAzureMonitorWorkspace":
-            return {"id": "/subscriptions/.../accounts/" + args.args["azureMonitorWorkspaceName"], "location": "westeurope",
-                    "metrics": {"prometheusQueryEndpoint": "https://existing.westeurope.prometheus.monitor.azure.com"}}
+            return {
+                "id": "/subscriptions/.../accounts/" + args.args["azureMonitorWorkspaceName"],
+                "location": "westeurope",
+                "metrics": {"prometheusQueryEndpoint": "https://existing.westeurope.prometheus.monitor.azure.com"},
+            }
         if args.token == "azure-native:dashboard:getGrafana":
-            return {"name": args.args["workspaceName"], "location": "westeurope",
-                    "properties": {"endpoint": "https://existing-grafana.example.invalid"}}
+            return {
+                "name": args.args["workspaceName"],
+                "location": "westeurope",
+                "properties": {"endpoint": "https://existing-grafana.example.invalid"},
+            }
         if args.token.endswith(":listManagedClusterAdminCredentials"):
-            return {"kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(ADMIN_KUBECONFIG.encode()).decode()}]}
+            return {
+                "kubeconfigs": [{"name": "clusterAdmin", "value": base64.b64encode(ADMIN_KUBECONFIG.encode()).decode()}]
+            }
         if args.token.endswith(":listManagedClusterUserCredentials"):
-            return {"kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(EXEC_KUBECONFIG.encode()).decode()}]}
+            return {
+                "kubeconfigs": [{"name": "clusterUser", "value": base64.b64encode(EXEC_KUBECONFIG.encode()).decode()}]
+            }
         return {}
 
 
@@ -294,11 +336,22 @@ class RecordingMonitor(MockMonitor):
 
     def ReadResource(self, request: Any) -> Any:
         response = super().ReadResource(request)
-        self.registrations.append(Registration(
-            type=request.type, name=request.name, urn=response.urn, parent=request.parent, custom=True,
-            inputs=rpc.deserialize_properties(request.properties), dependencies=list(request.dependencies),
-            property_dependencies={}, ignore_changes=[], provider=request.provider, deleted_with="",
-            read_id=request.id))
+        self.registrations.append(
+            Registration(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                parent=request.parent,
+                custom=True,
+                inputs=rpc.deserialize_properties(request.properties),
+                dependencies=list(request.dependencies),
+                property_dependencies={},
+                ignore_changes=[],
+                provider=request.provider,
+                deleted_with="",
+                read_id=request.id,
+            )
+        )
         return response
 
 
@@ -308,9 +361,16 @@ def identity_ids(name: str) -> tuple[str, str]:
     return str(uuid.UUID(digest[:32])), str(uuid.UUID(digest[32:]))
 
 
-def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool = False,
-                mocks: ProgramMocks | None = None, azure: FakeArm | None = None,
-                cluster: FakeCluster | None = None, secret_keys: Iterable[str] | None = None) -> ProgramRun:
+def run_program(
+    config: Mapping[str, Any],
+    *,
+    stack: str = "dev",
+    preview: bool = False,
+    mocks: ProgramMocks | None = None,
+    azure: FakeArm | None = None,
+    cluster: FakeCluster | None = None,
+    secret_keys: Iterable[str] | None = None,
+) -> ProgramRun:
     """Run __main__.py with `config` (full keys, e.g. "kueue-aks:teams") under mocks, the
     preflight reading `azure` (default: a loopback Azure where every pool fits) and, for a
     kubeconfig stack, `cluster` (default: one with no Kueue yet). `secret_keys`: the keys the
@@ -318,14 +378,19 @@ def run_program(config: Mapping[str, Any], *, stack: str = "dev", preview: bool 
     `pulumi config set --secret --path kueue-aks:cluster.kubeconfig` leaves it."""
     if secret_keys is None:
         cluster_config = config.get(f"{CONFIG_PREFIX}:cluster")
-        secret_keys = [f"{CONFIG_PREFIX}:cluster"] if isinstance(cluster_config, Mapping) and "kubeconfig" in cluster_config else []
+        secret_keys = (
+            [f"{CONFIG_PREFIX}:cluster"]
+            if isinstance(cluster_config, Mapping) and "kubeconfig" in cluster_config
+            else []
+        )
     azure = azure or generous_azure(config, stack)
     with azure.serving(), (cluster or FakeCluster()).serving():
         return _run_program(config, stack=stack, preview=preview, mocks=mocks, secret_keys=list(secret_keys))
 
 
-def _run_program(config: Mapping[str, Any], *, stack: str, preview: bool, mocks: ProgramMocks | None,
-                 secret_keys: list[str]) -> ProgramRun:
+def _run_program(
+    config: Mapping[str, Any], *, stack: str, preview: bool, mocks: ProgramMocks | None, secret_keys: list[str]
+) -> ProgramRun:
     mocks = mocks or ProgramMocks()
     mocks.config_map = (config, stack)
     monitor = RecordingMonitor(mocks)

@@ -85,13 +85,16 @@ def requests(cpu: str | None = None, gpu: int | None = None) -> Callable[[dict[s
                 r["cpu"] = cpu
             if gpu is not None:
                 r["nvidia.com/gpu"] = limits["nvidia.com/gpu"] = gpu
+
     return change
 
 
 def pinned(pool: str) -> Callable[[dict[str, Any]], None]:
     """Select one pool, so Kueue considers only its flavor for every pod set."""
+
     def change(template: dict[str, Any]) -> None:
         template["spec"]["nodeSelector"] = {POOL_LABEL: pool}
+
     return change
 
 
@@ -101,8 +104,14 @@ def renamed(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
-def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Callable[[dict[str, Any]], None],
-              cpu: str | None = None, gpu: int | None = None) -> dict[str, Any]:
+def prepared(
+    cluster: StackCluster,
+    kind: str,
+    doc: dict[str, Any],
+    *changes: Callable[[dict[str, Any]], None],
+    cpu: str | None = None,
+    gpu: int | None = None,
+) -> dict[str, Any]:
     """The sample with `changes` on every pod, its requests set to `cpu`/`gpu` per pod."""
     teams = [t.name for t in cluster.config.teams]
     if doc["metadata"].get("namespace") not in teams:  # the samples name none: a member gives theirs
@@ -117,8 +126,9 @@ def prepared(cluster: StackCluster, kind: str, doc: dict[str, Any], *changes: Ca
     return doc
 
 
-def _trainjob(doc: dict[str, Any], changes: tuple[Callable[[dict[str, Any]], None], ...], cpu: str | None,
-              gpu: int | None) -> dict[str, Any]:
+def _trainjob(
+    doc: dict[str, Any], changes: tuple[Callable[[dict[str, Any]], None], ...], cpu: str | None, gpu: int | None
+) -> dict[str, Any]:
     """A TrainJob's pods are its runtime's (the stack's torch-distributed): the changes go into a
     runtime patch of the runtime's `node` step, as a user would write one; requests per node are its own."""
     doc = copy.deepcopy(doc)
@@ -128,8 +138,9 @@ def _trainjob(doc: dict[str, Any], changes: tuple[Callable[[dict[str, Any]], Non
     template = {k: v for k, v in template.items() if v}
     if template:
         step = {"name": TRAINER_STEP, "template": {"spec": {"template": template}}}
-        doc["spec"]["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {
-            "template": {"spec": {"replicatedJobs": [step]}}}}]
+        doc["spec"]["runtimePatches"] = [
+            {"manager": PATCH_MANAGER, "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [step]}}}}
+        ]
     # resourcesPerNode is the `node` container's resources: set them as on any other pod's container.
     node = {"resources": doc["spec"]["trainer"].setdefault("resourcesPerNode", {})}
     requests(cpu, gpu)({"spec": {"containers": [node]}})
@@ -145,14 +156,22 @@ def pods_of(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> list[dict[
     return cluster.kubectl.items("pods", "-n", meta["namespace"], "-l", f"{KINDS[kind].pods_label}={value}")
 
 
-def wait_pods(cluster: StackCluster, kind: str, doc: dict[str, Any], count: int,
-              timeout: float = SCALE_UP_SECONDS) -> list[dict[str, Any]]:
+def wait_pods(
+    cluster: StackCluster, kind: str, doc: dict[str, Any], count: int, timeout: float = SCALE_UP_SECONDS
+) -> list[dict[str, Any]]:
     """At least `count` of the job's pods bound to nodes."""
+
     def probe() -> tuple[bool, Any]:
         pods = pods_of(cluster, kind, doc)
         placed = [p for p in pods if p["spec"].get("nodeName")]
-        seen = [{"name": p["metadata"]["name"], "node": p["spec"].get("nodeName"), "phase": (p.get("status") or {}).get("phase")}
-                for p in pods]
+        seen = [
+            {
+                "name": p["metadata"]["name"],
+                "node": p["spec"].get("nodeName"),
+                "phase": (p.get("status") or {}).get("phase"),
+            }
+            for p in pods
+        ]
         return len(placed) >= count, placed if len(placed) >= count else seen
 
     return wait_for(f"{count} pod(s) of {kind} {doc['metadata']['name']} on nodes", probe, timeout)  # type: ignore[no-any-return]
@@ -160,8 +179,11 @@ def wait_pods(cluster: StackCluster, kind: str, doc: dict[str, Any], count: int,
 
 def wait_no_pods(cluster: StackCluster, kind: str, doc: dict[str, Any], timeout: float = 60) -> None:
     def probe() -> tuple[bool, Any]:
-        alive = [p["metadata"]["name"] for p in pods_of(cluster, kind, doc) if not p["metadata"].get("deletionTimestamp")]
+        alive = [
+            p["metadata"]["name"] for p in pods_of(cluster, kind, doc) if not p["metadata"].get("deletionTimestamp")
+        ]
         return not alive, alive
+
     wait_for(f"every pod of {kind} {doc['metadata']['name']} to be gone", probe, timeout)
 
 
@@ -171,8 +193,17 @@ def workload(cluster: StackCluster, kind: str, doc: dict[str, Any]) -> dict[str,
 
 def delete(cluster: StackCluster, kind: str, *docs: dict[str, Any]) -> None:
     for doc in docs:
-        cluster.kubectl.run("delete", KINDS[kind].resource, doc["metadata"]["name"], "-n", doc["metadata"]["namespace"],
-                            "--ignore-not-found", "--wait=true", "--timeout=60s", timeout=90)
+        cluster.kubectl.run(
+            "delete",
+            KINDS[kind].resource,
+            doc["metadata"]["name"],
+            "-n",
+            doc["metadata"]["namespace"],
+            "--ignore-not-found",
+            "--wait=true",
+            "--timeout=60s",
+            timeout=90,
+        )
 
 
 def pod_count(kind: str, doc: dict[str, Any]) -> int:
@@ -187,7 +218,9 @@ def assert_admitted_whole_on_its_pool(cluster: StackCluster, kind: str, doc: dic
     assert chosen and chosen <= {p.name for p in cluster.config.node_pools}, wl["status"]["admission"]
     placed = wait_pods(cluster, kind, doc, pod_count(kind, doc))
     pools = pools_of(cluster, placed)
-    assert pools <= chosen and SYSTEM_POOL_NAME not in pools, {p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed}
+    assert pools <= chosen and SYSTEM_POOL_NAME not in pools, {
+        p["metadata"]["name"]: p["spec"]["nodeName"] for p in placed
+    }
     return wl
 
 

@@ -36,8 +36,11 @@ class FakeCluster:
     def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         self.reads.append(path)
         wanted = dict(term.split("=", 1) for term in (label_selector or "").split(",") if term)
-        return [o for p, o in self.objects.items() if p.rsplit("/", 1)[0] == path
-                and wanted.items() <= ((o.get("metadata") or {}).get("labels") or {}).items()]
+        return [
+            o
+            for p, o in self.objects.items()
+            if p.rsplit("/", 1)[0] == path and wanted.items() <= ((o.get("metadata") or {}).get("labels") or {}).items()
+        ]
 
     def close(self) -> None:
         pass
@@ -55,15 +58,32 @@ class FakeCluster:
             yield self
 
 
-def helm_release_secret(values: Mapping[str, Any], *, chart: str = "kueue", version: str = "0.19.2",
-                        revision: int = 1, status: str = "deployed") -> dict[str, Any]:
+def helm_release_secret(
+    values: Mapping[str, Any],
+    *,
+    chart: str = "kueue",
+    version: str = "0.19.2",
+    revision: int = 1,
+    status: str = "deployed",
+) -> dict[str, Any]:
     """A release's storage Secret as Helm writes it: JSON, gzipped, base64, in the Secret's data."""
-    record = {"name": KUEUE_RELEASE_NAME, "namespace": KUEUE_NAMESPACE, "version": revision, "config": dict(values),
-              "info": {"status": status}, "chart": {"metadata": {"name": chart, "version": version}}}
+    record = {
+        "name": KUEUE_RELEASE_NAME,
+        "namespace": KUEUE_NAMESPACE,
+        "version": revision,
+        "config": dict(values),
+        "info": {"status": status},
+        "chart": {"metadata": {"name": chart, "version": version}},
+    }
     encoded = base64.b64encode(gzip.compress(json.dumps(record).encode()))
-    return {"metadata": {"name": f"sh.helm.release.v1.{KUEUE_RELEASE_NAME}.v{revision}", "namespace": KUEUE_NAMESPACE,
-                         "labels": {"owner": "helm", "name": KUEUE_RELEASE_NAME, "version": str(revision)}},
-            "data": {"release": base64.b64encode(encoded).decode()}}
+    return {
+        "metadata": {
+            "name": f"sh.helm.release.v1.{KUEUE_RELEASE_NAME}.v{revision}",
+            "namespace": KUEUE_NAMESPACE,
+            "labels": {"owner": "helm", "name": KUEUE_RELEASE_NAME, "version": str(revision)},
+        },
+        "data": {"release": base64.b64encode(encoded).decode()},
+    }
 
 
 def release_path(revision: int = 1) -> str:
@@ -72,8 +92,13 @@ def release_path(revision: int = 1) -> str:
 
 def controller(available: int, replicas: int = 2) -> dict[str, str | dict[str, Any]]:
     path = f"/apis/apps/v1/namespaces/{KUEUE_NAMESPACE}/deployments/{CONTROLLER_DEPLOYMENT}"
-    return {path: {"metadata": {"name": CONTROLLER_DEPLOYMENT}, "spec": {"replicas": replicas},
-                   "status": {"availableReplicas": available}}}
+    return {
+        path: {
+            "metadata": {"name": CONTROLLER_DEPLOYMENT},
+            "spec": {"replicas": replicas},
+            "status": {"availableReplicas": available},
+        }
+    }
 
 
 def extension_cluster(*, available: int = 2) -> FakeCluster:
@@ -82,9 +107,12 @@ def extension_cluster(*, available: int = 2) -> FakeCluster:
     key, value = EXTENSION_MANAGED_BY
     objects: dict[str, dict[str, Any]] = {
         f"{KUEUE_API}/{resource}/{name}": {"metadata": {"name": name, "labels": {key: value}}}
-        for _, resource, name in EXTENSION_OBJECTS}
+        for _, resource, name in EXTENSION_OBJECTS
+    }
     objects[f"{KUEUE_API}/resourceflavors/aks-h100-ncadsh100-v5"] = {
-        "metadata": {"name": "aks-h100-ncadsh100-v5", "labels": {key: value}}}
-    objects[release_path(3)] = helm_release_secret({"controllerManager": {"replicas": 2}}, chart="kueue",
-                                                   version="0.19.6-aks.0.4.4", revision=3)
+        "metadata": {"name": "aks-h100-ncadsh100-v5", "labels": {key: value}}
+    }
+    objects[release_path(3)] = helm_release_secret(
+        {"controllerManager": {"replicas": 2}}, chart="kueue", version="0.19.6-aks.0.4.4", revision=3
+    )
     return FakeCluster({**objects, **controller(available)})

@@ -37,8 +37,20 @@ from components.config.names import KUEUE_NAMESPACE
 from components.kueue.values import KUEUE_RELEASE_NAME, KUEUE_WEBHOOK_SERVICE
 from components.monitoring.scrape import METRICS_SERVICE
 
-from .cluster import (Api, E2EError, Kubectl, StopWaiting, api_create, copy_secret_keys, free_ports, log_tail,
-                      micro_time, port_is_free, stop_process, wait_for)
+from .cluster import (
+    Api,
+    E2EError,
+    Kubectl,
+    StopWaiting,
+    api_create,
+    copy_secret_keys,
+    free_ports,
+    log_tail,
+    micro_time,
+    port_is_free,
+    stop_process,
+    wait_for,
+)
 from .forward import Forwarder, forward_to
 
 CERT_SECRET = f"{KUEUE_RELEASE_NAME}-webhook-server-cert"
@@ -94,6 +106,7 @@ class KueuePorts:
     def in_pod(cls, config: Mapping[str, Any]) -> KueuePorts:
         """Where the rendered config makes Kueue listen, with Kueue's defaults for what it leaves
         out (apis/config/v1beta2/defaults.go; the visibility port in pkg/visibility/server.go)."""
+
         def port(address: str) -> int:
             return int(address.rsplit(":", 1)[1])
 
@@ -133,14 +146,18 @@ def stand_in_endpoints(service: Mapping[str, Any]) -> dict[str, Any]:
         "metadata": {
             "name": f"{meta['name']}-{ENDPOINTS_OWNER}",
             "namespace": meta["namespace"],
-            "labels": {"kubernetes.io/service-name": meta["name"],
-                       "endpointslice.kubernetes.io/managed-by": ENDPOINTS_OWNER},
+            "labels": {
+                "kubernetes.io/service-name": meta["name"],
+                "endpointslice.kubernetes.io/managed-by": ENDPOINTS_OWNER,
+            },
             "ownerReferences": [{"apiVersion": "v1", "kind": "Service", "name": meta["name"], "uid": meta["uid"]}],
         },
         "addressType": "IPv4",
         "endpoints": [{"addresses": [STAND_IN_ADDRESS], "conditions": {"ready": True}}],
-        "ports": [{"name": p.get("name", ""), "port": p["targetPort"], "protocol": p.get("protocol", "TCP")}
-                  for p in service["spec"]["ports"]],
+        "ports": [
+            {"name": p.get("name", ""), "port": p["targetPort"], "protocol": p.get("protocol", "TCP")}
+            for p in service["spec"]["ports"]
+        ],
     }
 
 
@@ -185,7 +202,9 @@ class KueueController:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [str(self.binary), *args, f"--kubeconfig={self.kubectl.kubeconfig}"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
             )
 
     def forward_services(self) -> None:
@@ -203,8 +222,10 @@ class KueueController:
             for port in spec["ports"]:
                 target = self._pod_to_local.get(port["targetPort"])
                 if target is None:  # in a pod, nothing would answer there either
-                    raise E2EError(f"Service {service} port {port['port']} targets {port['targetPort']!r}, where "
-                                   f"Kueue's pod serves nothing (its ports: {sorted(self._pod_to_local)})")
+                    raise E2EError(
+                        f"Service {service} port {port['port']} targets {port['targetPort']!r}, where "
+                        f"Kueue's pod serves nothing (its ports: {sorted(self._pod_to_local)})"
+                    )
                 address = (spec["clusterIP"], int(port["port"]))
                 self.forwarder.listen(*address, forward_to("127.0.0.1", target))
                 if address not in self._forwarded:
@@ -225,8 +246,9 @@ class KueueController:
 
         def probe() -> tuple[bool, str]:
             if self.process is not None and self.process.poll() is not None:
-                raise StopWaiting(f"Kueue exited with {self.process.returncode}{self._taken_ports()}; "
-                               f"its log:\n{self.log_tail()}")
+                raise StopWaiting(
+                    f"Kueue exited with {self.process.returncode}{self._taken_ports()}; its log:\n{self.log_tail()}"
+                )
             status, message = api_create(self.kubectl.kubeconfig, PROBE_PATH, PROBE)
             if message and message not in self.startup_errors:
                 self.startup_errors.append(message)
@@ -245,8 +267,9 @@ class KueueController:
             return True, "not running"
         if not self._lease:
             return True, "elects no leader, so never gives up"
-        done = self.kubectl.run("get", "lease", self._lease, "-n", KUEUE_NAMESPACE, "-o", "json",
-                                check=False, timeout=10)
+        done = self.kubectl.run(
+            "get", "lease", self._lease, "-n", KUEUE_NAMESPACE, "-o", "json", check=False, timeout=10
+        )
         if done.returncode != 0:  # no Lease yet: nobody leads, and a candidate never gives up
             return "NotFound" in done.stderr, done.stderr.strip()
         lease = json.loads(done.stdout).get("spec") or {}
@@ -260,8 +283,10 @@ class KueueController:
         taken = [f"{port} ({name})" for name, port in ports.items() if not port_is_free(port)]
         if not taken:
             return ""
-        return (f"; its port(s) {', '.join(taken)} were taken by another process after they were chosen free "
-                "(find it with `ss -ltnp`); starting it again chooses new ones")
+        return (
+            f"; its port(s) {', '.join(taken)} were taken by another process after they were chosen free "
+            "(find it with `ss -ltnp`); starting it again chooses new ones"
+        )
 
     def log_tail(self, lines: int = 60) -> str:
         return log_tail(self.log, lines)

@@ -26,8 +26,9 @@ OPERATORS_LANE = "e2e-operators"
 # The stacks without operators, MultiKueue's three control planes, then the engine's scenarios
 # about Kueue's own install (an interrupted `up`, an upgrade, the operators' CRD releases).
 STACKS_LANE = "e2e-stacks"
-OPERATORS_LANE_ENGINE_MODULES = frozenset({"test_engine.py", "test_engine_multikueue.py", "test_extension.py",
-                                            "test_manifests.py"})
+OPERATORS_LANE_ENGINE_MODULES = frozenset(
+    {"test_engine.py", "test_engine_multikueue.py", "test_extension.py", "test_manifests.py"}
+)
 # Tests on no stack that go with the operators lane: the chart mirror's own (its fixture serves the
 # engine's stacks there too), the operators' CRD charts, and the forecast's fidelity against Kueue
 # (its own control plane, about 3 min; the operators lane was the shorter).
@@ -36,8 +37,11 @@ OPERATORS_LANE_MODULES = frozenset({"test_mirror.py", "test_crd_charts.py", "tes
 
 def lane(module: str, stack: str) -> str:
     """The lane of a test of e2e `module` (its file name) on `stack` ("" for none)."""
-    if stack in OPERATOR_STACKS or (stack == ENGINE and module in OPERATORS_LANE_ENGINE_MODULES) or (
-            not stack and module in OPERATORS_LANE_MODULES):
+    if (
+        stack in OPERATOR_STACKS
+        or (stack == ENGINE and module in OPERATORS_LANE_ENGINE_MODULES)
+        or (not stack and module in OPERATORS_LANE_MODULES)
+    ):
         return OPERATORS_LANE
     return STACKS_LANE
 
@@ -53,4 +57,5 @@ def check_groups_applied(session: pytest.Session) -> None:
         raise pytest.UsageError(
             f"pytest-xdist did not apply the test groups (--dist loadgroup) to {len(ungrouped)} tests, e.g. "
             f"{ungrouped[0]}: pytest {pytest.__version__} with this pytest-xdist loses them "
-            "(requirements-dev.txt pins a pair that works); run with -n 0 meanwhile.")
+            "(requirements-dev.txt pins a pair that works); run with -n 0 meanwhile."
+        )

@@ -76,16 +76,22 @@ def write_measurements(folder: Path, lanes: list[Lane], budget: float) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     stacks = {name: times for lane in lanes for name, times in lane.stacks.items()}
     slowest = max((lane.seconds for lane in lanes), default=0.0)
-    measured = {"tier_seconds": round(slowest, 1), "tier_budget_seconds": budget,
-                "lanes": {lane.name: round(lane.seconds, 1) for lane in lanes}, "stacks": stacks,
-                "report": [line for lane in lanes for line in lane.report]}
+    measured = {
+        "tier_seconds": round(slowest, 1),
+        "tier_budget_seconds": budget,
+        "lanes": {lane.name: round(lane.seconds, 1) for lane in lanes},
+        "stacks": stacks,
+        "report": [line for lane in lanes for line in lane.report],
+    }
     (folder / "measurements.json").write_text(json.dumps(measured, indent=1) + "\n")
     verdict = "within" if slowest <= budget else "OVER"
-    rows = "".join(f"| {stack} | {t['queues_active_seconds']} | {t['everything_up_seconds']} |\n"
-                   for stack, t in stacks.items())
+    rows = "".join(
+        f"| {stack} | {t['queues_active_seconds']} | {t['everything_up_seconds']} |\n" for stack, t in stacks.items()
+    )
     (folder / "measurements.md").write_text(
         f"### e2e tier: {slowest:.0f} s in its slowest lane, {verdict} the {budget:.0f} s budget\n\n"
-        "| stack | up to all queues Active (s) | everything up (s) |\n|---|---|---|\n" + rows)
+        "| stack | up to all queues Active (s) | everything up (s) |\n|---|---|---|\n" + rows
+    )
 
 
 class Measurements:
@@ -126,5 +132,6 @@ class Measurements:
         for lane in lanes:
             waited = f" (and {lane.build_wait:.0f} s waiting for builds)" if lane.build_wait >= 1 else ""
             verdict = "within" if lane.seconds <= self.budget else "OVER"
-            terminalreporter.write_line(f"e2e lane {lane.name}: {lane.seconds:.0f} s{waited}, "
-                                        f"{verdict} the tier's {self.budget:.0f} s budget")
+            terminalreporter.write_line(
+                f"e2e lane {lane.name}: {lane.seconds:.0f} s{waited}, {verdict} the tier's {self.budget:.0f} s budget"
+            )

@@ -123,8 +123,10 @@ def pinned_charts(kueue_version: str = DEFAULT_VERSION) -> dict[str, MirroredCha
     charts = [
         MirroredChart(KUEUE_CHART_NAME, kueue_version, (f"{CONFIG_PREFIX}:kueue", "chart")),
         MirroredChart(DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, (f"{CONFIG_PREFIX}:devicePlugin", "chart")),
-        *(MirroredChart(op.chart_name, pins[op.key].version, (f"{CONFIG_PREFIX}:operators", op.key, "chart"))
-          for op in (KUBERAY, JOBSET, TRAINER)),
+        *(
+            MirroredChart(op.chart_name, pins[op.key].version, (f"{CONFIG_PREFIX}:operators", op.key, "chart"))
+            for op in (KUBERAY, JOBSET, TRAINER)
+        ),
     ]
     return {c.name: c for c in charts}
 
@@ -192,14 +194,22 @@ class ChartMirror:
     fine as a session-scoped object: nothing it holds belongs to a test.
     """
 
-    def __init__(self, helm: Path, registry: Path, *, https_charts: Iterable[str] = DEFAULT_HTTPS_CHARTS,
-                 kueue_version: str = DEFAULT_VERSION, more_kueue_versions: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        helm: Path,
+        registry: Path,
+        *,
+        https_charts: Iterable[str] = DEFAULT_HTTPS_CHARTS,
+        kueue_version: str = DEFAULT_VERSION,
+        more_kueue_versions: Iterable[str] = (),
+    ) -> None:
         """`more_kueue_versions`: other Kueue chart versions to publish beside `kueue_version`, in
         the same repositories (a stack upgraded from one of them)."""
         self.helm_binary, self.registry_binary = helm, registry
         self.charts = pinned_charts(kueue_version)
-        self.more_kueue = tuple(KUEUE_CHART_FILE.parents[2] / f"v{v}" / "chart" / f"{KUEUE_CHART_NAME}-{v}.tgz"
-                                for v in more_kueue_versions)
+        self.more_kueue = tuple(
+            KUEUE_CHART_FILE.parents[2] / f"v{v}" / "chart" / f"{KUEUE_CHART_NAME}-{v}.tgz" for v in more_kueue_versions
+        )
         self.https_charts = tuple(https_charts)
         unknown = set(self.https_charts) - set(self.charts)
         if unknown:
@@ -258,8 +268,11 @@ class ChartMirror:
         else:
             default = DEFAULT_FRAMEWORKS
         entries = config_map.get(f"{CONFIG_PREFIX}:operators") or {}
-        operators = [o.key for o in needed_operators(list(kueue.get("frameworks", default)))
-                     if o.chart and (entries.get(o.key) or {}).get("install", "managed") == "managed"]
+        operators = [
+            o.key
+            for o in needed_operators(list(kueue.get("frameworks", default)))
+            if o.chart and (entries.get(o.key) or {}).get("install", "managed") == "managed"
+        ]
         keys = self.config(operators)
         if extension:
             del keys[f"{CONFIG_PREFIX}:kueue"]
@@ -331,8 +344,13 @@ class ChartMirror:
         with open(log, "wb") as out:
             # OTEL_TRACES_EXPORTER=none: Distribution v3 exports traces by OTLP to localhost:4318 otherwise.
             self.registry_process = subprocess.Popen(
-                [str(self.registry_binary), "serve", str(folder / "config.yml")], stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, env={**os.environ, "OTEL_TRACES_EXPORTER": "none"}, start_new_session=True)
+                [str(self.registry_binary), "serve", str(folder / "config.yml")],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "OTEL_TRACES_EXPORTER": "none"},
+                start_new_session=True,
+            )
         process = self.registry_process
 
         def listening() -> tuple[bool, str]:
@@ -345,8 +363,11 @@ class ChartMirror:
             return found is not None, text[-2000:]
 
         wait_for("the mirror's registry to listen", listening, START_TIMEOUT_SECONDS)
-        wait_for("the mirror's registry to answer /v2/", lambda: self._answers(f"https://{self.oci_host}/v2/"),
-                 START_TIMEOUT_SECONDS)
+        wait_for(
+            "the mirror's registry to answer /v2/",
+            lambda: self._answers(f"https://{self.oci_host}/v2/"),
+            START_TIMEOUT_SECONDS,
+        )
 
     def _answers(self, url: str) -> tuple[bool, str]:
         try:
@@ -376,23 +397,31 @@ class ChartMirror:
     # ------------------------------------------------------------------------------------------
     # The charts
 
-    def helm(self, *args: str, trust: bool = True, check: bool = True,
-             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def helm(
+        self, *args: str, trust: bool = True, check: bool = True, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """helm with homes of its own in the mirror's folder (no login or repository of the
         user's). `trust`: SSL_CERT_FILE is the bundle with the mirror's CA, as environ() gives."""
         assert self.workdir is not None
         home = self.workdir / "helm"
-        own = {"HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
-               "HELM_DATA_HOME": str(home / "data"), "HELM_REGISTRY_CONFIG": str(home / "registry.json"),
-               "HELM_REPOSITORY_CONFIG": str(home / "repositories.yaml"),
-               "HELM_REPOSITORY_CACHE": str(home / "repository-cache")}
+        own = {
+            "HELM_CACHE_HOME": str(home / "cache"),
+            "HELM_CONFIG_HOME": str(home / "config"),
+            "HELM_DATA_HOME": str(home / "data"),
+            "HELM_REGISTRY_CONFIG": str(home / "registry.json"),
+            "HELM_REPOSITORY_CONFIG": str(home / "repositories.yaml"),
+            "HELM_REPOSITORY_CACHE": str(home / "repository-cache"),
+        }
         merged = {**os.environ, **own, **(env or {})}
         if trust:
             merged["SSL_CERT_FILE"] = str(self.bundle)
-        done = subprocess.run([str(self.helm_binary), *args], env=merged, capture_output=True, text=True,
-                              timeout=HELM_TIMEOUT_SECONDS)
+        done = subprocess.run(
+            [str(self.helm_binary), *args], env=merged, capture_output=True, text=True, timeout=HELM_TIMEOUT_SECONDS
+        )
         if check and done.returncode != 0:
-            raise E2EError(f"helm {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+            raise E2EError(
+                f"helm {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+            )
         return done
 
     def _package(self) -> None:
@@ -414,8 +443,10 @@ class ChartMirror:
                 raise E2EError(f"{path} is not a Kueue chart")
         for name, path in files.items():
             if not path.is_file():
-                raise E2EError(f"the chart {name} is not at {path}: recreate ../shared "
-                               "(python -m tools.fetch_reference --dest ../shared)")
+                raise E2EError(
+                    f"the chart {name} is not at {path}: recreate ../shared "
+                    "(python -m tools.fetch_reference --dest ../shared)"
+                )
             shutil.copyfile(path, out / self.charts[name].file_name)
         pins = OPERATOR_PINS[kueue.version]
         jobset = pins[JOBSET.key]
@@ -424,33 +455,61 @@ class ChartMirror:
         source = module_folder(trainer.module, "charts/kubeflow-trainer", build)
         deps = source / "charts"
         deps.mkdir(exist_ok=True)
-        declared = {d["name"]: str(d["version"]) for d in yaml.safe_load((source / "Chart.yaml").read_text())["dependencies"]}
+        declared = {
+            d["name"]: str(d["version"]) for d in yaml.safe_load((source / "Chart.yaml").read_text())["dependencies"]
+        }
         if declared != {k: m.version.lstrip("v") for k, m in TRAINER_DEPENDENCIES.items()}:
             raise E2EError(f"Trainer {trainer.version} declares {declared}; update TRAINER_DEPENDENCIES in {__file__}")
         self._package_jobset(TRAINER_DEPENDENCIES["jobset"], deps, build / "deps")
         lws = TRAINER_DEPENDENCIES["lws"]
         lws_source = module_folder(lws, "charts/lws", build / "deps")
-        _set_values(lws_source / "values.yaml", ("image", "manager"),
-                    {"repository": "registry.k8s.io/lws/lws", "tag": lws.version, "pullPolicy": "IfNotPresent"})
-        self.helm("package", str(lws_source), "--version", lws.version.lstrip("v"), "--app-version", lws.version,
-                  "-d", str(deps), trust=False)
+        _set_values(
+            lws_source / "values.yaml",
+            ("image", "manager"),
+            {"repository": "registry.k8s.io/lws/lws", "tag": lws.version, "pullPolicy": "IfNotPresent"},
+        )
+        self.helm(
+            "package",
+            str(lws_source),
+            "--version",
+            lws.version.lstrip("v"),
+            "--app-version",
+            lws.version,
+            "-d",
+            str(deps),
+            trust=False,
+        )
         # The release's `helm package <folder> --version <Chart.yaml's version>` (no app version).
         self.helm("package", str(source), "--version", trainer.version, "-d", str(out), trust=False)
         for chart in list(self.charts.values()):
             archive = out / chart.file_name
             meta = chart_metadata(archive)
             if (meta.get("name"), str(meta.get("version"))) != (chart.name, chart.version):
-                raise E2EError(f"{archive} holds chart {meta.get('name')} {meta.get('version')}, "
-                               f"not the {chart.name} {chart.version} the program asks for")
+                raise E2EError(
+                    f"{archive} holds chart {meta.get('name')} {meta.get('version')}, "
+                    f"not the {chart.name} {chart.version} the program asks for"
+                )
             self.charts[chart.name] = MirroredChart(chart.name, chart.version, chart.config_path, archive)
 
     def _package_jobset(self, module: Module, out: Path, build: Path) -> None:
         """JobSet's chart as its release packages it (the module's hack/helm-chart-package.sh)."""
         source = module_folder(module, "charts/jobset", build)
-        _set_values(source / "values.yaml", ("image",),
-                    {"repository": "registry.k8s.io/jobset/jobset", "tag": module.version, "pullPolicy": "IfNotPresent"})
-        self.helm("package", str(source), "--version", module.version.lstrip("v"), "--app-version", module.version,
-                  "-d", str(out), trust=False)
+        _set_values(
+            source / "values.yaml",
+            ("image",),
+            {"repository": "registry.k8s.io/jobset/jobset", "tag": module.version, "pullPolicy": "IfNotPresent"},
+        )
+        self.helm(
+            "package",
+            str(source),
+            "--version",
+            module.version.lstrip("v"),
+            "--app-version",
+            module.version,
+            "-d",
+            str(out),
+            trust=False,
+        )
 
     def _publish(self) -> None:
         """Each chart pushed to the registry, then the https repository's files and index."""

@@ -33,12 +33,16 @@ from .stacks import MULTIKUEUE_MANAGER, MULTIKUEUE_WORKERS, load
 
 MULTIKUEUE = "multikueue"  # the tests' `stack`: the three clusters together
 # A service range each: the forwarder serves every cluster's ClusterIPs on one host.
-SERVICE_RANGES = {MULTIKUEUE_MANAGER: "127.101.0.0/16", MULTIKUEUE_WORKERS[0]: "127.102.0.0/16",
-                  MULTIKUEUE_WORKERS[1]: "127.103.0.0/16"}
+SERVICE_RANGES = {
+    MULTIKUEUE_MANAGER: "127.101.0.0/16",
+    MULTIKUEUE_WORKERS[0]: "127.102.0.0/16",
+    MULTIKUEUE_WORKERS[1]: "127.103.0.0/16",
+}
 
 
 def token_data(sc: StackCluster, secret: str = TOKEN_SECRET, timeout: float = 30) -> dict[str, str]:
     """A token Secret's data once the token controller filled in the token and the CA."""
+
     def filled() -> tuple[bool, Any]:
         data = sc.kubectl.get("secret", secret, "-n", KUEUE_NAMESPACE).get("data") or {}
         return {"token", "ca.crt"} <= set(data), data if {"token", "ca.crt"} <= set(data) else sorted(data)
@@ -57,7 +61,9 @@ class MultiKueueClusters:
 
     stack = MULTIKUEUE
 
-    def __init__(self, binaries: Binaries, root: Path, forwarder: Forwarder, operator_binaries: dict[str, Path]) -> None:
+    def __init__(
+        self, binaries: Binaries, root: Path, forwarder: Forwarder, operator_binaries: dict[str, Path]
+    ) -> None:
         self.binaries, self.root, self.forwarder, self.operator_binaries = binaries, root, forwarder, operator_binaries
         self.manager_config = load(MULTIKUEUE_MANAGER)
         by_stack = {w.stack.rsplit("/", 1)[-1]: w.name for w in self.manager_config.multi_kueue.workers}
@@ -68,8 +74,16 @@ class MultiKueueClusters:
         self.up_seconds = 0.0  # set by the session fixture (conftest.ControlPlanes.multikueue)
 
     def _cluster(self, stack: str, workers: tuple[Worker, ...] = ()) -> StackCluster:
-        return StackCluster(stack, load(stack), self.binaries, self.root / stack, self.forwarder, self.operator_binaries,
-                            service_cidr=SERVICE_RANGES[stack], workers=workers)
+        return StackCluster(
+            stack,
+            load(stack),
+            self.binaries,
+            self.root / stack,
+            self.forwarder,
+            self.operator_binaries,
+            service_cidr=SERVICE_RANGES[stack],
+            workers=workers,
+        )
 
     @property
     def clusters(self) -> list[StackCluster]:
@@ -82,8 +96,10 @@ class MultiKueueClusters:
             worker.kubectl.apply(manager_access_objects(worker.config))
             self.kubeconfigs[name] = kubeconfig_with(worker)
             self.timings[f"worker {name} up"] = round(time.monotonic() - start, 1)
-        workers = tuple(Worker(w.name, w.stack, worker_facts(self.workers[w.name].config))
-                        for w in self.manager_config.multi_kueue.workers)
+        workers = tuple(
+            Worker(w.name, w.stack, worker_facts(self.workers[w.name].config))
+            for w in self.manager_config.multi_kueue.workers
+        )
         problems = worker_problems(self.manager_config, workers)
         if problems:
             raise E2EError("the example workers do not fit the manager:\n" + "\n".join(map(str, problems)))
@@ -106,20 +122,29 @@ class MultiKueueClusters:
         assert self.manager is not None, "the manager is not up"
         return self.manager
 
-    def dispatched(self, namespace: str, name: str, kind: str = "Job", timeout: float = 60) -> tuple[dict[str, Any], str]:
+    def dispatched(
+        self, namespace: str, name: str, kind: str = "Job", timeout: float = 60
+    ) -> tuple[dict[str, Any], str]:
         """The manager's Workload once a worker admitted it, and that worker's name."""
+
         def probe() -> tuple[bool, Any]:
             wl = workload_of(self.m, namespace, name, kind)
             if not wl:  # Kueue has not made it yet: wait on
                 return False, "no Workload on the manager yet"
             where = status(wl).get("clusterName")
-            seen = {"clusterName": where, "nominated": status(wl).get("nominatedClusterNames"),
-                    "admissionChecks": status(wl).get("admissionChecks"), "conditions": status(wl).get("conditions")}
+            seen = {
+                "clusterName": where,
+                "nominated": status(wl).get("nominatedClusterNames"),
+                "admissionChecks": status(wl).get("admissionChecks"),
+                "conditions": status(wl).get("conditions"),
+            }
             return bool(where), (wl, where) if where else seen
 
         return wait_for(f"{kind} {namespace}/{name} to be admitted by a worker", probe, timeout)  # type: ignore[no-any-return]
 
     def remote(self, worker: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The object in a worker, or None."""
-        done = self.workers[worker].kubectl.run("get", resource, "-n", namespace, name, "-o", "json", "--ignore-not-found")
+        done = self.workers[worker].kubectl.run(
+            "get", resource, "-n", namespace, name, "-o", "json", "--ignore-not-found"
+        )
         return json.loads(done.stdout) if done.stdout.strip() else None

@@ -41,17 +41,24 @@ def _zone(config: StackConfig, index: int) -> str:
     return f"{config.location}-{zones[index % len(zones)]}" if zones else "0"
 
 
-def _node(config: StackConfig, name: str, labels: dict[str, str], taints: list[dict[str, str]],
-          allocatable: NodeResources) -> dict[str, Any]:
-    resources = {"cpu": f"{allocatable.cpu_millicores}m", "memory": f"{allocatable.memory_mib}Mi",
-                 "pods": str(capacity.MAX_PODS)}
+def _node(
+    config: StackConfig, name: str, labels: dict[str, str], taints: list[dict[str, str]], allocatable: NodeResources
+) -> dict[str, Any]:
+    resources = {
+        "cpu": f"{allocatable.cpu_millicores}m",
+        "memory": f"{allocatable.memory_mib}Mi",
+        "pods": str(capacity.MAX_PODS),
+    }
     if allocatable.gpus:
         resources[RESOURCE_GPU] = str(allocatable.gpus)
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "annotations": dict(KWOK_ANNOTATION),
-                     "labels": {**labels, HOSTNAME_LABEL: name, "kubernetes.io/os": "linux"}},
+        "metadata": {
+            "name": name,
+            "annotations": dict(KWOK_ANNOTATION),
+            "labels": {**labels, HOSTNAME_LABEL: name, "kubernetes.io/os": "linux"},
+        },
         "spec": {"taints": taints} if taints else {},
         "status": {"allocatable": resources, "capacity": resources},
     }
@@ -77,8 +84,10 @@ def pool_node(config: StackConfig, pool: NodePool, name: str, index: int = 0) ->
         labels[SPOT_LABEL] = "spot"
     if pool.is_gpu:
         labels[ACCELERATOR_LABEL] = "nvidia"
-    taints = [{"key": t.key, "value": t.value, "effect": t.effect} if t.value else {"key": t.key, "effect": t.effect}
-              for t in pool.node_taints]
+    taints = [
+        {"key": t.key, "value": t.value, "effect": t.effect} if t.value else {"key": t.key, "effect": t.effect}
+        for t in pool.node_taints
+    ]
     return _node(config, name, labels, taints, pool.allocatable)
 
 
@@ -99,8 +108,13 @@ def system_nodes(config: StackConfig) -> list[dict[str, Any]]:
     assert vm is not None, "the config model accepts only catalog sizes for the system pool"
     labels = {POOL_LABEL: SYSTEM_POOL_NAME, MODE_LABEL: "system", INSTANCE_TYPE_LABEL: vm.name}
     return [
-        _node(config, node_name(SYSTEM_POOL_NAME, i), {**labels, ZONE_LABEL: _zone(config, i)}, [],
-              capacity.node_allocatable(vm))
+        _node(
+            config,
+            node_name(SYSTEM_POOL_NAME, i),
+            {**labels, ZONE_LABEL: _zone(config, i)},
+            [],
+            capacity.node_allocatable(vm),
+        )
         for i in range(config.cluster.system_pool.count)
     ]
 

@@ -36,8 +36,19 @@ from typing import IO, Any
 
 import yaml
 
-from .cluster import (Api, E2EError, Kubectl, api_create, copy_secret_keys, free_ports, log_tail, micro_time,
-                      port_is_free, stop_process, wait_for)
+from .cluster import (
+    Api,
+    E2EError,
+    Kubectl,
+    api_create,
+    copy_secret_keys,
+    free_ports,
+    log_tail,
+    micro_time,
+    port_is_free,
+    stop_process,
+    wait_for,
+)
 from .binaries import cache_root
 from .forward import Forwarder, forward_to
 from .measurements import report
@@ -69,7 +80,8 @@ def _pod(container: str) -> dict[str, Any]:
 
 def _jobset_probe(namespace: str, args: Sequence[str]) -> tuple[str, dict[str, Any]]:
     return f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{namespace}/jobsets", {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
         "metadata": {"name": PROBE_NAME, "namespace": namespace},
         "spec": {"replicatedJobs": [{"name": "probe", "template": {"spec": {"template": _pod("probe")}}}]},
     }
@@ -77,10 +89,14 @@ def _jobset_probe(namespace: str, args: Sequence[str]) -> tuple[str, dict[str, A
 
 def _trainer_probe(namespace: str, args: Sequence[str]) -> tuple[str, dict[str, Any]]:
     return "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
         "metadata": {"name": PROBE_NAME},
-        "spec": {"template": {"spec": {"replicatedJobs": [
-            {"name": "node", "template": {"spec": {"template": _pod("node")}}}]}}},
+        "spec": {
+            "template": {
+                "spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": _pod("node")}}}]}
+            }
+        },
     }
 
 
@@ -89,7 +105,9 @@ def _training_probe(namespace: str, args: Sequence[str]) -> tuple[str, dict[str,
     scheme = next(s for s in _schemes(args) if s in TRAINING_SCHEMES)
     kind, specs, replica, container = TRAINING_SCHEMES[scheme]
     return f"/apis/kubeflow.org/v1/namespaces/{namespace}/{scheme}s", {
-        "apiVersion": "kubeflow.org/v1", "kind": kind, "metadata": {"name": PROBE_NAME, "namespace": namespace},
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": {"name": PROBE_NAME, "namespace": namespace},
         "spec": {specs: {replica: {"replicas": 1, "template": _pod(container)}}},
     }
 
@@ -127,36 +145,63 @@ def _servers_off(port: int) -> dict[str, Any]:
 
 SPECS: dict[str, Spec] = {
     "jobset": Spec(
-        namespace="jobset-system", deployment="jobset-controller", container="controller",
-        config_map="jobset-controller-config", config=_servers_off,
-        secret="jobset-webhook-server-cert", service="jobset-webhook-service", probe=_jobset_probe,
+        namespace="jobset-system",
+        deployment="jobset-controller",
+        container="controller",
+        config_map="jobset-controller-config",
+        config=_servers_off,
+        secret="jobset-webhook-server-cert",
+        service="jobset-webhook-service",
+        probe=_jobset_probe,
     ),
     "trainer": Spec(
-        namespace="kubeflow-system", deployment="kubeflow-trainer-controller-manager", container="manager",
-        config_map="kubeflow-trainer-config", config=_servers_off,
-        secret="kubeflow-trainer-webhook-cert", service="kubeflow-trainer-controller-manager", probe=_trainer_probe,
+        namespace="kubeflow-system",
+        deployment="kubeflow-trainer-controller-manager",
+        container="manager",
+        config_map="kubeflow-trainer-config",
+        config=_servers_off,
+        secret="kubeflow-trainer-webhook-cert",
+        service="kubeflow-trainer-controller-manager",
+        probe=_trainer_probe,
     ),
     "training-operator": Spec(
-        namespace="kubeflow", deployment="training-operator", container="training-operator",
-        flags=lambda port: {"--webhook-server-port": str(port), "--metrics-bind-address": "0",
-                            "--health-probe-bind-address": "0"},
+        namespace="kubeflow",
+        deployment="training-operator",
+        container="training-operator",
+        flags=lambda port: {
+            "--webhook-server-port": str(port),
+            "--metrics-bind-address": "0",
+            "--health-probe-bind-address": "0",
+        },
         default_args=tuple(f"--enable-scheme={s}" for s in TRAINING_SCHEMES),
         env={"MY_POD_NAMESPACE": "kubeflow"},  # its rotator's namespace (pkg/cert/cert.go)
-        secret="training-operator-webhook-cert", service="training-operator", probe=_training_probe,
+        secret="training-operator-webhook-cert",
+        service="training-operator",
+        probe=_training_probe,
     ),
     "kuberay": Spec(
-        namespace="kuberay-system", deployment="kuberay-operator", container="kuberay-operator",
+        namespace="kuberay-system",
+        deployment="kuberay-operator",
+        container="kuberay-operator",
         deployment_required=False,
         # Its defaults, :8080 metrics and :8082 probe: the MPI Operator hard-codes :8080.
-        flags=lambda port: {"--metrics-addr": "0", "--health-probe-bind-address": "0",
-                            "--enable-leader-election": "true", "--leader-election-namespace": "kuberay-system"},
-        lease="ray-operator-leader", ready_log="Starting workers",
+        flags=lambda port: {
+            "--metrics-addr": "0",
+            "--health-probe-bind-address": "0",
+            "--enable-leader-election": "true",
+            "--leader-election-namespace": "kuberay-system",
+        },
+        lease="ray-operator-leader",
+        ready_log="Starting workers",
     ),
     "mpi-operator": Spec(
-        namespace="mpi-operator", deployment="mpi-operator", container="mpi-operator",
+        namespace="mpi-operator",
+        deployment="mpi-operator",
+        container="mpi-operator",
         kubeconfig_flag="--kubeConfig",  # capital C; KUBECONFIG overrides it, so both are set
         flags=lambda port: {"--lock-namespace": "mpi-operator"},
-        lease="mpi-operator", ready_log="Started workers",
+        lease="mpi-operator",
+        ready_log="Started workers",
         fixed_ports=(8080,),  # its healthz (cmd/mpi-operator/app/server.go); it exits when taken
     ),
 }
@@ -223,14 +268,18 @@ class OperatorController:
                     if time.monotonic() - started > FIXED_PORT_WAIT_SECONDS:
                         lock.close()
                         self._release_fixed_ports()
-                        raise E2EError(f"{self.name} hard-codes port {port}, and another process of the tier "
-                                       f"held it for {FIXED_PORT_WAIT_SECONDS} s ({folder / f'{port}.lock'})") from None
+                        raise E2EError(
+                            f"{self.name} hard-codes port {port}, and another process of the tier "
+                            f"held it for {FIXED_PORT_WAIT_SECONDS} s ({folder / f'{port}.lock'})"
+                        ) from None
                     time.sleep(0.5)
             self._port_locks.append(lock)
         waited = time.monotonic() - started
         if waited >= 1:
-            report(f"e2e: {self.name} waited {waited:.0f} s for its hard-coded port(s) "
-                   f"{list(self.spec.fixed_ports)}, held by the other lane")
+            report(
+                f"e2e: {self.name} waited {waited:.0f} s for its hard-coded port(s) "
+                f"{list(self.spec.fixed_ports)}, held by the other lane"
+            )
 
     def _release_fixed_ports(self) -> None:
         for lock in self._port_locks:
@@ -241,8 +290,9 @@ class OperatorController:
 
     def _rendered_args(self) -> list[str]:
         spec = self.spec
-        done = self.kubectl.run("get", "deployment", spec.deployment, "-n", spec.namespace, "-o", "json",
-                                check=spec.deployment_required)
+        done = self.kubectl.run(
+            "get", "deployment", spec.deployment, "-n", spec.namespace, "-o", "json", check=spec.deployment_required
+        )
         if done.returncode != 0:
             return []
         deploy = yaml.safe_load(done.stdout)
@@ -268,8 +318,10 @@ class OperatorController:
         busy = [p for p in spec.fixed_ports if not port_is_free(p)]
         if busy:
             self._release_fixed_ports()
-            raise E2EError(f"{self.name} hard-codes port(s) {', '.join(map(str, busy))}, which are in use; "
-                           "a controller left by an earlier run? Find it with `ss -ltnp`.")
+            raise E2EError(
+                f"{self.name} hard-codes port(s) {', '.join(map(str, busy))}, which are in use; "
+                "a controller left by an earlier run? Find it with `ss -ltnp`."
+            )
         self.home.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
         self.cert_dir.mkdir(parents=True)
@@ -301,7 +353,10 @@ class OperatorController:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [str(self.binary), *self.args, f"{spec.kubeconfig_flag}={self.kubectl.kubeconfig}"],
-                stdout=log, stderr=subprocess.STDOUT, cwd=self.home, env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.home,
+                env=env,
             )
 
     # -- certificates ------------------------------------------------------------------------
@@ -365,8 +420,9 @@ class OperatorController:
 
     def _leading(self) -> tuple[bool, Any]:
         self._check_alive()
-        done = self.kubectl.run("get", "lease", self.spec.lease, "-n", self.spec.namespace, "-o", "json",
-                                check=False, timeout=10)
+        done = self.kubectl.run(
+            "get", "lease", self.spec.lease, "-n", self.spec.namespace, "-o", "json", check=False, timeout=10
+        )
         lease = yaml.safe_load(done.stdout).get("spec", {}) if done.returncode == 0 else {}
         # Ours: acquired after this process started (a lease left by an earlier process expires first).
         ours = micro_time(lease.get("acquireTime")) >= self.started_wall - 1
@@ -378,8 +434,12 @@ class OperatorController:
         Others: it holds its leader Lease and its controllers' informers are running."""
         try:
             if self.spec.probe is not None:
-                wait_for(f"{self.name}'s webhook to answer a server-side dry run", self._webhook_answers, timeout,
-                         interval=0.3)
+                wait_for(
+                    f"{self.name}'s webhook to answer a server-side dry run",
+                    self._webhook_answers,
+                    timeout,
+                    interval=0.3,
+                )
             else:
                 wait_for(f"{self.name} to lead and start its workers", self._leading, timeout, interval=0.5)
         except E2EError as err:
@@ -412,7 +472,8 @@ class OperatorController:
         self._placeholder = None
 
 
-def operator_controller(name: str, binaries: Mapping[str, Path], kubectl: Kubectl, workdir: Path,
-                        forwarder: Forwarder) -> OperatorController:
+def operator_controller(
+    name: str, binaries: Mapping[str, Path], kubectl: Kubectl, workdir: Path, forwarder: Forwarder
+) -> OperatorController:
     """The local runner for one operator, with the binary binaries.ensure_operator_binaries() built."""
     return OperatorController(name, binaries[name], kubectl, workdir, forwarder)

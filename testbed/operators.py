@@ -56,7 +56,7 @@ def module_folder(module: Module, folder: str, into: Path) -> Path:
     with zipfile.ZipFile(io.BytesIO(module_zip(module))) as zf:
         for name in zf.namelist():
             if name.startswith(prefix) and not name.endswith("/"):
-                path = target / name[len(prefix):]
+                path = target / name[len(prefix) :]
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(zf.read(name))
     if not (target / "Chart.yaml").is_file():
@@ -79,8 +79,11 @@ def local_chart(install: Install, jobset: Install | None, workdir: Path) -> Char
         module_folder(jobset.pin.module, "charts/jobset", deps)
         declared = {d["name"]: d for d in yaml.safe_load((chart / "Chart.yaml").read_text())["dependencies"]}
         (deps / "lws").mkdir(exist_ok=True)
-        (deps / "lws" / "Chart.yaml").write_text(yaml.safe_dump(
-            {"apiVersion": "v2", "name": "lws", "version": declared["lws"]["version"], "type": "application"}))
+        (deps / "lws" / "Chart.yaml").write_text(
+            yaml.safe_dump(
+                {"apiVersion": "v2", "name": "lws", "version": declared["lws"]["version"], "type": "application"}
+            )
+        )
         return ChartRef(str(chart), install.pin.version)
     return None
 
@@ -107,8 +110,14 @@ class Operators:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
             chart = crd_chart(install.operator.key, install.pin.version, install.crds)
             folder = write_chart(chart, self.workdir / "crd-charts")
-            self.helm.install(chart.name, ChartRef(str(folder), chart.version), namespace=install.namespace, values={},
-                              workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
+            self.helm.install(
+                chart.name,
+                ChartRef(str(folder), chart.version),
+                namespace=install.namespace,
+                values={},
+                workdir=self.workdir,
+                wait_seconds=HELM_WAIT_SECONDS,
+            )
         names = [c["metadata"]["name"] for install in self.installs for c in install.crds]
         wait_for("the operators' CRDs to be Established", lambda: self._established(names), 60)
 
@@ -120,14 +129,25 @@ class Operators:
             self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
             chart = local_chart(install, by_key.get("jobset"), self.workdir) if install.chart else None
             if chart is not None:
-                self.helm.install(install.operator.release_name, chart, namespace=install.namespace,
-                                  values=install.values, workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS,
-                                  extra=["--skip-crds"])
+                self.helm.install(
+                    install.operator.release_name,
+                    chart,
+                    namespace=install.namespace,
+                    values=install.values,
+                    workdir=self.workdir,
+                    wait_seconds=HELM_WAIT_SECONDS,
+                    extra=["--skip-crds"],
+                )
                 self.released.add(key)
             if install.objects:
                 self.kubectl.apply(install.objects)
-            controller = OperatorController(CONTROLLERS[key], self.binaries[CONTROLLERS[key]], self.kubectl,
-                                            self.workdir / "operators" / key, self.forwarder)
+            controller = OperatorController(
+                CONTROLLERS[key],
+                self.binaries[CONTROLLERS[key]],
+                self.kubectl,
+                self.workdir / "operators" / key,
+                self.forwarder,
+            )
             self.controllers[key] = controller
             controller.start()
             controller.wait_ready()

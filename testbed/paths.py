@@ -24,10 +24,15 @@ def recreate_command(shared: Path = SHARED) -> str:
 def missing_shared(what: str, shared: Path = SHARED) -> str:
     """What a test says when a file of the reference data is missing: where it looked, and how to
     recreate the data (a fresh clone has no ../shared: it stays out of the repository)."""
-    where = (f"{shared} (from {SHARED_ENV})" if shared.resolve() != DEFAULT_SHARED.resolve()
-             else f"{DEFAULT_SHARED} (../shared beside the checkout; {SHARED_ENV} points elsewhere)")
-    return (f"{what} not found: the tests need the reference data in {where}. Recreate it with "
-            f"`{recreate_command(shared)}` (docs/reference-data.md#recreating-it), or set {SHARED_ENV} to a copy made with it.")
+    where = (
+        f"{shared} (from {SHARED_ENV})"
+        if shared.resolve() != DEFAULT_SHARED.resolve()
+        else f"{DEFAULT_SHARED} (../shared beside the checkout; {SHARED_ENV} points elsewhere)"
+    )
+    return (
+        f"{what} not found: the tests need the reference data in {where}. Recreate it with "
+        f"`{recreate_command(shared)}` (docs/reference-data.md#recreating-it), or set {SHARED_ENV} to a copy made with it."
+    )
 
 
 CRDS_DIR = SHARED / "kueue" / "v0.19.2" / "crds"

@@ -26,14 +26,31 @@ def plain_report(item: pytest.Item, call: pytest.CallInfo[None], why: BaseExcept
     function only, and the exception's own message."""
     excinfo = call.excinfo
     assert excinfo is not None  # only a failure is formatted
-    frames = "".join(f'  File "{e.path}", line {e.lineno + 1}, in {e.name}\n' for e in excinfo.traceback.filter(excinfo)
-                     if not any(part in ("_pytest", "pluggy") for part in Path(e.path).parts))
-    longrepr = (f"{excinfo.exconly()}\nTraceback (most recent call last):\n{frames}"
-                f"(shown plain: pytest could not format this traceback: {why})")
-    sections = [(f"Captured {key} {call.when}", content) for (when, key, content) in item._report_sections
-                if when == call.when]
-    return TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", longrepr, call.when,
-                      sections, call.duration, call.start, call.stop, item.user_properties)
+    frames = "".join(
+        f'  File "{e.path}", line {e.lineno + 1}, in {e.name}\n'
+        for e in excinfo.traceback.filter(excinfo)
+        if not any(part in ("_pytest", "pluggy") for part in Path(e.path).parts)
+    )
+    longrepr = (
+        f"{excinfo.exconly()}\nTraceback (most recent call last):\n{frames}"
+        f"(shown plain: pytest could not format this traceback: {why})"
+    )
+    sections = [
+        (f"Captured {key} {call.when}", content) for (when, key, content) in item._report_sections if when == call.when
+    ]
+    return TestReport(
+        item.nodeid,
+        item.location,
+        dict.fromkeys(item.keywords, 1),
+        "failed",
+        longrepr,
+        call.when,
+        sections,
+        call.duration,
+        call.start,
+        call.stop,
+        item.user_properties,
+    )
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

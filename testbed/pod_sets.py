@@ -12,9 +12,13 @@ from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 
 TOPOLOGY_ANNOTATIONS = ("kueue.x-k8s.io/podset-required-topology", "kueue.x-k8s.io/podset-preferred-topology")
 # The Training Operator's replica-spec key and the container name it runs, per v1 kind.
-TRAINING_V1 = {"PyTorchJob": ("pytorchReplicaSpecs", "pytorch"), "TFJob": ("tfReplicaSpecs", "tensorflow"),
-               "XGBoostJob": ("xgbReplicaSpecs", "xgboost"), "PaddleJob": ("paddleReplicaSpecs", "paddle"),
-               "JAXJob": ("jaxReplicaSpecs", "jax")}
+TRAINING_V1 = {
+    "PyTorchJob": ("pytorchReplicaSpecs", "pytorch"),
+    "TFJob": ("tfReplicaSpecs", "tensorflow"),
+    "XGBoostJob": ("xgbReplicaSpecs", "xgboost"),
+    "PaddleJob": ("paddleReplicaSpecs", "paddle"),
+    "JAXJob": ("jaxReplicaSpecs", "jax"),
+}
 
 
 @dataclass(frozen=True)
@@ -62,14 +66,24 @@ def pod_sets(doc: dict[str, Any]) -> list[PodSet]:
         case "Job":
             return [PodSet("main", job_count(spec), spec["template"])]
         case "JobSet":
-            return [PodSet(rj["name"], rj.get("replicas", 1) * job_count(rj["template"]["spec"]),
-                           rj["template"]["spec"]["template"]) for rj in spec["replicatedJobs"]]
+            return [
+                PodSet(
+                    rj["name"],
+                    rj.get("replicas", 1) * job_count(rj["template"]["spec"]),
+                    rj["template"]["spec"]["template"],
+                )
+                for rj in spec["replicatedJobs"]
+            ]
         case kind if kind in TRAINING_V1:
-            return [PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
-                    for role, rs in spec[TRAINING_V1[kind][0]].items()]
+            return [
+                PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
+                for role, rs in spec[TRAINING_V1[kind][0]].items()
+            ]
         case "MPIJob":
-            return [PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
-                    for role, rs in spec["mpiReplicaSpecs"].items()]
+            return [
+                PodSet(role.lower(), rs.get("replicas", 1), rs["template"])
+                for role, rs in spec["mpiReplicaSpecs"].items()
+            ]
         case "TrainJob":
             # The runtime's one replicated job, numNodes pods asking resourcesPerNode each.
             trainer = spec["trainer"]
@@ -77,15 +91,19 @@ def pod_sets(doc: dict[str, Any]) -> list[PodSet]:
             return [PodSet("node", trainer.get("numNodes", 1), {"spec": {"containers": [container]}})]
         case "RayCluster":
             return [PodSet("head", 1, spec["headGroupSpec"]["template"])] + [
-                PodSet(g["groupName"], g.get("replicas", 1), g["template"]) for g in spec.get("workerGroupSpecs", [])]
+                PodSet(g["groupName"], g.get("replicas", 1), g["template"]) for g in spec.get("workerGroupSpecs", [])
+            ]
         case "RayJob":
             cluster = spec["rayClusterSpec"]
             sets = [PodSet("head", 1, cluster["headGroupSpec"]["template"])]
-            sets += [PodSet(g["groupName"], g.get("replicas", 1), g["template"])
-                     for g in cluster.get("workerGroupSpecs", [])]
+            sets += [
+                PodSet(g["groupName"], g.get("replicas", 1), g["template"]) for g in cluster.get("workerGroupSpecs", [])
+            ]
             if spec.get("submissionMode", "K8sJobMode") == "K8sJobMode":
                 # Kueue counts the submitter pod too; without a template KubeRay's default requests apply.
-                assert "submitterPodTemplate" in spec, "K8sJobMode: state the submitter's requests in submitterPodTemplate"
+                assert "submitterPodTemplate" in spec, (
+                    "K8sJobMode: state the submitter's requests in submitterPodTemplate"
+                )
                 sets.append(PodSet("submitter", 1, spec["submitterPodTemplate"]))
             return sets
     raise AssertionError(f"no pod-set rule for kind {doc['kind']}")

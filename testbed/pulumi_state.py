@@ -9,9 +9,16 @@ NAMESPACE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueQueues$kubernet
 
 
 def state(*operations: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    return {"version": 3, "deployment": {"resources": [], "pending_operations": [
-        {"resource": {"urn": urn, "type": urn.split("$")[-1].split("::")[0], "inputs": inputs}, "type": op}
-        for urn, op, inputs in operations]}}
+    return {
+        "version": 3,
+        "deployment": {
+            "resources": [],
+            "pending_operations": [
+                {"resource": {"urn": urn, "type": urn.split("$")[-1].split("::")[0], "inputs": inputs}, "type": op}
+                for urn, op, inputs in operations
+            ],
+        },
+    }
 
 
 NAMESPACE = (NAMESPACE_URN, "creating", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "research"}})

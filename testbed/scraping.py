@@ -46,15 +46,20 @@ def service_monitor_crd_for(api_version: str) -> dict[str, Any]:
 def install_crd(kubectl: Kubectl, crd: Mapping[str, Any]) -> None:
     kubectl.apply([crd])
     name = crd["metadata"]["name"]
-    wait_for(f"CRD {name} to be Established",
-             lambda: (is_true(kubectl.get("crd", name), "Established"), kubectl.get("crd", name).get("status")), 30)
+    wait_for(
+        f"CRD {name} to be Established",
+        lambda: (is_true(kubectl.get("crd", name), "Established"), kubectl.get("crd", name).get("status")),
+        30,
+    )
 
 
 def token_of(kubectl: Kubectl, namespace: str, secret: str, key: str) -> str:
     """The token the token controller put into a service-account-token Secret (waits for it)."""
+
     def filled() -> tuple[bool, Any]:
         data = kubectl.get("secret", secret, "-n", namespace).get("data") or {}
         return key in data, sorted(data)
+
     wait_for(f"the token controller to fill Secret {namespace}/{secret}", filled, 30)
     return base64.b64decode(kubectl.get("secret", secret, "-n", namespace)["data"][key]).decode()
 

@@ -77,8 +77,11 @@ class StackCluster:
         self.helm = Helm(self.binaries.helm, self.cluster.kubeconfig, self.workdir / "helm")
         self.kueue = KueueController(self.binaries.kueue, self.kubectl, self.workdir, self.forwarder)
         self.operators = Operators(self.kubectl, self.helm, self.workdir, self.forwarder, self.operator_binaries)
-        self.queue_set = (manager_queue_set(self.config, self.workers) if self.config.multi_kueue.is_manager
-                          else queue_set(self.config))
+        self.queue_set = (
+            manager_queue_set(self.config, self.workers)
+            if self.config.multi_kueue.is_manager
+            else queue_set(self.config)
+        )
         self.objects = self.queue_set.objects
         self.initial_nodes = fake_nodes(self.config)
         self.autoscaler = Autoscaler(self.binaries.cluster_autoscaler, self.kubectl, self.workdir)
@@ -135,20 +138,31 @@ class StackCluster:
         self.install_kueue(kueue_helm_values(self.config), start)
 
         if self.config.has_gpu:
-            self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}}])
-            self.helm.install(DEVICE_PLUGIN_RELEASE_NAME, device_plugin_chart(self.config), namespace=DEVICE_PLUGIN_NAMESPACE,
-                              values=device_plugin_values(self.config), workdir=self.workdir,
-                              wait_seconds=HELM_WAIT_SECONDS)
+            self.kubectl.apply(
+                [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DEVICE_PLUGIN_NAMESPACE}}]
+            )
+            self.helm.install(
+                DEVICE_PLUGIN_RELEASE_NAME,
+                device_plugin_chart(self.config),
+                namespace=DEVICE_PLUGIN_NAMESPACE,
+                values=device_plugin_values(self.config),
+                workdir=self.workdir,
+                wait_seconds=HELM_WAIT_SECONDS,
+            )
             self._timed("device plugin chart", start)
 
         self.kubectl.apply(priority_class_guard(self.config))  # before the namespaces (components/kueue/queues.py)
         if self.secrets:
             self.kubectl.apply(self.secrets)  # the program's Kueue objects wait for them (__main__.py)
         self.apply_objects()
-        if access := access_objects(self.config, self.queue_set.local_queues):  # after the team namespaces (components/access)
+        if access := access_objects(
+            self.config, self.queue_set.local_queues
+        ):  # after the team namespaces (components/access)
             self.kubectl.apply(access)
         if identities := identity_objects(self.config):  # components/access/component.py: TeamIdentities
-            self.kubectl.apply(with_client_ids(identities, {t.name: client_id(t.name) for t in identity_teams(self.config)}))
+            self.kubectl.apply(
+                with_client_ids(identities, {t.name: client_id(t.name) for t in identity_teams(self.config)})
+            )
         if self.config.monitoring.enabled:
             self.apply_scrape_objects()
         wait_for("every ClusterQueue and LocalQueue to be Active", self.queues_active, 60)
@@ -160,8 +174,14 @@ class StackCluster:
     def install_kueue(self, values: Mapping[str, Any], start: float) -> None:
         """Kueue's namespace and chart with these values, then its controller, serving webhooks."""
         self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
-        self.helm.install(KUEUE_RELEASE_NAME, kueue_chart(self.config), namespace=KUEUE_NAMESPACE,
-                          values=values, workdir=self.workdir, wait_seconds=HELM_WAIT_SECONDS)
+        self.helm.install(
+            KUEUE_RELEASE_NAME,
+            kueue_chart(self.config),
+            namespace=KUEUE_NAMESPACE,
+            values=values,
+            workdir=self.workdir,
+            wait_seconds=HELM_WAIT_SECONDS,
+        )
         self._timed("kueue chart", start)
         self.kueue.start()
         self.kueue.wait_ready()
@@ -192,7 +212,9 @@ class StackCluster:
         return len(nodes) == len(self.initial_nodes) and not not_ready, {"nodes": len(nodes), "not ready": not_ready}
 
     def queues_active(self) -> tuple[bool, Any]:
-        queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items("localqueues.kueue.x-k8s.io", "-A")
+        queues = self.kubectl.items("clusterqueues.kueue.x-k8s.io") + self.kubectl.items(
+            "localqueues.kueue.x-k8s.io", "-A"
+        )
         inactive = {q["metadata"]["name"]: conditions(q) for q in queues if not is_true(q, "Active")}
         expected = sum(1 for o in self.objects if o["kind"] in ("ClusterQueue", "LocalQueue"))
         return len(queues) == expected and not inactive, {"queues": len(queues), "inactive": inactive}
@@ -227,5 +249,10 @@ class StackCluster:
         self.cluster.delete()
 
     def describe(self) -> Mapping[str, Any]:
-        return {"stack": self.stack, "timings (s since start)": self.timings, "kueue log tail": self.kueue.log_tail(20),
-                "autoscaler log tail": self.autoscaler.log_tail(20), "operator log tails": self.operators.describe()}
+        return {
+            "stack": self.stack,
+            "timings (s since start)": self.timings,
+            "kueue log tail": self.kueue.log_tail(20),
+            "autoscaler log tail": self.autoscaler.log_tail(20),
+            "operator log tails": self.operators.describe(),
+        }

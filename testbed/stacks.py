@@ -124,14 +124,16 @@ def parse_raw(raw: dict[str, Any], location: str | None = "eastus2") -> StackCon
 EXISTING = {"resourceGroup": "rg", "name": "aks1"}
 SERVER = "https://example.invalid:6443"
 TOKEN = "kubeconfig-token-not-real"
-KUBECONFIG = yaml.safe_dump({
-    "apiVersion": "v1",
-    "kind": "Config",
-    "clusters": [{"name": "byo", "cluster": {"server": SERVER}}],
-    "contexts": [{"name": "byo", "context": {"cluster": "byo", "user": "u"}}],
-    "current-context": "byo",
-    "users": [{"name": "u", "user": {"token": TOKEN}}],
-})
+KUBECONFIG = yaml.safe_dump(
+    {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "byo", "cluster": {"server": SERVER}}],
+        "contexts": [{"name": "byo", "context": {"cluster": "byo", "user": "u"}}],
+        "current-context": "byo",
+        "users": [{"name": "u", "user": {"token": TOKEN}}],
+    }
+)
 
 
 def with_cluster(config: dict[str, Any], cluster: dict[str, Any] | None, **keys: Any) -> dict[str, Any]:
@@ -202,17 +204,24 @@ def byo_config(api_server: dict[str, Any] | None = None) -> dict[str, Any]:
 # definition ID (a full ID), with members who may read the ServiceAccount; platform: no identity.
 READER, SECRETS_USER = BUILT_IN_ROLES["Storage Blob Data Reader"], BUILT_IN_ROLES["Key Vault Secrets User"]
 DATA_SUBSCRIPTION = "11111111-2222-4333-8444-555555555555"
-ACCOUNT = (f"/subscriptions/{DATA_SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/"
-           "storageAccounts/researchdata")
+ACCOUNT = (
+    f"/subscriptions/{DATA_SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts/researchdata"
+)
 VAULT = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets/providers/Microsoft.KeyVault/vaults/research-kv"
 MEMBERS = ["0d3c9a51-7a6e-4c43-9bd4-3a0f1c0e5a11"]
-IDENTITIES = {"research": {"roles": [
-    {"role": "Storage Blob Data Reader", "scope": ACCOUNT},
-    {"role": f"/providers/Microsoft.Authorization/roleDefinitions/{SECRETS_USER.upper()}", "scope": VAULT}]}}
+IDENTITIES = {
+    "research": {
+        "roles": [
+            {"role": "Storage Blob Data Reader", "scope": ACCOUNT},
+            {"role": f"/providers/Microsoft.Authorization/roleDefinitions/{SECRETS_USER.upper()}", "scope": VAULT},
+        ]
+    }
+}
 
 
-def with_identities(config: dict[str, Any], identities: dict[str, Any] | None = None, *,
-                    members: bool = True) -> dict[str, Any]:
+def with_identities(
+    config: dict[str, Any], identities: dict[str, Any] | None = None, *, members: bool = True
+) -> dict[str, Any]:
     """A copy of a stack config map whose teams get these identities (default IDENTITIES), and with
     `members` research a member group."""
     given = IDENTITIES if identities is None else identities
@@ -234,8 +243,14 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "cpu", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 3},
             {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2},
             {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2, "spot": True},
-            {"name": "packed", "vmSize": "Standard_D8s_v5", "minCount": 0, "maxCount": 2, "topology": True,
-             "provisioningRequest": True},
+            {
+                "name": "packed",
+                "vmSize": "Standard_D8s_v5",
+                "minCount": 0,
+                "maxCount": 2,
+                "topology": True,
+                "provisioningRequest": True,
+            },
         ],
         "kueue-aks:teams": [{"name": "vision", "share": 50}, {"name": "speech", "share": 50}],
     },
@@ -245,8 +260,15 @@ _GENERATED: dict[str, dict[str, Any]] = {
             {"name": "cpu", "vmSize": "Standard_F16s_v2", "minCount": 0, "maxCount": 3},
             {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 2},
             {"name": "a100", "vmSize": "Standard_NC48ads_A100_v4", "minCount": 0, "maxCount": 2},
-            {"name": "h100", "vmSize": "Standard_NC40ads_H100_v5", "minCount": 2, "maxCount": 2, "topology": True,
-             "taints": ["sku=h100:NoSchedule"], "labels": {"example.com/gpu": "h100"}},
+            {
+                "name": "h100",
+                "vmSize": "Standard_NC40ads_H100_v5",
+                "minCount": 2,
+                "maxCount": 2,
+                "topology": True,
+                "taints": ["sku=h100:NoSchedule"],
+                "labels": {"example.com/gpu": "h100"},
+            },
         ],
         "kueue-aks:teams": [{"name": "llm", "share": 70}, {"name": "infra", "share": 30}],
     },
@@ -268,9 +290,20 @@ _GENERATED: dict[str, dict[str, Any]] = {
             # A borrowing limit (twice its quota), shown in test_sharing.py.
             {"name": "web", "share": 25, "pools": ["general"], "borrowing": 2},
             # An Azure identity for its data (test_identity.py): its ServiceAccount and who may use it.
-            {"name": "data", "share": 25, "pools": ["general", "memory", "packed"], "identity": {"roles": [
-                {"role": "Storage Blob Data Reader", "scope": "/subscriptions/00000000-0000-0000-0000-00000000000a/"
-                 "resourceGroups/data/providers/Microsoft.Storage/storageAccounts/teamdata"}]}},
+            {
+                "name": "data",
+                "share": 25,
+                "pools": ["general", "memory", "packed"],
+                "identity": {
+                    "roles": [
+                        {
+                            "role": "Storage Blob Data Reader",
+                            "scope": "/subscriptions/00000000-0000-0000-0000-00000000000a/"
+                            "resourceGroups/data/providers/Microsoft.Storage/storageAccounts/teamdata",
+                        }
+                    ]
+                },
+            },
             {"name": "ml", "share": 30, "pools": ["gpu"]},
             {"name": "ops", "share": 10, "pools": ["memory", "gpu"]},
             {"name": "hpc", "share": 10, "pools": ["packed"]},
@@ -293,8 +326,13 @@ ENGINE = "engine"
 # The published charts as files (../shared), installed through the program's own chart source
 # code path (components/k8s/charts.py), as a stack whose registry is a local file would.
 KUEUE_CHART_FILE = SHARED / "kueue" / f"v{DEFAULT_VERSION}" / "chart" / f"kueue-{DEFAULT_VERSION}.tgz"
-DEVICE_PLUGIN_CHART_FILE = (SHARED / "nvidia-device-plugin" / f"v{DEVICE_PLUGIN_VERSION}" / "chart"
-                            / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz")
+DEVICE_PLUGIN_CHART_FILE = (
+    SHARED
+    / "nvidia-device-plugin"
+    / f"v{DEVICE_PLUGIN_VERSION}"
+    / "chart"
+    / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz"
+)
 # A stack that pulls its images from a mirror (the images need not exist: kwok runs no container).
 MIRROR = "mirror.example.com"
 MIRRORED = "spot-gpu"
@@ -365,15 +403,19 @@ def _stack_config_map(stack: str) -> dict[str, Any]:
     if stack in (MULTIKUEUE_MANAGER, *MULTIKUEUE_WORKERS):
         config = multikueue_example(stack)
         if stack == MULTIKUEUE_MANAGER:
-            config["kueue-aks:multiKueue"] = {**config["kueue-aks:multiKueue"],
-                                              "workerLostTimeout": f"{WORKER_LOST_TIMEOUT_SECONDS}s",
-                                              "gcInterval": f"{GC_INTERVAL_SECONDS}s"}
+            config["kueue-aks:multiKueue"] = {
+                **config["kueue-aks:multiKueue"],
+                "workerLostTimeout": f"{WORKER_LOST_TIMEOUT_SECONDS}s",
+                "gcInterval": f"{GC_INTERVAL_SECONDS}s",
+            }
         return config
     if stack == "design":
         return design_example()
-    return {"azure-native:location": "eastus2",
-            "kueue-aks:cluster": {"systemPool": {"vmSize": "Standard_D4s_v5", "count": 1}},
-            **_GENERATED[stack]}
+    return {
+        "azure-native:location": "eastus2",
+        "kueue-aks:cluster": {"systemPool": {"vmSize": "Standard_D4s_v5", "count": 1}},
+        **_GENERATED[stack],
+    }
 
 
 def load(stack: str) -> StackConfig:
@@ -387,8 +429,9 @@ def load(stack: str) -> StackConfig:
         azure = azure_fake.FakeArm(*make_tls(Path(folder))).recorded()
         try:
             with azure.serving():
-                built, _ = decide(config, read(config, ArmClient(ProviderToken("e2e"), azure_fake.SUBSCRIPTION),
-                                               f"kueue-aks/{stack}"))
+                built, _ = decide(
+                    config, read(config, ArmClient(ProviderToken("e2e"), azure_fake.SUBSCRIPTION), f"kueue-aks/{stack}")
+                )
         finally:
             azure.stop()
     return built
@@ -403,7 +446,9 @@ def engine_config(shares: dict[str, int] | None = None) -> dict[str, Any]:
     # whose CRD the tier installs.
     config["kueue-aks:monitoring"] = {**config["kueue-aks:monitoring"], "serviceMonitor": True}
     if shares:
-        config["kueue-aks:teams"] = [{**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]]
+        config["kueue-aks:teams"] = [
+            {**t, "share": shares.get(t["name"], t["share"])} for t in config["kueue-aks:teams"]
+        ]
     return config
 
 
@@ -412,8 +457,11 @@ def engine_jobs_config() -> dict[str, Any]:
     own install (an interrupted `up`, an upgrade, AKS's extension, MultiKueue), which no operator
     changes, so their stacks come up and go in seconds."""
     config = engine_config()
-    return {**config, "kueue-aks:kueue": {**(config.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
-            "kueue-aks:monitoring": {"enabled": False}}
+    return {
+        **config,
+        "kueue-aks:kueue": {**(config.get("kueue-aks:kueue") or {}), "frameworks": ["batch/job"]},
+        "kueue-aks:monitoring": {"enabled": False},
+    }
 
 
 # --- the benchmark's generated stacks -------------------------------------------------------
@@ -464,7 +512,12 @@ def pool_specs(pools: int) -> list[dict[str, Any]]:
     cpu_count = pools - gpu_count
     specs: list[dict[str, Any]] = []
     for i in range(cpu_count):
-        spec: dict[str, Any] = {"name": f"cpu{i:02d}", "vmSize": CPU_SIZES[i % len(CPU_SIZES)], "minCount": 0, "maxCount": 10}
+        spec: dict[str, Any] = {
+            "name": f"cpu{i:02d}",
+            "vmSize": CPU_SIZES[i % len(CPU_SIZES)],
+            "minCount": 0,
+            "maxCount": 10,
+        }
         if i == 0:  # topology-aware pools are fixed-size (TAS uses only nodes that exist)
             spec.update(minCount=2, maxCount=2, topology=True)
         specs.append(spec)
@@ -500,6 +553,7 @@ def all_sizes_in_catalog() -> bool:
 
 # --- the shapes the unit tier runs the program on ---------------------------------------------
 
+
 @dataclass(frozen=True)
 class Shape:
     """A stack as a test runs it: its config map, stack name, and (a MultiKueue manager) the
@@ -523,9 +577,7 @@ SHAPES: dict[str, Shape] = {
     "dev": Shape(stack_file_config),
     **{f"e2e-{stack}": _e2e(stack) for stack in (*STACKS, UNGOVERNED) if stack != "dev"},  # dev: above
     **{stack: Shape(lambda stack=stack: config_map(stack), stack) for stack in MULTIKUEUE_WORKERS},
-    MULTIKUEUE_MANAGER: Shape(
-        lambda: config_map(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER, MULTIKUEUE_WORKERS
-    ),
+    MULTIKUEUE_MANAGER: Shape(lambda: config_map(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER, MULTIKUEUE_WORKERS),
     # AKS's Kueue extension, with monitoring on an existing workspace and Grafana.
     "aks-extension": Shape(
         lambda: {

@@ -53,14 +53,22 @@ class TierTimes:
         for tier in (t for t in BUDGETS if t in self.first):
             took, budget = self.last[tier] - self.first[tier], BUDGETS[tier]
             slowest = sorted(self.modules[tier].items(), key=lambda kv: -kv[1])[:SLOWEST]
-            out.append(f"tier {tier}: {took:.0f} s, {'within' if took <= budget else 'OVER'} its {budget:.0f} s budget; "
-                       "slowest modules: " + ", ".join(f"{module} {seconds:.0f} s" for module, seconds in slowest))
+            out.append(
+                f"tier {tier}: {took:.0f} s, {'within' if took <= budget else 'OVER'} its {budget:.0f} s budget; "
+                "slowest modules: " + ", ".join(f"{module} {seconds:.0f} s" for module, seconds in slowest)
+            )
         return out
 
     def table(self) -> dict[str, Any]:
-        return {tier: {"seconds": round(self.last[tier] - self.first[tier], 1), "budget": BUDGETS[tier],
-                       "modules": {m: round(t, 1) for m, t in sorted(self.modules[tier].items(), key=lambda kv: -kv[1])}}
-                for tier in BUDGETS if tier in self.first}
+        return {
+            tier: {
+                "seconds": round(self.last[tier] - self.first[tier], 1),
+                "budget": BUDGETS[tier],
+                "modules": {m: round(t, 1) for m, t in sorted(self.modules[tier].items(), key=lambda kv: -kv[1])},
+            }
+            for tier in BUDGETS
+            if tier in self.first
+        }
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         target = os.environ.get(TABLE_ENV)

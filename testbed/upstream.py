@@ -31,8 +31,13 @@ def config_fields(version: str) -> Any:
 CONFIG_FIELDS = config_fields(DEFAULT_VERSION)
 
 _SCALARS: dict[str, tuple[type, ...]] = {
-    "string": (str,), "duration": (str,), "bool": (bool,),
-    "int": (int,), "int32": (int,), "float32": (int, float), "float64": (int, float),
+    "string": (str,),
+    "duration": (str,),
+    "bool": (bool,),
+    "int": (int,),
+    "int32": (int,),
+    "float32": (int, float),
+    "float64": (int, float),
 }
 
 
@@ -55,9 +60,14 @@ def unknown_config_fields(doc: Any, schema: Any, path: str = "") -> list[str]:
             return [f"{path}: expected a list"]
         return [p for i, item in enumerate(doc) for p in unknown_config_fields(item, schema[0], f"{path}[{i}]")]
     if schema == "labelSelector":
-        return unknown_config_fields(doc, {"matchLabels": {"<key>": "string"},
-                                           "matchExpressions": [{"key": "string", "operator": "string",
-                                                                 "values": ["string"]}]}, path)
+        return unknown_config_fields(
+            doc,
+            {
+                "matchLabels": {"<key>": "string"},
+                "matchExpressions": [{"key": "string", "operator": "string", "values": ["string"]}],
+            },
+            path,
+        )
     allowed = _SCALARS.get(schema, (str,))  # named Go string types such as SourceKind
     wrong_bool = bool not in allowed and isinstance(doc, bool)
     return [f"{path}: expected {schema}, got {doc!r}"] if wrong_bool or not isinstance(doc, allowed) else []

@@ -21,8 +21,13 @@ def condition(kind: str, at: str, status: str = "True") -> dict[str, Any]:
 
 
 def workload(name: str, namespace: str, created: str, conditions: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
-    template = {"spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2", "memory": "8Gi",
-                                                                                    "nvidia.com/gpu": "1"}}}]}}
+    template = {
+        "spec": {
+            "containers": [
+                {"name": "main", "resources": {"requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"}}}
+            ]
+        }
+    }
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "Workload",
@@ -32,5 +37,8 @@ def workload(name: str, namespace: str, created: str, conditions: list[dict[str,
     }
 
 
-FINISHED = [condition("QuotaReserved", "2025-03-01T10:00:30Z"), condition("Admitted", "2025-03-01T10:00:30Z"),
-            condition("Finished", "2025-03-01T11:00:30Z")]
+FINISHED = [
+    condition("QuotaReserved", "2025-03-01T10:00:30Z"),
+    condition("Admitted", "2025-03-01T10:00:30Z"),
+    condition("Finished", "2025-03-01T11:00:30Z"),
+]

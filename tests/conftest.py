@@ -112,8 +112,9 @@ def kueue_chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Read back as the program reads it: without this, a cache that holds nothing would only make
     # the program warn that it skipped the CRD checks, and the tests would pass unchecked.
     try:
-        kueue_crds.chart_archive(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)},
-                                 fetch=offline)
+        kueue_crds.chart_archive(
+            DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(cache_home)}, fetch=offline
+        )
     except kueue_crds.CrdError as err:
         pytest.fail(f"the seeded chart cache {cache_home} does not give the program the Kueue chart: {err}")
     return cache_home
@@ -159,7 +160,9 @@ def offline_with_chart_cache(request: pytest.FixtureRequest, kueue_chart_cache: 
 @pytest.fixture(scope="session")
 def crds(kueue_chart_cache: Path) -> CrdSchemas:
     """The CRDs of the default chart, as the program reads them."""
-    found = kueue_crds.kueue_crds(DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(kueue_chart_cache)})
+    found = kueue_crds.kueue_crds(
+        DEFAULT_KUEUE_CHART, DEFAULT_VERSION, environ={"XDG_CACHE_HOME": str(kueue_chart_cache)}
+    )
     assert found.crds is not None, found.missing
     return found.crds
 

@@ -21,7 +21,7 @@ def layout(text: str) -> str:
     """The Layout section: from its heading to the next heading of its level."""
     start = text.index("\n## Layout\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end != -1 else len(text)]
+    return text[start : end if end != -1 else len(text)]
 
 
 def mapped(text: str) -> set[str]:
@@ -51,8 +51,11 @@ def mapped(text: str) -> set[str]:
 
 def modules(root: Path) -> set[str]:
     """Every module of components/ (packages' `__init__` aside) and the program's __main__.py."""
-    found = {".".join(p.relative_to(root).with_suffix("").parts)
-             for p in (root / "components").rglob("*.py") if p.name != "__init__.py"}
+    found = {
+        ".".join(p.relative_to(root).with_suffix("").parts)
+        for p in (root / "components").rglob("*.py")
+        if p.name != "__init__.py"
+    }
     return found | ({"__main__"} if (root / "__main__.py").is_file() else set())
 
 
@@ -64,11 +67,19 @@ def test_the_layout_names_every_module_and_only_those() -> None:
 
 def test_a_module_missing_from_the_map_or_gone_from_the_code_is_found(tmp_path: Path) -> None:
     (tmp_path / "components" / "kueue").mkdir(parents=True)
-    for path in ("__main__.py", "components/plan.py", "components/kueue/__init__.py",
-                 "components/kueue/values.py", "components/kueue/objects.py", "components/kueue/crds.py"):
+    for path in (
+        "__main__.py",
+        "components/plan.py",
+        "components/kueue/__init__.py",
+        "components/kueue/values.py",
+        "components/kueue/objects.py",
+        "components/kueue/crds.py",
+    ):
         (tmp_path / path).write_text("")
-    text = ("# A\n\n## Layout\n\n```\n__main__.py   the program\n```\n\n**`components/`**\n- `plan`: the plan\n\n"
-            "**`components/kueue/`**: Kueue\n- `values`, `install`: the values\n  and the release\n"
-            "- `objects`: the objects\n\nA `crds` named in prose is no entry.\n\n## Next\n- `crds`: too late\n")
+    text = (
+        "# A\n\n## Layout\n\n```\n__main__.py   the program\n```\n\n**`components/`**\n- `plan`: the plan\n\n"
+        "**`components/kueue/`**: Kueue\n- `values`, `install`: the values\n  and the release\n"
+        "- `objects`: the objects\n\nA `crds` named in prose is no entry.\n\n## Next\n- `crds`: too late\n"
+    )
     assert modules(tmp_path) - mapped(text) == {"components.kueue.crds"}
     assert mapped(text) - modules(tmp_path) == {"components.kueue.install"}

@@ -133,8 +133,11 @@ def _matches(expected: Any, got: Any) -> bool:
     if expected == CLIENT_ID_PLACEHOLDER:
         return isinstance(got, str) and re.fullmatch(GUID, got) is not None
     if isinstance(expected, dict):
-        return isinstance(got, dict) and expected.keys() == got.keys() and all(
-            _matches(v, got[k]) for k, v in expected.items())
+        return (
+            isinstance(got, dict)
+            and expected.keys() == got.keys()
+            and all(_matches(v, got[k]) for k, v in expected.items())
+        )
     if isinstance(expected, list):
         return isinstance(got, list) and len(expected) == len(got) and all(map(_matches, expected, got))
     return bool(expected == got)

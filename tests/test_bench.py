@@ -30,8 +30,15 @@ from bench.run import (
     subprocess_env,
 )
 from testbed.harness import run_program
-from testbed.stacks import (GRID, all_sizes_in_catalog, generated_config, load_stack as parse_map, pool_specs,
-                            team_share, write_stack)
+from testbed.stacks import (
+    GRID,
+    all_sizes_in_catalog,
+    generated_config,
+    load_stack as parse_map,
+    pool_specs,
+    team_share,
+    write_stack,
+)
 from components.facts.capacity import CATALOG
 from components.kueue.objects import provisioning_objects
 from components.operators.crd_chart import CHARTS_ENV
@@ -56,7 +63,9 @@ def test_generated_stacks_are_valid_configs(teams: int, pools: int) -> None:
     assert 100 - Decimal("0.01") * teams < total <= 100  # as much as fits, never more
 
 
-@pytest.mark.parametrize("teams,share", [(1, "100"), (2, "50"), (3, "33.33"), (7, "14.28"), (200, "0.5"), (300, "0.33")])
+@pytest.mark.parametrize(
+    "teams,share", [(1, "100"), (2, "50"), (3, "33.33"), (7, "14.28"), (200, "0.5"), (300, "0.33")]
+)
 def test_team_share_rounds_down_to_hundredths(teams: int, share: str) -> None:
     assert team_share(teams) == Decimal(share)
     assert team_share(teams) * teams <= 100
@@ -96,15 +105,22 @@ class Reg:
         return f"urn:pulumi:s::p::{self.type}::{self.name}"
 
 
-RG, AKS, POOL = ("azure-native:resources:ResourceGroup", "azure-native:containerservice:ManagedCluster",
-                 "azure-native:containerservice:AgentPool")
+RG, AKS, POOL = (
+    "azure-native:resources:ResourceGroup",
+    "azure-native:containerservice:ManagedCluster",
+    "azure-native:containerservice:AgentPool",
+)
 PROVIDER, NS, RELEASE = "pulumi:providers:kubernetes", "kubernetes:core/v1:Namespace", "kubernetes:helm.sh/v3:Release"
 KQ = "kubernetes:kueue.x-k8s.io/v1beta2:"
 COMPONENT = "kueue-aks:kueue:KueueInstallation"
 
 
-def tiny_stack(*, release_waits_for_pool: bool = False, objects_depend_on_component: bool = False,
-               component_waits_for_pool: bool = False) -> list[Reg]:
+def tiny_stack(
+    *,
+    release_waits_for_pool: bool = False,
+    objects_depend_on_component: bool = False,
+    component_waits_for_pool: bool = False,
+) -> list[Reg]:
     """RG, cluster, two pools, provider, the Kueue release and a five-object Kueue chain."""
     rg = Reg(RG, "rg")
     aks = Reg(AKS, "aks", inputs={"resourceName": "c"}, dependencies=[rg.urn])
@@ -115,15 +131,25 @@ def tiny_stack(*, release_waits_for_pool: bool = False, objects_depend_on_compon
     component = Reg(COMPONENT, "kueue", custom=False, dependencies=[cpu.urn] if component_waits_for_pool else [])
     ns = Reg(NS, "kueue-ns", parent=component.urn, inputs={"metadata": {"name": "kueue-system"}}, provider=ref)
     team_ns = Reg(NS, "ns-a", inputs={"metadata": {"name": "a"}}, provider=ref)
-    release = Reg(RELEASE, "kueue-release", parent=component.urn, provider=ref,
-                  inputs={"chart": "oci://registry.k8s.io/kueue/charts/kueue", "namespace": "kueue-system"},
-                  dependencies=[ns.urn] + ([cpu.urn] if release_waits_for_pool else []))
+    release = Reg(
+        RELEASE,
+        "kueue-release",
+        parent=component.urn,
+        provider=ref,
+        inputs={"chart": "oci://registry.k8s.io/kueue/charts/kueue", "namespace": "kueue-system"},
+        dependencies=[ns.urn] + ([cpu.urn] if release_waits_for_pool else []),
+    )
     ready = component.urn if objects_depend_on_component else release.urn
 
     def kueue(kind: str, name: str, spec: dict[str, Any], deps: list[Reg], namespace: str | None = None) -> Reg:
         meta = {"name": name, **({"namespace": namespace} if namespace else {})}
-        return Reg(KQ + kind, f"{kind.lower()}-{name}", inputs={"metadata": meta, "spec": spec}, provider=ref,
-                   dependencies=[ready, *(d.urn for d in deps)])
+        return Reg(
+            KQ + kind,
+            f"{kind.lower()}-{name}",
+            inputs={"metadata": meta, "spec": spec},
+            provider=ref,
+            dependencies=[ready, *(d.urn for d in deps)],
+        )
 
     topo = kueue("Topology", "default", {"levels": []}, [])
     flavor = kueue("ResourceFlavor", "cpu", {"topologyName": "default"}, [topo])
@@ -139,8 +165,10 @@ IDEAL = 5 + 480 + max(300, 2 + 90 + 5 * 3)
 
 
 def test_longest_path_of_a_tiny_graph() -> None:
-    graph = {u: cp.Node(u, "t", u, s, frozenset(d)) for u, s, d in
-             [("a", 1, ()), ("b", 2, ("a",)), ("c", 5, ("a",)), ("d", 1, ("b", "c"))]}
+    graph = {
+        u: cp.Node(u, "t", u, s, frozenset(d))
+        for u, s, d in [("a", 1, ()), ("b", 2, ("a",)), ("c", 5, ("a",)), ("d", 1, ("b", "c"))]
+    }
     path = cp.longest_path(graph)
     assert (path.seconds, path.chain) == (7, ("a", "c", "d"))
     assert path.finish == {"a": 1, "b": 3, "c": 6, "d": 7}
@@ -165,8 +193,17 @@ def test_a_release_that_waits_for_a_pool_is_caught() -> None:
     assert analysis.ideal.seconds == IDEAL
     assert analysis.actual.seconds == 5 + 480 + 300 + 90 + 15
     assert math.isclose(analysis.ratio, 890 / 785)
-    assert analysis.actual.chain == ("rg", "aks", "cpu", "kueue-release", "topology-default", "resourceflavor-cpu",
-                                     "cohort-teams", "clusterqueue-a", "localqueue-default")
+    assert analysis.actual.chain == (
+        "rg",
+        "aks",
+        "cpu",
+        "kueue-release",
+        "topology-default",
+        "resourceflavor-cpu",
+        "cohort-teams",
+        "clusterqueue-a",
+        "localqueue-default",
+    )
     assert ("kueue-release", "cpu") in analysis.unneeded
     assert "localqueue-default" in analysis.delayed
 
@@ -194,8 +231,11 @@ def test_depends_on_a_component_means_its_custom_children_and_parents_are_not_wa
 
 def test_idle_nodes_count_a_fixed_size_pool_by_its_count() -> None:
     cluster = Reg(AKS, "aks", inputs={"agentPoolProfiles": [{"name": "system", "count": 2}]})
-    autoscaled = Reg(POOL, "cpu", inputs={"agentPoolName": "cpu", "enableAutoScaling": True, "minCount": 1,
-                                          "maxCount": 5, "count": 1})
+    autoscaled = Reg(
+        POOL,
+        "cpu",
+        inputs={"agentPoolName": "cpu", "enableAutoScaling": True, "minCount": 1, "maxCount": 5, "count": 1},
+    )
     # Topology-aware pools are fixed-size: no minCount, and all `count` nodes stay up.
     fixed = Reg(POOL, "tas", inputs={"agentPoolName": "tas", "enableAutoScaling": False, "count": 3})
     assert idle_nodes([cluster, autoscaled, fixed]) == {"system": 2, "user": {"cpu": 1, "tas": 3}, "total": 6}
@@ -226,8 +266,10 @@ def test_linear_fit_is_exact_for_linear_counts_and_not_for_a_product_term() -> N
 
 
 def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
-    counts = [(t, p, len(run_program(generated_config(t, p), stack="bench").registrations))
-              for t, p in [(2, 2), (4, 2), (2, 4), (4, 4)]]
+    counts = [
+        (t, p, len(run_program(generated_config(t, p), stack="bench").registrations))
+        for t, p in [(2, 2), (4, 2), (2, 4), (4, 4)]
+    ]
     fit = fit_counts(counts)
     assert fit["max_residual"] == 0, counts  # (4, 4) is predicted from the other three: no teams x pools term
     # Every generated team uses ordinary pools and the topology-aware cpu00, so it gets a Namespace,
@@ -245,8 +287,9 @@ def test_program_registrations_grow_linearly_with_teams_and_pools() -> None:
     config = parse_map(generated_config(2, 2))
     operator_resources = 1 + sum(1 + (2 if i.chart else 1 + len(i.objects)) for i in installs(config))
     provisioning = 2 + len(provisioning_objects(config))
-    assert fit["fixed"] == (25 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config))
-                            + provisioning)
+    assert fit["fixed"] == (
+        25 + operator_resources + len(trainer_runtimes()) + len(rayservice_guard(config)) + provisioning
+    )
 
 
 def test_dev_stack_critical_path_and_idle_nodes(dev_config_map: dict[str, Any]) -> None:
@@ -268,18 +311,37 @@ def fake_results(**overrides: float) -> dict[str, Any]:
     values.update(overrides)
 
     def stack(label: str, seconds: float) -> dict[str, Any]:
-        return {"label": label, "eval": {"median": seconds}, "plan": {"median": values["plan"]},
-                "critical_path": {"ratio": values["ratio"], "unneeded_waits": []}}
+        return {
+            "label": label,
+            "eval": {"median": seconds},
+            "plan": {"median": values["plan"]},
+            "critical_path": {"ratio": values["ratio"], "unneeded_waits": []},
+        }
 
-    crds_dir = {"stacks": [{"label": "dev", "eval": {"median": values.get("dev_crds", 0.2)},
-                            "plan": {"median": values.get("plan_crds", 0.8)}}]}
+    crds_dir = {
+        "stacks": [
+            {
+                "label": "dev",
+                "eval": {"median": values.get("dev_crds", 0.2)},
+                "plan": {"median": values.get("plan_crds", 0.8)},
+            }
+        ]
+    }
     return {
-        "crds": {"source": "oci://registry.k8s.io/kueue/charts/kueue", "version": "0.19.2",
-                 "archive": "/tmp/cache/kueue-0.19.2.tgz", "seeded_from": "x", "load_s": 0.5},
+        "crds": {
+            "source": "oci://registry.k8s.io/kueue/charts/kueue",
+            "version": "0.19.2",
+            "archive": "/tmp/cache/kueue-0.19.2.tgz",
+            "seeded_from": "x",
+            "load_s": 0.5,
+        },
         "crds_dir": crds_dir,
         "stacks": [stack("dev", values["dev"]), stack("200x12", values["large"])],
-        "scaling": {"resources_fit": {"max_residual": values["residual"]}, "time_vs_size_slope": values["slope"],
-                    "pure_exponents": {"parse": values["parse"], "build": 1.0, "validate": 1.0}},
+        "scaling": {
+            "resources_fit": {"max_residual": values["residual"]},
+            "time_vs_size_slope": values["slope"],
+            "pure_exponents": {"parse": values["parse"], "build": 1.0, "validate": 1.0},
+        },
     }
 
 
@@ -303,18 +365,21 @@ def test_targets_name_the_override_and_a_run_without_crds() -> None:
     assert crds_origin(fake_results()["crds"]).startswith("from the chart cache")
 
 
-@pytest.mark.parametrize("override,missed", [
-    ({}, None),
-    ({"dev": 1.6}, "dev stack evaluation"),
-    ({"large": 15.5}, "200 teams x 12 pools"),
-    ({"plan": 1.2}, "plan command"),
-    ({"plan_crds": 1.1}, "plan command"),  # with KUEUE_CRDS_DIR, the override
-    ({"dev_crds": 1.6}, "dev stack evaluation"),
-    ({"ratio": 1.14}, "critical path"),
-    ({"residual": 2.0}, "resources linear"),
-    ({"slope": 1.4}, "evaluation time vs"),
-    ({"parse": MAX_PURE_EXPONENT + 0.3}, "pure steps"),
-])
+@pytest.mark.parametrize(
+    "override,missed",
+    [
+        ({}, None),
+        ({"dev": 1.6}, "dev stack evaluation"),
+        ({"large": 15.5}, "200 teams x 12 pools"),
+        ({"plan": 1.2}, "plan command"),
+        ({"plan_crds": 1.1}, "plan command"),  # with KUEUE_CRDS_DIR, the override
+        ({"dev_crds": 1.6}, "dev stack evaluation"),
+        ({"ratio": 1.14}, "critical path"),
+        ({"residual": 2.0}, "resources linear"),
+        ({"slope": 1.4}, "evaluation time vs"),
+        ({"parse": MAX_PURE_EXPONENT + 0.3}, "pure steps"),
+    ],
+)
 def test_targets_fail_when_a_figure_is_missed(override: dict[str, float], missed: str | None) -> None:
     failed = [t["target"] for t in check_targets(fake_results(**override)) if not t["passed"]]
     assert len(failed) == (0 if missed is None else 1), failed
@@ -380,8 +445,10 @@ def test_every_benchmark_stack_installs_the_default_chart() -> None:
     # The chart cache holds the default chart only: a stack with another would not find its CRDs.
     from bench.run import stacks
 
-    assert all("kueue-aks:kueue" not in s.config or not {"chart", "version"} & set(s.config["kueue-aks:kueue"])
-               for s in stacks())
+    assert all(
+        "kueue-aks:kueue" not in s.config or not {"chart", "version"} & set(s.config["kueue-aks:kueue"])
+        for s in stacks()
+    )
 
 
 # --- bench.preview: the program's own time against the SDK's import floor ------------------------
@@ -390,8 +457,15 @@ def test_every_benchmark_stack_installs_the_default_chart() -> None:
 def preview_table(dev: float, large: float, small: float = 3.0) -> dict[str, Any]:
     from bench import preview
 
-    return preview.figures([1.0, 1.2, 0.9], {"dev": ([dev, dev + 0.5, dev - 0.1], 90), "dev-no-operators": ([2.0], 50),
-                                             "20x6": ([small], 200), "100x12": ([large], 1000)})
+    return preview.figures(
+        [1.0, 1.2, 0.9],
+        {
+            "dev": ([dev, dev + 0.5, dev - 0.1], 90),
+            "dev-no-operators": ([2.0], 50),
+            "20x6": ([small], 200),
+            "100x12": ([large], 1000),
+        },
+    )
 
 
 def test_preview_figures_are_ratios_to_the_floor_and_cost_per_resource() -> None:
@@ -403,12 +477,15 @@ def test_preview_figures_are_ratios_to_the_floor_and_cost_per_resource() -> None
     assert table["20x6"]["ms_per_resource"] == pytest.approx(10.0)
 
 
-@pytest.mark.parametrize(("dev", "large", "small", "named"), [
-    (2.0, 11.0, 3.0, None),
-    (3.5, 11.0, 3.0, "dev stack at 3.5x the floor"),
-    (2.0, 16.0, 4.0, "100x12 at 16.0 s"),
-    (2.0, 14.0, 2.0, "not linear"),
-])
+@pytest.mark.parametrize(
+    ("dev", "large", "small", "named"),
+    [
+        (2.0, 11.0, 3.0, None),
+        (3.5, 11.0, 3.0, "dev stack at 3.5x the floor"),
+        (2.0, 16.0, 4.0, "100x12 at 16.0 s"),
+        (2.0, 14.0, 2.0, "not linear"),
+    ],
+)
 def test_preview_targets_name_what_is_missed(dev: float, large: float, small: float, named: str | None) -> None:
     from bench import preview
 

@@ -41,12 +41,18 @@ def prose(path: Path) -> dict[int, str]:
     if path.suffix != ".py":
         return dict(enumerate(text.splitlines(), 1))
     lines = text.splitlines()
-    found = {t.start[0]: t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
-             if t.type == tokenize.COMMENT}
+    found = {
+        t.start[0]: t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT
+    }
     for node in ast.walk(ast.parse(text)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             found |= {n: lines[n - 1] for n in range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1)}
     return found
 
@@ -78,9 +84,15 @@ def test_a_note_citation_is_found(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "kueue.md").write_text("# Kueue\n")
     code = tmp_path / "m.py"
-    code.write_text("# kueue.md and docs/kueue.md and ORDER.md and kubernetes-sigs/kueue site/x.md@v0.19.2\n"
-                    "# (kueue.md §4.1) (../shared/reference/peers.md) peers.md \"DOC\" (§2.2)\n"
-                    "def f():\n    \"\"\"As benchmark.md says.\"\"\"\n    return 'summary.md'\n")
+    code.write_text(
+        "# kueue.md and docs/kueue.md and ORDER.md and kubernetes-sigs/kueue site/x.md@v0.19.2\n"
+        '# (kueue.md §4.1) (../shared/reference/peers.md) peers.md "DOC" (§2.2)\n'
+        'def f():\n    """As benchmark.md says."""\n    return \'summary.md\'\n'
+    )
     assert citations(code, tmp_path) == [
-        "m.py:2: shared/reference/peers.md", "m.py:2: kueue.md §", "m.py:2: §2", "m.py:2: peers.md",
-        "m.py:4: benchmark.md"]
+        "m.py:2: shared/reference/peers.md",
+        "m.py:2: kueue.md §",
+        "m.py:2: §2",
+        "m.py:2: peers.md",
+        "m.py:4: benchmark.md",
+    ]

@@ -107,6 +107,7 @@ def broken_links(path: Path) -> list[str]:
 
 # --- the keys ---------------------------------------------------------------------------------
 
+
 def declared_keys() -> dict[str, dict]:
     """Pulumi.yaml's `config:` section: key -> its declaration."""
     return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"]
@@ -171,28 +172,33 @@ def keys_the_program_accepts() -> set[str]:
 def undocumented(keys: set[str], text: str) -> list[str]:
     """Keys not written as code (`key`, or the start of a code span) in the text."""
     spans = {s.strip("`") for s in re.findall(r"`[^`\n]+`", text)}
-    return sorted(k for k in keys if not any(s == k or s.startswith(k + " ") or s.startswith(k + ":")
-                                             for s in spans))
+    return sorted(k for k in keys if not any(s == k or s.startswith(k + " ") or s.startswith(k + ":") for s in spans))
 
 
 # --- the tests --------------------------------------------------------------------------------
+
 
 def test_readme_is_a_front_door() -> None:
     lines = README.read_text().splitlines()
     assert len(lines) < 200, f"README.md has {len(lines)} lines; keep it under 200 and move detail into docs/"
     # What it is, what you need, then the commands: a newcomer reaches `pulumi up` within 40 lines.
     first = next(i for i, line in enumerate(lines) if line.startswith("```sh")) + 1
-    assert first < 40 and "pulumi up" in "\n".join(lines[first:first + 4]), lines[first:first + 4]
+    assert first < 40 and "pulumi up" in "\n".join(lines[first : first + 4]), lines[first : first + 4]
     headings = [line for line in lines if line.startswith("## ")]
-    assert headings[:4] == ["## Before you start", "## Deploy", "## Get credentials and run the first job",
-                            "## Write your own stack"], headings
+    assert headings[:4] == [
+        "## Before you start",
+        "## Deploy",
+        "## Get credentials and run the first job",
+        "## Write your own stack",
+    ], headings
 
 
 def test_readme_has_the_exact_test_command() -> None:
     # As its own line in a code block, as .ci/run runs it.
     text = README.read_text()
     assert re.search(rf"^{re.escape(TEST_COMMAND)}$", text, re.M), (
-        f"README.md must show the test command `{TEST_COMMAND}` on a line of its own")
+        f"README.md must show the test command `{TEST_COMMAND}` on a line of its own"
+    )
 
 
 def test_every_docs_page_is_linked_from_the_readme() -> None:
@@ -216,13 +222,18 @@ def test_every_declared_key_is_in_the_reference() -> None:
 
 def test_every_accepted_key_is_in_the_reference() -> None:
     keys = keys_the_program_accepts()
-    assert {"nodePools[].maxCount", "cluster.systemPool.vmSize", "operators.kuberay",
-            "operators.<op>.install"} <= keys  # the probe reached every level
+    assert {
+        "nodePools[].maxCount",
+        "cluster.systemPool.vmSize",
+        "operators.kuberay",
+        "operators.<op>.install",
+    } <= keys  # the probe reached every level
     missing = undocumented(keys, CONFIG_PAGE.read_text())
     assert not missing, f"keys the config model accepts but docs/configuration.md does not document: {missing}"
 
 
 # --- the checks themselves --------------------------------------------------------------------
+
 
 def test_slugs_follow_github() -> None:
     assert slug("Monitoring: see the queues") == "monitoring-see-the-queues"
@@ -237,8 +248,10 @@ def test_a_broken_link_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "a.md"
     (tmp_path / "docs" / "b.md").write_text("# B\n\n## Two words\n\n```\n# not a heading\n```\n")
-    page.write_text("[ok](b.md#two-words) [gone](c.md) [no anchor](b.md#not-a-heading) "
-                    "[self](#nowhere) [web](https://example.com/x.md) `[code](x.md)`\n")
+    page.write_text(
+        "[ok](b.md#two-words) [gone](c.md) [no anchor](b.md#not-a-heading) "
+        "[self](#nowhere) [web](https://example.com/x.md) `[code](x.md)`\n"
+    )
     problems = broken_links(page)
     assert len(problems) == 3, problems
     assert "(c.md) names no file" in problems[0]
@@ -259,7 +272,7 @@ def test_ci_runs_the_readme_command_with_an_empty_home() -> None:
     prefix = dict(part.split("=", 1) for part in last[: -len(TEST_COMMAND)].split())
     assert set(prefix) == {"HOME", "XDG_CACHE_HOME"}, prefix
     assert all(value.startswith('"$scratch/') for value in prefix.values()), prefix
-    assert 'scratch=$(mktemp -d)' in script
+    assert "scratch=$(mktemp -d)" in script
     for kept in ("KUEUE_AKS_E2E_CACHE", "GOMODCACHE", "GOCACHE"):
         assert re.search(rf"^\s*export .*\b{kept}\b", script, re.M), f".ci/run does not keep {kept}"
 
@@ -277,7 +290,11 @@ def e2e_messages() -> list[str]:
     for name in E2E_EXPECTATIONS:
         tree = ast.parse((ROOT / name).read_text())
         for node in tree.body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
                 out.append(node.value.value)
     return out
 
@@ -325,8 +342,12 @@ _DOCS_PAGE = re.compile(r"\bdocs/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?")
 
 def pointer_files() -> list[Path]:
     skip = {"venv", ".venv", ".git", "node_modules", "__pycache__", ".hypothesis"}
-    found = {p for pattern in POINTER_FILES for p in ROOT.rglob(pattern)
-             if p.is_file() and not skip & set(p.relative_to(ROOT).parts)}
+    found = {
+        p
+        for pattern in POINTER_FILES
+        for p in ROOT.rglob(pattern)
+        if p.is_file() and not skip & set(p.relative_to(ROOT).parts)
+    }
     return sorted(found - {Path(__file__).resolve()})  # this file's own examples point nowhere
 
 
@@ -364,8 +385,11 @@ def test_a_broken_pointer_is_found(tmp_path: Path) -> None:
     code = tmp_path / "m.py"
     code.write_text('# README "Deploy", README "Monitoring", docs/a.md#tear-down, docs/a.md#gone, docs/b.md\n')
     problems = broken_pointers([code], tmp_path)
-    assert problems == ['m.py: README "Monitoring" is no section of README.md', "m.py: docs/a.md has no heading #gone",
-                        "m.py: docs/b.md does not exist"], problems
+    assert problems == [
+        'm.py: README "Monitoring" is no section of README.md',
+        "m.py: docs/a.md has no heading #gone",
+        "m.py: docs/b.md does not exist",
+    ], problems
 
 
 def test_the_readmes_own_stack_is_a_valid_config() -> None:

@@ -38,8 +38,12 @@ from testbed.paths import SHARED
 from tools import chart_pins
 from tools import fetch_reference as fr
 
-PINNED_SOURCES = [fr.kueue_source(fr.KUEUE_VERSION), fr.device_plugin_source(fr.DEVICE_PLUGIN_VERSION),
-                  fr.pulumi_source(), fr.language_host_source()]
+PINNED_SOURCES = [
+    fr.kueue_source(fr.KUEUE_VERSION),
+    fr.device_plugin_source(fr.DEVICE_PLUGIN_VERSION),
+    fr.pulumi_source(),
+    fr.language_host_source(),
+]
 LANGUAGE_HOST_SOURCE = PINNED_SOURCES[3]
 SOURCE_IDS = [s.directory for s in PINNED_SOURCES]
 BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
@@ -47,15 +51,19 @@ BLOB_PINNED = [s for s in PINNED_SOURCES if any(f.blob for f in s.files)]
 # the provenance note, the derived tree, the published charts as files (for the e2e tier),
 # packaged from the tag's sources, and under pulumi/ the language host's own directory (a source
 # of its own: Pulumi's Python language host, which the module proxy does not serve, as source).
-LANGUAGE_HOST = {f"language-python/{n}" for n in ("SOURCE.md", "go.mod", "go.sum", "main.go", "pulumi-language-python-exec")}
+LANGUAGE_HOST = {
+    f"language-python/{n}" for n in ("SOURCE.md", "go.mod", "go.sum", "main.go", "pulumi-language-python-exec")
+}
 CHARTS = {"kueue": chart_pins.KUEUE_CHART, "nvidia-device-plugin": chart_pins.DEVICE_PLUGIN_CHART}
 CHART_SOURCES = {"kueue": PINNED_SOURCES[0], "nvidia-device-plugin": PINNED_SOURCES[1]}
-EXTRA_FILES = {PINNED_SOURCES[0].directory: {"SOURCE.md", fr.CONFIG_FIELDS, CHARTS["kueue"].local},
-               PINNED_SOURCES[1].directory: {"SOURCE.md", CHARTS["nvidia-device-plugin"].local},
-               PINNED_SOURCES[2].directory: {"SOURCE.md"} | LANGUAGE_HOST,
-               LANGUAGE_HOST_SOURCE.directory: {"SOURCE.md"}}
+EXTRA_FILES = {
+    PINNED_SOURCES[0].directory: {"SOURCE.md", fr.CONFIG_FIELDS, CHARTS["kueue"].local},
+    PINNED_SOURCES[1].directory: {"SOURCE.md", CHARTS["nvidia-device-plugin"].local},
+    PINNED_SOURCES[2].directory: {"SOURCE.md"} | LANGUAGE_HOST,
+    LANGUAGE_HOST_SOURCE.directory: {"SOURCE.md"},
+}
 
-GO_FIXTURE = '''package v1
+GO_FIXTURE = """package v1
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -118,7 +126,7 @@ func (r *Root) Default() {
 		_ = brace
 	}
 }
-'''
+"""
 
 GO_FIXTURE_TREE = {
     "apiVersion": "string",
@@ -163,7 +171,7 @@ def documented_files(text: str) -> set[tuple[str, str, str | None]]:
         header = [c.strip() for c in line.strip().strip("|").split("|")]
         if header[:2] == ["local", "upstream"]:
             rows = set()
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 cells = dict(zip(header, (c.strip() for c in row.strip().strip("|").split("|")), strict=True))
@@ -176,7 +184,7 @@ def documented_files(text: str) -> set[tuple[str, str, str | None]]:
     path_match = re.search(r"path `([^`]+)`", text)
     assert path_match, "SOURCE.md has neither a file table nor a path"
     path = path_match.group(1)
-    names = re.findall(r"`([\w.-]+\.(?:ya?ml|json))`", text[:path_match.start()])
+    names = re.findall(r"`([\w.-]+\.(?:ya?ml|json))`", text[: path_match.start()])
     blob_match = re.search(r"blob `([0-9a-f]{40})`", text)
     blob = blob_match.group(1) if blob_match else None
     if path.endswith("/"):
@@ -195,8 +203,11 @@ def tree_files(directory: Path) -> set[str]:
 def archive_files(path: Path) -> dict[str, bytes]:
     """The regular files of a chart archive by path inside its chart folder, in archive order."""
     with tarfile.open(path) as tar:
-        return {i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
-                for i in tar.getmembers() if i.isfile()}
+        return {
+            i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
+            for i in tar.getmembers()
+            if i.isfile()
+        }
 
 
 def shared_chart(key: str) -> Path:
@@ -234,15 +245,16 @@ def chart_pages(edits: dict[str, Edit]) -> dict[str, bytes]:
             if path in files:
                 files[path] = edit(files[path])
         for sub in chart.subcharts:
-            inside = {p[len(sub.path) + 1:]: files.pop(p) for p in list(files) if p.startswith(sub.path + "/")}
+            inside = {p[len(sub.path) + 1 :]: files.pop(p) for p in list(files) if p.startswith(sub.path + "/")}
             files[sub.archive] = make_archive(sub.path.rsplit("/", 1)[-1], inside)
         for path, data in files.items():
             pages[fr.raw_url(chart.repo, chart.ref, f"{chart.folder}/{path}")] = data
     return pages
 
 
-def serve_shared(go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None,
-                 edits: dict[str, Edit] | None = None) -> fr.Fetch:
+def serve_shared(
+    go_source: str = KUEUE_GO_FIXTURE, tamper: str | None = None, edits: dict[str, Edit] | None = None
+) -> fr.Fetch:
     """A fetch function serving ../shared's bytes by upstream URL, without the network: `tamper`
     appends a line to the page of that URL, `edits` change chart members (see chart_pages)."""
     pages: dict[str, bytes] = {}
@@ -307,7 +319,9 @@ def test_the_map_parser_reads_both_forms_and_can_disagree() -> None:
     assert documented_files(single) == {("p.json", "sdk/p.json", "a" * 40)}
     table = "| local | upstream | blob |\n|---|---|---|\n| x.yaml | up/x.yaml | " + "b" * 40 + " |\n\nmore"
     assert documented_files(table) == {("x.yaml", "up/x.yaml", "b" * 40)}
-    listed = "source, license X:\n\n- `sdk/cmd/main.go`: blob `" + "c" * 40 + "`\n- `sdk/x-exec`: blob `" + "d" * 40 + "`\n"
+    listed = (
+        "source, license X:\n\n- `sdk/cmd/main.go`: blob `" + "c" * 40 + "`\n- `sdk/x-exec`: blob `" + "d" * 40 + "`\n"
+    )
     assert documented_files(listed) == {("main.go", "sdk/cmd/main.go", "c" * 40), ("x-exec", "sdk/x-exec", "d" * 40)}
     assert documented_files(table) != table_files(PINNED_SOURCES[0])
 
@@ -338,12 +352,15 @@ def test_go_parser_keeps_declaration_order_and_grouped_declarations() -> None:
     assert fr.config_fields(GO_FIXTURE, root="Grouped") == {"items": [{"key": "string", "value": "int32"}]}
 
 
-@pytest.mark.parametrize("source, error", [
-    ("type A struct {\n\tB Missing `json:\"b\"`\n}\n", "Missing is not declared"),
-    ("type A struct {\n\tB *A `json:\"b\"`\n}\n", "recursive type A -> A"),
-    ("type A struct {\n\tF func() `json:\"f\"`\n}\n", "unsupported type"),
-    ("type A struct {\n\tMode `json:\",inline\"`\n}\ntype Mode string\n", "not a struct"),
-])
+@pytest.mark.parametrize(
+    "source, error",
+    [
+        ('type A struct {\n\tB Missing `json:"b"`\n}\n', "Missing is not declared"),
+        ('type A struct {\n\tB *A `json:"b"`\n}\n', "recursive type A -> A"),
+        ('type A struct {\n\tF func() `json:"f"`\n}\n', "unsupported type"),
+        ('type A struct {\n\tMode `json:",inline"`\n}\ntype Mode string\n', "not a struct"),
+    ],
+)
 def test_go_parser_fails_loudly(source: str, error: str) -> None:
     with pytest.raises(ValueError, match=error):
         fr.config_fields(source, root="A")
@@ -434,7 +451,7 @@ def test_a_changed_byte_in_the_language_host_fails_and_writes_nothing(file: fr.R
         data = fetch(asked)
         if asked == url:
             middle = len(data) // 2
-            data = data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:]
+            data = data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :]
         return data
 
     with pytest.raises(fr.FetchError, match=f"{re.escape(url)}: git blob [0-9a-f]{{40}}, pinned {file.blob}"):
@@ -459,8 +476,11 @@ def test_unpinned_files_are_recorded_by_sha256(tmp_path: Path) -> None:
     fr.fetch_reference(tmp_path, fetch=serve_shared(tamper=url))  # nothing pinned: accepted
     got = (tmp_path / source.directory / file.local).read_bytes()
     assert got.endswith(b"# changed\n")
-    row = next(line for line in (tmp_path / source.directory / "SOURCE.md").read_text().splitlines()
-               if line.startswith(f"| {file.local} |"))
+    row = next(
+        line
+        for line in (tmp_path / source.directory / "SOURCE.md").read_text().splitlines()
+        if line.startswith(f"| {file.local} |")
+    )
     assert row.split("|")[3:5] == [" - ", f" {hashlib.sha256(got).hexdigest()} "]
 
 
@@ -512,7 +532,9 @@ def test_the_kueue_chart_is_the_folder_the_reference_files_come_from() -> None:
     assert by_local["values.yaml"] == f"{chart.folder}/values.yaml"
     assert by_local["Chart.yaml"] == f"{chart.folder}/Chart.yaml"
     plugin = CHARTS["nvidia-device-plugin"]
-    assert {f.upstream for f in PINNED_SOURCES[1].files} == {f"{plugin.folder}/{n}" for n in ("values.yaml", "Chart.yaml")}
+    assert {f.upstream for f in PINNED_SOURCES[1].files} == {
+        f"{plugin.folder}/{n}" for n in ("values.yaml", "Chart.yaml")
+    }
 
 
 def test_fetch_builds_the_charts_with_the_shared_archives_members(tmp_path: Path) -> None:
@@ -525,7 +547,8 @@ def test_fetch_builds_the_charts_with_the_shared_archives_members(tmp_path: Path
         with tarfile.open(built) as archive:
             infos = archive.getmembers()
         assert {(i.mode, i.uid, i.gid, i.mtime, i.uname, i.gname, i.type) for i in infos} == {
-            (0o644, 0, 0, 0, "", "", tarfile.REGTYPE)}
+            (0o644, 0, 0, 0, "", "", tarfile.REGTYPE)
+        }
         assert all(i.name.startswith(f"{chart.name}/") for i in infos)
         text = (tmp_path / CHART_SOURCES[key].directory / "SOURCE.md").read_text()
         assert f"## The packaged chart: {chart.local}" in text and chart.tar_sha256 in text
@@ -552,20 +575,29 @@ CHANGED_MEMBERS = {
     "kueue template": ("kueue", "templates/manager/manager.yaml", _append),
     "kueue values.yaml": ("kueue", "values.yaml", _append),
     "kueue Chart.yaml": ("kueue", "Chart.yaml", lambda d: d.replace(b"type: application", b"type: library")),
-    "device plugin template": ("nvidia-device-plugin", "templates/daemonset-device-plugin.yml",
-                               lambda d: d[:-1] + bytes([d[-1] ^ 1])),
+    "device plugin template": (
+        "nvidia-device-plugin",
+        "templates/daemonset-device-plugin.yml",
+        lambda d: d[:-1] + bytes([d[-1] ^ 1]),
+    ),
     "device plugin Chart.lock": ("nvidia-device-plugin", "Chart.lock", lambda d: d.replace(b"0.19.0", b"0.19.1")),
     "subchart file": ("nvidia-device-plugin", "charts/node-feature-discovery/templates/master.yaml", _append),
-    "subchart Chart.yaml": ("nvidia-device-plugin", "charts/node-feature-discovery/Chart.yaml",
-                            lambda d: d.replace(b"v0.19.0", b"v0.19.1")),
+    "subchart Chart.yaml": (
+        "nvidia-device-plugin",
+        "charts/node-feature-discovery/Chart.yaml",
+        lambda d: d.replace(b"v0.19.0", b"v0.19.1"),
+    ),
 }
 
 
 @pytest.mark.parametrize("key, member, edit", CHANGED_MEMBERS.values(), ids=list(CHANGED_MEMBERS))
 def test_a_changed_chart_file_fails_and_writes_nothing(key: str, member: str, edit: Edit, tmp_path: Path) -> None:
     fetch = serve_shared(edits={member: edit})
-    with pytest.raises(fr.FetchError, match=rf"{re.escape(member.rsplit('/', 1)[-1])}\)?: git blob [0-9a-f]{{40}}"
-                                            rf"( \(as written into the archive: \w+\))?, pinned [0-9a-f]{{40}}"):
+    with pytest.raises(
+        fr.FetchError,
+        match=rf"{re.escape(member.rsplit('/', 1)[-1])}\)?: git blob [0-9a-f]{{40}}"
+        rf"( \(as written into the archive: \w+\))?, pinned [0-9a-f]{{40}}",
+    ):
         fr.build_chart(CHARTS[key], fetch)
     with pytest.raises(fr.FetchError):
         fr.fetch_reference(tmp_path, fetch=fetch)
@@ -579,8 +611,11 @@ def test_a_file_the_pins_do_not_name_fails() -> None:
         data = fetch(url)
         if url.endswith(".tgz"):
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                files = {i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
-                         for i in tar.getmembers() if i.isfile()}
+                files = {
+                    i.name.split("/", 1)[1]: tar.extractfile(i).read()  # type: ignore[union-attr]
+                    for i in tar.getmembers()
+                    if i.isfile()
+                }
             data = make_archive("node-feature-discovery", {**files, "templates/extra.yaml": b"x: 1\n"})
         return data
 
@@ -629,7 +664,8 @@ def test_helm_yaml_leaves_what_helm_wrote_as_it_is(member: str) -> None:
 def test_helm_yaml_quotes_and_orders_as_go_yaml() -> None:
     data = b"b: 1.0\na10: x\na9: '>= 1'\nA: \"2026-07-13T11:53:56Z\"\nz: true\n# a comment\n"
     assert fr.helm_yaml(data, version="0.1.0") == (
-        b'A: "2026-07-13T11:53:56Z"\na9: \'>= 1\'\na10: x\nb: "1.0"\nversion: 0.1.0\nz: "true"\n')
+        b'A: "2026-07-13T11:53:56Z"\na9: \'>= 1\'\na10: x\nb: "1.0"\nversion: 0.1.0\nz: "true"\n'
+    )
 
 
 def test_promote_kueue_values_makes_the_published_values() -> None:
@@ -732,8 +768,14 @@ def test_only_a_missing_file_is_taken_as_absent(tmp_path: Path) -> None:
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(cwd), "PATH": os.environ["PATH"]}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "HOME": str(cwd),
+        "PATH": os.environ["PATH"],
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
@@ -755,7 +797,9 @@ def test_git_fetch_reads_a_clone_at_the_ref_of_the_url(tmp_path: Path) -> None:
     with pytest.raises(fr.FetchError, match="v9.9.9") as err:
         fetch(fr.raw_url("kubernetes-sigs/kueue", "v9.9.9", "apis/a.go"))
     assert not isinstance(err.value, fr.NotFound)
-    assert fetch(fr.raw_url("pulumi/pulumi", "abc", "x")) == b"web" and elsewhere == [fr.raw_url("pulumi/pulumi", "abc", "x")]
+    assert fetch(fr.raw_url("pulumi/pulumi", "abc", "x")) == b"web" and elsewhere == [
+        fr.raw_url("pulumi/pulumi", "abc", "x")
+    ]
 
 
 def test_the_git_option_names_the_repositories_it_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

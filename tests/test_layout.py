@@ -28,10 +28,17 @@ RANKS = {
     "config": 2,
     "cluster": 3,
     "kueue": 4,
-    "gpu": 5, "governance": 5, "monitoring": 5, "operators": 5, "autoscaling": 5, "preflight": 5, "access": 5,
+    "gpu": 5,
+    "governance": 5,
+    "monitoring": 5,
+    "operators": 5,
+    "autoscaling": 5,
+    "preflight": 5,
+    "access": 5,
     "recovery": 5,
     "forecast": 5,  # the waiting-time forecast: reads the built Kueue objects, printed by the plan
-    "multikueue": 6, "manifests": 6,
+    "multikueue": 6,
+    "manifests": 6,
     "assembly": 7,  # what the stack creates, component by component: read by __main__ and the plan
     "plan": 8,
 }
@@ -127,8 +134,12 @@ def test_no_import_cycle_in_the_repository() -> None:
 
 def package_imports(graph: dict[str, set[str]]) -> list[str]:
     """Each import of one package of the repository by another that MAY_IMPORT does not allow."""
-    return [f"{name} imports {target}" for name in sorted(graph) for target in sorted(graph[name])
-            if target.split(".")[0] != name.split(".")[0] and target.split(".")[0] not in MAY_IMPORT[name.split(".")[0]]]
+    return [
+        f"{name} imports {target}"
+        for name in sorted(graph)
+        for target in sorted(graph[name])
+        if target.split(".")[0] != name.split(".")[0] and target.split(".")[0] not in MAY_IMPORT[name.split(".")[0]]
+    ]
 
 
 def test_each_package_imports_only_what_it_may() -> None:
@@ -140,17 +151,27 @@ def test_no_test_module_imports_another() -> None:
     """tests/ holds tests and their conftest fixtures only; what they share is in testbed/, and no
     module of tests/ imports another (pytest hands out the fixtures)."""
     tests = [name for name in REPOSITORY if name.split(".")[0] == "tests"]
-    helpers = [n for n in tests if not REPOSITORY[n].name.startswith("test_") and REPOSITORY[n].name not in (
-        "conftest.py", "__init__.py")]
+    helpers = [
+        n
+        for n in tests
+        if not REPOSITORY[n].name.startswith("test_") and REPOSITORY[n].name not in ("conftest.py", "__init__.py")
+    ]
     assert helpers == [], "helper modules belong in testbed/"
     assert [f"{n} imports {t}" for n in tests for t in sorted(imports(n, REPOSITORY)) if t.startswith("tests.")] == []
 
 
 def test_the_package_rules_catch_a_wrong_import() -> None:
-    graph = {"components.plan": {"testbed.harness"}, "bench.run": {"tests.test_plan"}, "testbed.harness": {"bench.run"},
-             "tests.test_plan": {"testbed.harness", "components.plan", "bench.run"}}
-    assert package_imports(graph) == ["bench.run imports tests.test_plan", "components.plan imports testbed.harness",
-                                      "testbed.harness imports bench.run"]
+    graph = {
+        "components.plan": {"testbed.harness"},
+        "bench.run": {"tests.test_plan"},
+        "testbed.harness": {"bench.run"},
+        "tests.test_plan": {"testbed.harness", "components.plan", "bench.run"},
+    }
+    assert package_imports(graph) == [
+        "bench.run imports tests.test_plan",
+        "components.plan imports testbed.harness",
+        "testbed.harness imports bench.run",
+    ]
 
 
 def test_components_is_a_package_per_concern() -> None:
@@ -167,7 +188,8 @@ def test_each_package_says_what_it_decides_and_creates(package: str) -> None:
     assert ast.get_docstring(tree), f"{package}/__init__.py has no docstring"
     assert not [n for n in tree.body if not isinstance(n, ast.Expr)], (
         f"{package}/__init__.py does more than say what the package is: importing one of its modules "
-        "must not import the others")
+        "must not import the others"
+    )
 
 
 def upward(graph: dict[str, set[str]], name: str) -> list[str]:
@@ -183,16 +205,22 @@ def test_imports_run_down_the_layers(name: str) -> None:
 def test_the_imports_this_layout_removed_are_caught() -> None:
     """Kueue importing governance and MultiKueue, the config importing a builder, a helper
     importing the config: each is reported."""
+
     def added(name: str, target: str) -> dict[str, set[str]]:
         return {**GRAPH, name: GRAPH[name] | {target}}
 
     assert upward(added("components.kueue.install", "components.governance.policies"), "components.kueue.install") == [
-        "components.governance.policies"]
+        "components.governance.policies"
+    ]
     assert upward(added("components.kueue.queues", "components.multikueue.manager"), "components.kueue.queues") == [
-        "components.multikueue.manager"]
+        "components.multikueue.manager"
+    ]
     assert upward(added("components.config.parse", "components.gpu.values"), "components.config.parse") == [
-        "components.gpu.values"]
+        "components.gpu.values"
+    ]
     assert upward(added("components.k8s.charts", "components.config.names"), "components.k8s.charts") == [
-        "components.config.names"]
-    assert upward(added("components.facts.operator_sizing", "components.config.names"),
-                  "components.facts.operator_sizing") == ["components.config.names"]
+        "components.config.names"
+    ]
+    assert upward(
+        added("components.facts.operator_sizing", "components.config.names"), "components.facts.operator_sizing"
+    ) == ["components.config.names"]

@@ -1,6 +1,6 @@
 """Lint, format and types, as pyproject.toml configures them: ruff over the repository (in full
-over the program, pyflakes' checks over the tests, benchmarks and tools), ruff's formatter over
-the program, and mypy over components/ and __main__.py. Each runs as the developer would run it,
+over the program, pyflakes' checks over the tests, test kit, benchmarks and tools), ruff's
+formatter over the whole repository, and mypy over components/ and __main__.py. Each runs as the developer would run it,
 with its cache in the test's temporary folder."""
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import pytest
 
 from testbed.harness import ROOT
 
-PROGRAM = ["components", "__main__.py"]
-
 
 def run(tool: str, *args: str, cache: Path) -> subprocess.CompletedProcess[str]:
     env_cache = ["--cache-dir", str(cache)]
@@ -28,9 +26,9 @@ def test_ruff_lints_the_repository(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_program_is_ruff_formatted(tmp_path: Path) -> None:
-    done = run("ruff", "format", "--check", *PROGRAM, cache=tmp_path)
-    assert done.returncode == 0, f"run `ruff format {' '.join(PROGRAM)}`:\n{done.stdout}{done.stderr}"
+def test_the_repository_is_ruff_formatted(tmp_path: Path) -> None:
+    done = run("ruff", "format", "--check", ".", cache=tmp_path)
+    assert done.returncode == 0, f"run `ruff format .`:\n{done.stdout}{done.stderr}"
 
 
 def test_mypy_passes_over_the_program(tmp_path: Path) -> None:
@@ -58,8 +56,10 @@ def attribute_packages(sdk: str, alias: str) -> set[str]:
     found = set()
     for path in [*(ROOT / "components").rglob("*.py"), ROOT / "__main__.py"]:
         tree = ast.parse(path.read_text())
-        if not any(isinstance(n, ast.Import) and any(a.name == sdk and a.asname == alias for a in n.names)
-                   for n in ast.walk(tree)):
+        if not any(
+            isinstance(n, ast.Import) and any(a.name == sdk and a.asname == alias for a in n.names)
+            for n in ast.walk(tree)
+        ):
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == alias:

@@ -21,7 +21,9 @@ from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
 SPEC = TraceSpec(
     teams=(TeamLoad("a", 60, 0.0, 100.0, 0.5, 0.5), TeamLoad("b", 40, 50.0, 100.0, 0.2, 0.0)),
-    gpu_pod=Pod(8000, 65536, 1), cpu_pod=Pod(2000, 4096), cpu_pods_max=3,
+    gpu_pod=Pod(8000, 65536, 1),
+    cpu_pod=Pod(2000, 4096),
+    cpu_pods_max=3,
     seconds_per_hour=30.0,
 )
 
@@ -64,11 +66,15 @@ def test_outcomes_trace_follows_the_philly_split_and_run_times() -> None:
 
 
 def test_outcomes_trace_description_adds_up() -> None:
-    jobs = [TraceJob("a-000", "a", 0.0, 10.0, 4, Pod(8000, 1024, 1)), TraceJob("a-001", "a", 1.0, 5.0, 2, Pod(2000, 1024))]
+    jobs = [
+        TraceJob("a-000", "a", 0.0, 10.0, 4, Pod(8000, 1024, 1)),
+        TraceJob("a-001", "a", 1.0, 5.0, 2, Pod(2000, 1024)),
+    ]
     described = trace.describe(jobs)
     assert described["jobs"] == 2 and described["pods"] == 6 and described["gangs"] == 2
-    assert described["teams"] == {"a": {"jobs": 2, "gpu_jobs": 1, "gangs": 2, "gpu_seconds": 40.0,
-                                        "cpu_seconds": 4 * 8 * 10 + 2 * 2 * 5}}
+    assert described["teams"] == {
+        "a": {"jobs": 2, "gpu_jobs": 1, "gangs": 2, "gpu_seconds": 40.0, "cpu_seconds": 4 * 8 * 10 + 2 * 2 * 5}
+    }
 
 
 # --- metrics ---------------------------------------------------------------------------------------
@@ -118,20 +124,26 @@ def test_outcomes_utilization_and_share_kept_from_a_known_history() -> None:
 
 
 def test_outcomes_a_job_waiting_less_than_the_grace_is_the_controllers_not_the_queues() -> None:
-    just_submitted = [Sample(0.0, {"a": {GPU: 2.0}}, {"b": ((0.25, metrics.WAIT_GRACE_S - 0.5),)}, 0),
-                      Sample(10.0, {"a": {GPU: 2.0}, "b": {GPU: 1.0}}, {}, 0)]
+    just_submitted = [
+        Sample(0.0, {"a": {GPU: 2.0}}, {"b": ((0.25, metrics.WAIT_GRACE_S - 0.5),)}, 0),
+        Sample(10.0, {"a": {GPU: 2.0}, "b": {GPU: 1.0}}, {}, 0),
+    ]
     assert metrics.share_kept(just_submitted, SHARES, CAPACITY, 20.0) == {"a": None, "b": None}
 
 
 def test_outcomes_a_partially_started_gang_counts_as_held_not_working() -> None:
-    samples = [Sample(0.0, {"a": {GPU: 3.0}}, {"a": ((0.5, 10.0),)}, 1, frozenset({"a-gang"}), {GPU: 3.0}),
-               Sample(5.0, {"a": {GPU: 4.0}}, {}, 0)]
+    samples = [
+        Sample(0.0, {"a": {GPU: 3.0}}, {"a": ((0.5, 10.0),)}, 1, frozenset({"a-gang"}), {GPU: 3.0}),
+        Sample(5.0, {"a": {GPU: 4.0}}, {}, 0),
+    ]
     assert metrics.utilization(samples, CAPACITY, GPU, 10.0) == pytest.approx(4 * 5 / (4 * 10))
 
 
 def test_outcomes_fairness_is_jain_over_share_normalized_holdings_of_waiting_teams() -> None:
-    samples = [Sample(0.0, {"a": {GPU: 3.0}, "b": {GPU: 1.0}}, {"a": ((0.25, 10.0),), "b": ((0.25, 10.0),)}, 0),
-               Sample(10.0, {"a": {GPU: 2.0}, "b": {GPU: 2.0}}, {"a": ((0.25, 10.0),), "b": ((0.25, 10.0),)}, 0)]
+    samples = [
+        Sample(0.0, {"a": {GPU: 3.0}, "b": {GPU: 1.0}}, {"a": ((0.25, 10.0),), "b": ((0.25, 10.0),)}, 0),
+        Sample(10.0, {"a": {GPU: 2.0}, "b": {GPU: 2.0}}, {"a": ((0.25, 10.0),), "b": ((0.25, 10.0),)}, 0),
+    ]
     # x = 0.75/0.5, 0.25/0.5 = 1.5, 0.5 -> Jain 4 / (2 * 2.5) = 0.8; then 1, 1 -> 1. Time-weighted: 0.9.
     assert metrics.fairness(samples, SHARES, CAPACITY, 20.0) == pytest.approx(0.9)
     kept = metrics.share_kept(samples, SHARES, CAPACITY, 20.0)
@@ -139,7 +151,10 @@ def test_outcomes_fairness_is_jain_over_share_normalized_holdings_of_waiting_tea
 
 
 def test_outcomes_outcome_reports_delays_makespan_and_unschedulable_pod_seconds() -> None:
-    jobs = [TraceJob("a-000", "a", 0.0, 10.0, 2, Pod(1000, 1024, 1)), TraceJob("b-000", "b", 0.0, 10.0, 1, Pod(1000, 1024, 1))]
+    jobs = [
+        TraceJob("a-000", "a", 0.0, 10.0, 2, Pod(1000, 1024, 1)),
+        TraceJob("b-000", "b", 0.0, 10.0, 1, Pod(1000, 1024, 1)),
+    ]
     records = [JobRecord("a-000", "a", 0.0, 0.0, 10.0), JobRecord("b-000", "b", 0.0, 10.0, 20.0)]
     samples = [Sample(0.0, {"a": {GPU: 2.0}}, {"b": ((0.25, 10.0),)}, 2), Sample(10.0, {"b": {GPU: 1.0}}, {}, 0)]
     o = metrics.outcome("x", jobs, records, samples, CAPACITY, SHARES, {"InCohortReclamation": 1})
@@ -147,16 +162,28 @@ def test_outcomes_outcome_reports_delays_makespan_and_unschedulable_pod_seconds(
     assert o.delay_s == {"a": (0.0, 0.0), "b": (10.0, 10.0)}
     assert o.unschedulable_pod_seconds == 20.0  # two pods for 10 s
     assert o.preemptions == 1 and o.gpu_utilization == pytest.approx((2 * 10 + 1 * 10) / (4 * 20), abs=0.001)
-    unfinished = metrics.outcome("y", jobs, [records[0], JobRecord("b-000", "b", 0.0, None, None)], samples, CAPACITY,
-                                 SHARES, {})
+    unfinished = metrics.outcome(
+        "y", jobs, [records[0], JobRecord("b-000", "b", 0.0, None, None)], samples, CAPACITY, SHARES, {}
+    )
     assert unfinished.makespan_s is None and unfinished.unfinished == 1
     assert unfinished.delay_s["b"] == (10.0, 10.0), "a job never started waits until the run's end"
 
 
 def _outcome(setup: str, **changes: Any) -> Outcome:
-    base: dict[str, Any] = dict(setup=setup, gpu_utilization=0.9, cpu_utilization=0.5, makespan_s=110.0,
-                                lower_bound_s=100.0, delay_s={}, share_kept={"a": 0.95, "b": None}, fairness=0.95,
-                                unschedulable_pod_seconds=0.0, partial_gangs=0, preemptions=0, unfinished=0)
+    base: dict[str, Any] = dict(
+        setup=setup,
+        gpu_utilization=0.9,
+        cpu_utilization=0.5,
+        makespan_s=110.0,
+        lower_bound_s=100.0,
+        delay_s={},
+        share_kept={"a": 0.95, "b": None},
+        fairness=0.95,
+        unschedulable_pod_seconds=0.0,
+        partial_gangs=0,
+        preemptions=0,
+        unfinished=0,
+    )
     return Outcome(**{**base, **changes})
 
 
@@ -166,11 +193,14 @@ def test_outcomes_pod_tier_targets_pass_when_the_program_meets_every_one() -> No
     assert metrics.missed_targets([ours, *others], "kueue-aks") == []
 
 
-@pytest.mark.parametrize(("changes", "expected"), [
-    ({"unschedulable_pod_seconds": 3.5}, "3.5 admitted-but-unschedulable pod-seconds"),
-    ({"partial_gangs": 1}, "1 partially started gang"),
-    ({"makespan_s": None, "unfinished": 2}, "2 job(s) never finished"),
-])
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"unschedulable_pod_seconds": 3.5}, "3.5 admitted-but-unschedulable pod-seconds"),
+        ({"partial_gangs": 1}, "1 partially started gang"),
+        ({"makespan_s": None, "unfinished": 2}, "2 job(s) never finished"),
+    ],
+)
 def test_outcomes_each_missed_pod_tier_target_is_named(changes: dict[str, Any], expected: str) -> None:
     missed = metrics.missed_targets([_outcome("kueue-aks", **changes), _outcome("single-queue")], "kueue-aks")
     assert len(missed) == 1 and expected in missed[0], missed
@@ -193,7 +223,9 @@ def test_outcomes_hand_written_setups_type_quotas_from_raw_vm_sizes(config: Any)
     assert quotas == {"cpu": 8 * 16 + 24 * 24, "memory": f"{8 * 64 + 24 * 220}Gi", "nvidia.com/gpu": 24}
     team_cqs = [o for o in by_name["team-quotas"].objects if o["kind"] == "ClusterQueue"]
     gpus = [cq["spec"]["resourceGroups"][1]["flavors"][0]["resources"][0] for cq in team_cqs]
-    assert [g["nominalQuota"] for g in gpus] == [12, 7, 5] and all(g["borrowingLimit"] == g["nominalQuota"] for g in gpus)
+    assert [g["nominalQuota"] for g in gpus] == [12, 7, 5] and all(
+        g["borrowingLimit"] == g["nominalQuota"] for g in gpus
+    )
     assert {cq["spec"]["cohortName"] for cq in team_cqs} == {"shared-cohort"}
     assert by_name["no-kueue"].helm_values is None and by_name["kueue-aks"].program
 
@@ -208,7 +240,10 @@ def test_outcomes_every_setup_object_is_valid_for_the_pinned_kueue(config: Any) 
 
 def test_outcomes_guide_values_keep_the_chart_defaults_with_the_guides_gates_and_frameworks() -> None:
     values = setups.guide_values(str(KUEUE_CHART_FILE))
-    assert {g["name"] for g in values["controllerManager"]["featureGates"]} == {"TopologyAwareScheduling", "LocalQueueMetrics"}
+    assert {g["name"] for g in values["controllerManager"]["featureGates"]} == {
+        "TopologyAwareScheduling",
+        "LocalQueueMetrics",
+    }
     manager = __import__("yaml").safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     assert manager["integrations"]["frameworks"] == list(setups.GUIDE_FRAMEWORKS)
     assert manager["kind"] == "Configuration" and "fairSharing" not in manager
@@ -253,12 +288,33 @@ def test_outcomes_throughput_schedule_keeps_the_baseline_mix_and_pace() -> None:
 
 
 def test_outcomes_report_table_json_and_picture(tmp_path: Path) -> None:
-    outcomes = [_outcome("kueue-aks", delay_s={"a": (1.0, 2.0)}, timeline=((0.0, 0.5, 0.2), (1.0, 1.0, 0.3))),
-                _outcome("no-kueue", makespan_s=None, unfinished=2, fairness=None, delay_s={"a": (3.0, 9.0)},
-                         timeline=((0.0, 0.1, 0.1),))]
-    text = report.table(outcomes, {"shapes": [{"name": "kueue-baseline", "queues": 30, "workloads": 10, "not_admitted": 1,
-                                               "admitted_per_second": 5.0, "time_to_admission_p50_s": 0.1,
-                                               "time_to_admission_p95_s": 0.4}]})
+    outcomes = [
+        _outcome("kueue-aks", delay_s={"a": (1.0, 2.0)}, timeline=((0.0, 0.5, 0.2), (1.0, 1.0, 0.3))),
+        _outcome(
+            "no-kueue",
+            makespan_s=None,
+            unfinished=2,
+            fairness=None,
+            delay_s={"a": (3.0, 9.0)},
+            timeline=((0.0, 0.1, 0.1),),
+        ),
+    ]
+    text = report.table(
+        outcomes,
+        {
+            "shapes": [
+                {
+                    "name": "kueue-baseline",
+                    "queues": 30,
+                    "workloads": 10,
+                    "not_admitted": 1,
+                    "admitted_per_second": 5.0,
+                    "time_to_admission_p50_s": 0.1,
+                    "time_to_admission_p95_s": 0.4,
+                }
+            ]
+        },
+    )
     lines = text.splitlines()
     assert lines[2].startswith("| kueue-aks | 90% | 50% | 110 / 100.0 | 0 | 0.95 | 1 / 2, 95% |")
     assert "| no-kueue |" in lines[3] and "n/a / 100.0 | 2 | n/a" in lines[3]

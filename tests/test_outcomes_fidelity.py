@@ -24,8 +24,9 @@ def trace_job(name: str, team: str, at: float, duration: float = 10.0) -> TraceJ
 def test_a_wait_is_to_the_run_that_finished_and_order_is_the_first_admission() -> None:
     job = trace_job("a", "t", 0.0)
     # Admitted at 1, evicted at 3, admitted again at 8 and finished: waited 8 s, first admitted at 1.
-    real = real_admissions([History(job, 0.0, (Attempt(1.0, 3.0, False, "InCohortReclamation"),
-                                               Attempt(8.0, 18.0, True)))])
+    real = real_admissions(
+        [History(job, 0.0, (Attempt(1.0, 3.0, False, "InCohortReclamation"), Attempt(8.0, 18.0, True)))]
+    )
     assert (real["a"].first_s, real["a"].wait_s) == (1.0, 8.0)
     sim = simulated_admissions([job], Outcome((Run(0, "gpu", 2.0, 4.0, False), Run(0, "gpu", 5.0, 15.0, True)), (), ()))
     assert (sim["a"].first_s, sim["a"].wait_s) == (2.0, 5.0)
@@ -33,13 +34,16 @@ def test_a_wait_is_to_the_run_that_finished_and_order_is_the_first_admission() -
     assert real_admissions([History(job, 0.0, (Attempt(1.0, 3.0, False, STOPPED),))]) == {}
 
 
-@pytest.mark.parametrize(("simulated", "q", "error"), [
-    (0.0, 50, 0.1),  # Kueue's waits 0, 0.5, 4, 20, 30: 0 and 0.5 (a second from 0) are its 40th percentile
-    (4.4, 50, 0.0),  # within a second of Kueue's median
-    (20.0, 50, 0.1),  # 3 of 5 waits are under 19 s: the 60th percentile, 10 points from the median
-    (30.0, 95, 0.0),  # Kueue's p95 is 30
-    (0.0, 95, 0.55),  # at most 2 of 5 waits are 1 s or less: 40 %, 55 points below the 95th
-])
+@pytest.mark.parametrize(
+    ("simulated", "q", "error"),
+    [
+        (0.0, 50, 0.1),  # Kueue's waits 0, 0.5, 4, 20, 30: 0 and 0.5 (a second from 0) are its 40th percentile
+        (4.4, 50, 0.0),  # within a second of Kueue's median
+        (20.0, 50, 0.1),  # 3 of 5 waits are under 19 s: the 60th percentile, 10 points from the median
+        (30.0, 95, 0.0),  # Kueue's p95 is 30
+        (0.0, 95, 0.55),  # at most 2 of 5 waits are 1 s or less: 40 %, 55 points below the 95th
+    ],
+)
 def test_rank_error_is_in_percentile_points_of_kueues_waits(simulated: float, q: float, error: float) -> None:
     assert rank_error([0.0, 0.5, 4.0, 20.0, 30.0], simulated, q) == pytest.approx(error)
 
@@ -48,11 +52,14 @@ def test_compare_counts_pairs_in_order_and_preemptions() -> None:
     jobs = [trace_job("a", "t", 0.0), trace_job("b", "t", 0.0), trace_job("c", "u", 0.0)]
     # Kueue: a waited 5 s, b 10 s, c 20 s; b was first admitted at 2 and evicted at 3. The simulator
     # admits a at 6, c at 9, b at 12, and evicts nothing.
-    histories = [History(jobs[0], 0.0, (Attempt(5.0, 15.0, True),)),
-                 History(jobs[1], 0.0, (Attempt(2.0, 3.0, False, "InCohortFairSharing"), Attempt(10.0, 20.0, True))),
-                 History(jobs[2], 0.0, (Attempt(20.0, 30.0, True),))]
-    outcome = Outcome((Run(0, "gpu", 6.0, 16.0, True), Run(2, "gpu", 9.0, 19.0, True), Run(1, "gpu", 12.0, 22.0, True)),
-                      (), ())
+    histories = [
+        History(jobs[0], 0.0, (Attempt(5.0, 15.0, True),)),
+        History(jobs[1], 0.0, (Attempt(2.0, 3.0, False, "InCohortFairSharing"), Attempt(10.0, 20.0, True))),
+        History(jobs[2], 0.0, (Attempt(20.0, 30.0, True),)),
+    ]
+    outcome = Outcome(
+        (Run(0, "gpu", 6.0, 16.0, True), Run(2, "gpu", 9.0, 19.0, True), Run(1, "gpu", 12.0, 22.0, True)), (), ()
+    )
     fidelity = compare("lane", jobs, histories, outcome)
     # b's first admission (at 2, before a's at 5) orders it: Kueue's order is b, a, c; the
     # simulator's a, c, b: (b,a) and (b,c) swapped, (a,c) kept.
@@ -68,8 +75,10 @@ def test_observed_replays_the_trace_as_kueues_books_saw_it() -> None:
     jobs = [trace_job("a", "t", 0.0, duration=10.0), trace_job("b", "t", 1.0, duration=5.0), trace_job("c", "t", 2.0)]
     # a's Workload was created at 0.5 and held quota 12 s on its finished run; b's at 3.0 and 6 s;
     # c never finished and keeps its figures. b now comes after c.
-    histories = [History(jobs[0], 0.5, (Attempt(1.0, 2.0, False, "InCohortReclamation"), Attempt(4.0, 16.0, True))),
-                 History(jobs[1], 3.0, (Attempt(3.5, 9.5, True),))]
+    histories = [
+        History(jobs[0], 0.5, (Attempt(1.0, 2.0, False, "InCohortReclamation"), Attempt(4.0, 16.0, True))),
+        History(jobs[1], 3.0, (Attempt(3.5, 9.5, True),)),
+    ]
     seen = observed(jobs, histories)
     assert [(j.name, j.arrival_s, j.duration_s) for j in seen] == [("a", 0.5, 12.0), ("c", 2.0, 10.0), ("b", 3.0, 6.0)]
 

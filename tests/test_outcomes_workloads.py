@@ -55,13 +55,17 @@ def test_outcomes_a_trace_at_a_load_brings_that_much_gpu_work(load: float) -> No
     assert trace.offered_load(spec, 24) == pytest.approx(load)
     # The teams keep their windows and their proportions.
     w = sweep.WINDOW_S
-    assert [(t.name, t.start_s, t.end_s) for t in spec.teams] == [("vision", 0.0, w), ("speech", pytest.approx(0.4 * w), w),
-                                                                  ("research", 0.0, w)]
+    assert [(t.name, t.start_s, t.end_s) for t in spec.teams] == [
+        ("vision", 0.0, w),
+        ("speech", pytest.approx(0.4 * w), w),
+        ("research", 0.0, w),
+    ]
     rates = {t.name: t.rate_per_s for t in spec.teams}
     assert rates["research"] == pytest.approx(2 * rates["vision"]) and rates["speech"] == pytest.approx(rates["vision"])
     # Realized over many seeds, the GPU work per second of window ÷ 24 GPUs is the load.
-    realized = statistics.fmean(sum(j.gpus * j.duration_s for j in trace.generate(spec, s)) / (w * 24)
-                                for s in range(200))
+    realized = statistics.fmean(
+        sum(j.gpus * j.duration_s for j in trace.generate(spec, s)) / (w * 24) for s in range(200)
+    )
     assert realized == pytest.approx(load, rel=0.1)
 
 
@@ -90,7 +94,9 @@ def test_outcomes_lanes_share_no_queue_cohort_or_namespace(all_setups: dict[str,
         assert all(n.startswith("s1-l070-") for n in _names(a, kind)), kind
     namespaces = _names(a, "Namespace")
     queues = _names(a, "ClusterQueue")
-    cohorts = _names(a, "Cohort") | {o["spec"]["cohortName"] for o in a if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName")}
+    cohorts = _names(a, "Cohort") | {
+        o["spec"]["cohortName"] for o in a if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName")
+    }
     for o in a:
         if o["kind"] == "LocalQueue":
             assert o["metadata"]["namespace"] in namespaces and o["spec"]["clusterQueue"] in queues
@@ -109,8 +115,9 @@ def test_outcomes_lanes_share_no_queue_cohort_or_namespace(all_setups: dict[str,
         assert ns["metadata"]["labels"]["kueue-aks.io/team"] == "s1-l070-vision"
 
 
-def test_outcomes_lanes_objects_are_valid_for_the_pinned_kueue_and_share_the_flavors(config: Any,
-                                                                                      all_setups: dict[str, setups.Setup]) -> None:
+def test_outcomes_lanes_objects_are_valid_for_the_pinned_kueue_and_share_the_flavors(
+    config: Any, all_setups: dict[str, setups.Setup]
+) -> None:
     crds = kueue_crds(config.kueue.chart, config.kueue.version).crds
     assert crds is not None
     for setup in ("kueue-aks", "single-queue", "team-quotas"):
@@ -129,8 +136,9 @@ def test_outcomes_a_kind_lanes_cannot_copy_is_an_error_not_dropped() -> None:
 # --- the runner's objects --------------------------------------------------------------------------
 
 
-def test_outcomes_a_workload_is_the_jobs_pod_set_in_the_lanes_namespace(config: Any,
-                                                                          all_setups: dict[str, setups.Setup]) -> None:
+def test_outcomes_a_workload_is_the_jobs_pod_set_in_the_lanes_namespace(
+    config: Any, all_setups: dict[str, setups.Setup]
+) -> None:
     gang = TraceJob("vision-004", "vision", 3.0, 12.5, 4, scenario.TRACE.gpu_pod)
     wl = workload_object(gang, all_setups["team-quotas"], "s25-l090")
     assert wl["metadata"]["namespace"] == "s25-l090-vision" and wl["spec"]["queueName"] == "vision-queue"
@@ -143,10 +151,17 @@ def test_outcomes_a_workload_is_the_jobs_pod_set_in_the_lanes_namespace(config: 
 
 
 def test_outcomes_an_eviction_ends_as_a_job_controller_ends_it() -> None:
-    wl = {"metadata": {"resourceVersion": "42"}, "status": {"admission": {"clusterQueue": "x"}, "conditions": [
-        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
-        {"type": "Admitted", "status": "True", "reason": "Admitted"},
-        {"type": "Evicted", "status": "True", "reason": "Preempted"}]}}
+    wl = {
+        "metadata": {"resourceVersion": "42"},
+        "status": {
+            "admission": {"clusterQueue": "x"},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+                {"type": "Admitted", "status": "True", "reason": "Admitted"},
+                {"type": "Evicted", "status": "True", "reason": "Preempted"},
+            ],
+        },
+    }
     patch = unreserved(wl)
     assert patch["metadata"] == {"resourceVersion": "42"} and patch["status"]["admission"] is None
     by_type = {c["type"]: c for c in patch["status"]["conditions"]}
@@ -163,7 +178,9 @@ def test_outcomes_a_workload_is_finished_only_on_a_version_seen_while_it_ran() -
     # and ends the job in Kueue's books while the runner waits for it to run again.
     job = _Job(Planned(0.0, "l", TraceJob("research-000", "research", 0.0, 2.0, 1, GPU_POD)))
     running = {"status": {"conditions": [{"type": "Admitted", "status": "True"}]}}
-    evicted = {"status": {"conditions": [{"type": "Admitted", "status": "True"}, {"type": "Evicted", "status": "True"}]}}
+    evicted = {
+        "status": {"conditions": [{"type": "Admitted", "status": "True"}, {"type": "Evicted", "status": "True"}]}
+    }
     assert not job.running(0)  # never admitted
     job.open, job.last = 1.0, running
     assert job.running(0) and not job.running(1)  # attempt 0 holds quota; attempt 1 does not exist
@@ -182,9 +199,13 @@ def test_outcomes_a_version_from_before_the_finish_opens_no_new_attempt() -> Non
     planned = Planned(0.0, "s1-l070", TraceJob("vision-016", "vision", 0.0, 2.4, 2, GPU_POD))
     runner = Runner(None, None, [planned])  # type: ignore[arg-type]  # no request is made here
     key = "s1-l070-vision/vision-016"
-    stale = {"metadata": {"namespace": "s1-l070-vision", "name": "vision-016", "resourceVersion": "7"},
-             "status": {"admission": {"clusterQueue": "x"}, "conditions": [
-                 {"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}]}}
+    stale = {
+        "metadata": {"namespace": "s1-l070-vision", "name": "vision-016", "resourceVersion": "7"},
+        "status": {
+            "admission": {"clusterQueue": "x"},
+            "conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
+        },
+    }
     runner.jobs[key].attempts.append(Attempt(1.0, 3.4, True))
     runner._seen(stale)
     assert runner.jobs[key].open is None and len(runner.jobs[key].attempts) == 1
@@ -192,10 +213,17 @@ def test_outcomes_a_version_from_before_the_finish_opens_no_new_attempt() -> Non
 
 
 def _version(rv: str, evicted: bool) -> dict[str, Any]:
-    return {"metadata": {"namespace": "s1-l110-vision", "name": "vision-048", "resourceVersion": rv},
-            "status": {"admission": {"clusterQueue": "x"}, "conditions": [
-                {"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"},
-                {"type": "Evicted", "status": "True" if evicted else "False"}]}}
+    return {
+        "metadata": {"namespace": "s1-l110-vision", "name": "vision-048", "resourceVersion": rv},
+        "status": {
+            "admission": {"clusterQueue": "x"},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True"},
+                {"type": "Admitted", "status": "True"},
+                {"type": "Evicted", "status": "True" if evicted else "False"},
+            ],
+        },
+    }
 
 
 def test_outcomes_an_eviction_seen_while_one_was_being_ended_is_ended_too() -> None:
@@ -233,8 +261,12 @@ GPU_POD = Pod(1000, 1024, 1)
 
 
 def test_outcomes_isolated_jct_is_fifo_on_the_share() -> None:
-    jobs = [TraceJob("a", "t", 0.0, 10.0, 2, GPU_POD), TraceJob("b", "t", 1.0, 5.0, 2, GPU_POD),
-            TraceJob("c", "t", 2.0, 1.0, 1, GPU_POD), TraceJob("big", "t", 3.0, 2.0, 4, GPU_POD)]
+    jobs = [
+        TraceJob("a", "t", 0.0, 10.0, 2, GPU_POD),
+        TraceJob("b", "t", 1.0, 5.0, 2, GPU_POD),
+        TraceJob("c", "t", 2.0, 1.0, 1, GPU_POD),
+        TraceJob("big", "t", 3.0, 2.0, 4, GPU_POD),
+    ]
     # On 2 GPUs: a runs 0-10; b waits for it, 10-15; c (1 GPU) may not pass b, starts 15, ends 16;
     # big (4 GPUs, more than the share) runs alone once c is done: 16-18.
     assert isolated_jct(jobs, {GPU: 2.0, CPU: 8000.0}) == {"a": 10.0, "b": 14.0, "c": 14.0, "big": 15.0}
@@ -271,7 +303,11 @@ def test_outcomes_intervals_and_paired_comparisons() -> None:
     assert stats.interval([5.0, 5.0, 5.0]) == stats.Interval(5.0, 5.0, 5.0, 3)
     # Mean 3, standard deviation sqrt(2.5), t(4) = 2.776: 3 ± 2.776 × 1.5811 / sqrt(5) = 3 ± 1.963.
     spread = stats.interval([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert spread.mean == 3.0 and spread.low == pytest.approx(1.037, abs=0.001) and spread.high == pytest.approx(4.963, abs=0.001)
+    assert (
+        spread.mean == 3.0
+        and spread.low == pytest.approx(1.037, abs=0.001)
+        and spread.high == pytest.approx(4.963, abs=0.001)
+    )
     one = stats.interval([7.0])  # one seed: no interval, so never ahead and never behind
     assert one.mean == 7.0 and one.low == -math.inf and one.high == math.inf
     assert not stats.ahead([1.0], [9.0]) and stats.not_behind([9.0], [1.0])
@@ -285,10 +321,25 @@ def test_outcomes_intervals_and_paired_comparisons() -> None:
 
 
 def _lane(setup: str, seed: int, load: float, **changes: Any) -> LaneOutcome:
-    base: dict[str, Any] = dict(setup=setup, seed=seed, load=load, jobs=10, unfinished=0, makespan_s=100.0 + seed,
-                                lower_bound_s=90.0, gpu_utilization=0.8, cpu_utilization=0.3, wasted_gpu_s=0.0,
-                                preemptions=0, jct_s={}, wait_s={}, rho={"a": 1.0}, worst_rho=1.0 + seed / 100,
-                                share_kept={"a": 0.95}, jain=0.9)
+    base: dict[str, Any] = dict(
+        setup=setup,
+        seed=seed,
+        load=load,
+        jobs=10,
+        unfinished=0,
+        makespan_s=100.0 + seed,
+        lower_bound_s=90.0,
+        gpu_utilization=0.8,
+        cpu_utilization=0.3,
+        wasted_gpu_s=0.0,
+        preemptions=0,
+        jct_s={},
+        wait_s={},
+        rho={"a": 1.0},
+        worst_rho=1.0 + seed / 100,
+        share_kept={"a": 0.95},
+        jain=0.9,
+    )
     return LaneOutcome(**{**base, **changes})
 
 
@@ -297,11 +348,18 @@ def test_outcomes_sweep_targets_hold_and_each_miss_is_named() -> None:
     single = [_lane("single-queue", s, 0.9, makespan_s=101.0 + s, worst_rho=1.5 + s / 100) for s in (1, 2, 3)]
     assert sweep.missed_targets(ours + single, "kueue-aks", "single-queue") == []
     slower = [_lane("kueue-aks", s, 0.9, makespan_s=110.0 + s) for s in (1, 2, 3)]
-    assert any("makespan behind single-queue" in m for m in sweep.missed_targets(slower + single, "kueue-aks", "single-queue"))
+    assert any(
+        "makespan behind single-queue" in m for m in sweep.missed_targets(slower + single, "kueue-aks", "single-queue")
+    )
     unfair = [_lane("kueue-aks", s, 0.9, worst_rho=1.6 + s / 100) for s in (1, 2, 3)]
-    assert any("fairness not ahead of single-queue" in m for m in sweep.missed_targets(unfair + single, "kueue-aks", "single-queue"))
+    assert any(
+        "fairness not ahead of single-queue" in m
+        for m in sweep.missed_targets(unfair + single, "kueue-aks", "single-queue")
+    )
     starved = [_lane("kueue-aks", s, 0.9, share_kept={"a": 0.5}) for s in (1, 2, 3)]
-    assert any("kept 50% of its share" in m for m in sweep.missed_targets(starved + single, "kueue-aks", "single-queue"))
+    assert any(
+        "kept 50% of its share" in m for m in sweep.missed_targets(starved + single, "kueue-aks", "single-queue")
+    )
     text = sweep.table(ours + single)
     assert "| kueue-aks | 0.9 | 3 | 102.0 [" in text and "| single-queue | 0.9 | 3 | 103.0 [" in text
 
@@ -321,8 +379,14 @@ def test_outcomes_the_plan_staggers_loads_and_keeps_each_lanes_arrivals() -> Non
 
 def _queue_resources(setup: setups.Setup) -> list[tuple[str, dict[str, Any]]]:
     """(ClusterQueue name, one of its flavors' resources) for every resource of every queue."""
-    return [(q["metadata"]["name"], r) for q in setup.objects if q["kind"] == "ClusterQueue"
-            for g in q["spec"]["resourceGroups"] for f in g["flavors"] for r in f["resources"]]
+    return [
+        (q["metadata"]["name"], r)
+        for q in setup.objects
+        if q["kind"] == "ClusterQueue"
+        for g in q["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+    ]
 
 
 def _quota_sums(objects: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
@@ -337,9 +401,11 @@ def _quota_sums(objects: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
     return total
 
 
-def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(config: Any,
-                                                                                all_setups: dict[str, setups.Setup]) -> None:
+def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(
+    config: Any, all_setups: dict[str, setups.Setup]
+) -> None:
     from bench.outcomes import variants
+
     crds = kueue_crds(config.kueue.chart, config.kueue.version).crds
     program = all_setups["kueue-aks"]
     built = {s.name: s for s in variants.variants(program)}
@@ -352,24 +418,37 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     queues = {o["metadata"]["name"]: o for o in split.objects if o["kind"] == "ClusterQueue"}
     assert set(queues) == {"vision", "vision-gpu", "speech", "speech-gpu", "research", "research-gpu"}
     assert [f["name"] for f in queues["vision"]["spec"]["resourceGroups"][0]["flavors"]] == ["cpu", "gpu"]
-    assert all(r["nominalQuota"] == "0" for r in queues["vision"]["spec"]["resourceGroups"][0]["flavors"][1]["resources"])
+    assert all(
+        r["nominalQuota"] == "0" for r in queues["vision"]["spec"]["resourceGroups"][0]["flavors"][1]["resources"]
+    )
     assert [f["name"] for f in queues["vision-gpu"]["spec"]["resourceGroups"][0]["flavors"]] == ["gpu"]
     gang = TraceJob("vision-004", "vision", 3.0, 12.5, 4, scenario.TRACE.gpu_pod)
     cpu_job = TraceJob("vision-005", "vision", 3.0, 12.5, 2, scenario.TRACE.cpu_pod)
     assert split.queue_for(gang) == "gpu" and split.queue_for(cpu_job) == "default"
     assert program.queue_for(gang) == program.queue_for(cpu_job) == "default"
-    gates = {g["name"]: g["enabled"] for g in built["kueue-aks+preemptor"].helm_values["controllerManager"]["featureGates"]}
+    gates = {
+        g["name"]: g["enabled"] for g in built["kueue-aks+preemptor"].helm_values["controllerManager"]["featureGates"]
+    }
     assert gates["PrioritizePreemptorWorkloads"] is True
     afs = built["kueue-aks+afs"]
     (shared,) = [o for o in afs.objects if o["kind"] == "ClusterQueue"]
     assert shared["spec"]["admissionScope"] == {"admissionMode": "UsageBasedAdmissionFairSharing"}
-    weights = {o["metadata"]["namespace"]: o["spec"]["fairSharing"]["weight"] for o in afs.objects if o["kind"] == "LocalQueue"}
+    weights = {
+        o["metadata"]["namespace"]: o["spec"]["fairSharing"]["weight"] for o in afs.objects if o["kind"] == "LocalQueue"
+    }
     assert weights == {"vision": "500m", "speech": "300m", "research": "200m"}
     for name in ("kueue-aks+limit", "kueue-aks+classical-limit"):
         for queue, r in _queue_resources(built[name]):
-            assert r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None), (name, queue)
+            assert r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None), (
+                name,
+                queue,
+            )
     again = built["kueue-aks+again"]  # the A/A control: the program itself under another name
-    assert (again.objects, again.helm_values, again.gpu_queues) == (program.objects, program.helm_values, program.gpu_queues)
+    assert (again.objects, again.helm_values, again.gpu_queues) == (
+        program.objects,
+        program.helm_values,
+        program.gpu_queues,
+    )
     for queue, r in _queue_resources(built["kueue-aks+limit-2x"]):
         assert parse_quantity(r.get("borrowingLimit", "0")) == 2 * parse_quantity(r["nominalQuota"]), (queue, r)
     for queue, r in _queue_resources(built["kueue-aks+limit-1.5x"]):
@@ -384,16 +463,30 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
     # The CPU queue's zero GPU quota gets no limit: its CPU jobs still borrow GPU nodes.
     (cpu_flavor, gpu_flavor) = queues["vision"]["spec"]["resourceGroups"][0]["flavors"]
     assert all("borrowingLimit" not in r for r in gpu_flavor["resources"])
-    assert all(r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None)
-               for r in cpu_flavor["resources"])
+    assert all(
+        r.get("borrowingLimit") == (r["nominalQuota"] if parse_quantity(r["nominalQuota"]) else None)
+        for r in cpu_flavor["resources"]
+    )
     assert {g["name"]: g["enabled"] for g in combined.helm_values["controllerManager"]["featureGates"]}[
-        "PrioritizePreemptorWorkloads"] is True
+        "PrioritizePreemptorWorkloads"
+    ] is True
     assert combined.queue_for(gang) == "gpu"
     import yaml
-    assert "fairSharing" not in yaml.safe_load(built["kueue-aks+classical-limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
-    assert "fairSharing" in yaml.safe_load(built["kueue-aks+limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"])
-    for name, key, expected in (("kueue-aks+afs", "admissionFairSharing", {"usageHalfLifeTime": "30s", "usageSamplingInterval": "1s"}),
-                                ("kueue-aks+strategies", "fairSharing", {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]})):
+
+    assert "fairSharing" not in yaml.safe_load(
+        built["kueue-aks+classical-limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"]
+    )
+    assert "fairSharing" in yaml.safe_load(
+        built["kueue-aks+limit"].helm_values["managerConfig"]["controllerManagerConfigYaml"]
+    )
+    for name, key, expected in (
+        ("kueue-aks+afs", "admissionFairSharing", {"usageHalfLifeTime": "30s", "usageSamplingInterval": "1s"}),
+        (
+            "kueue-aks+strategies",
+            "fairSharing",
+            {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
+        ),
+    ):
         manager = yaml.safe_load(built[name].helm_values["managerConfig"]["controllerManagerConfigYaml"])
         assert manager[key] == expected, name
 
@@ -403,36 +496,64 @@ def test_outcomes_variants_are_valid_for_the_pinned_kueue_and_keep_every_quota(c
 
 def test_outcomes_diagnosis_reads_each_no_candidates_beside_the_teams_books() -> None:
     from bench.outcomes import diagnose
+
     started = 1_800_000_000.0
 
     def at(seconds: float) -> str:
         from datetime import datetime, timezone
+
         return datetime.fromtimestamp(started + seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     lines = [
         "not json, skipped",
         '{"msg":"Reconciling"}',
         # Lane s1-l110 starts 40 s after the run: vision-004 waits at 10 s into the lane, twice.
-        json.dumps({"ts": at(50.0), "schedulingCycle": 7, "msg": diagnose.STRATEGIES_FAILED,
-                    "preemptingWorkload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
-        json.dumps({"ts": at(50.0), "schedulingCycle": 7, "msg": diagnose.NO_CANDIDATES,
-                    "workload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
-        json.dumps({"ts": at(52.0), "schedulingCycle": 9, "msg": diagnose.NO_CANDIDATES,
-                    "workload": {"namespace": "s1-l110-vision", "name": "vision-004"}}),
+        json.dumps(
+            {
+                "ts": at(50.0),
+                "schedulingCycle": 7,
+                "msg": diagnose.STRATEGIES_FAILED,
+                "preemptingWorkload": {"namespace": "s1-l110-vision", "name": "vision-004"},
+            }
+        ),
+        json.dumps(
+            {
+                "ts": at(50.0),
+                "schedulingCycle": 7,
+                "msg": diagnose.NO_CANDIDATES,
+                "workload": {"namespace": "s1-l110-vision", "name": "vision-004"},
+            }
+        ),
+        json.dumps(
+            {
+                "ts": at(52.0),
+                "schedulingCycle": 9,
+                "msg": diagnose.NO_CANDIDATES,
+                "workload": {"namespace": "s1-l110-vision", "name": "vision-004"},
+            }
+        ),
         json.dumps({"ts": at(53.0), "msg": "Preempted", "reason": "InCohortReclamation"}),
     ]
-    run = {"started_at": started, "offsets": {"s1-l110": 40.0}, "histories": {"s1-l110": [
-        {"job": "vision-004", "team": "vision", "gpus": 4, "attempts": []},
-        # vision holds 10 GPUs from 5 s to 11 s into the lane, then 6.
-        {"job": "vision-001", "team": "vision", "gpus": 6, "attempts": [[5.0, 30.0, True, ""]]},
-        {"job": "vision-002", "team": "vision", "gpus": 4, "attempts": [[5.0, 11.0, True, ""]]},
-        {"job": "research-001", "team": "research", "gpus": 8, "attempts": [[0.0, 30.0, True, ""]]}]}}
+    run = {
+        "started_at": started,
+        "offsets": {"s1-l110": 40.0},
+        "histories": {
+            "s1-l110": [
+                {"job": "vision-004", "team": "vision", "gpus": 4, "attempts": []},
+                # vision holds 10 GPUs from 5 s to 11 s into the lane, then 6.
+                {"job": "vision-001", "team": "vision", "gpus": 6, "attempts": [[5.0, 30.0, True, ""]]},
+                {"job": "vision-002", "team": "vision", "gpus": 4, "attempts": [[5.0, 11.0, True, ""]]},
+                {"job": "research-001", "team": "research", "gpus": 8, "attempts": [[0.0, 30.0, True, ""]]},
+            ]
+        },
+    }
     entries = diagnose.log_lines(lines)
     assert len(entries) == 4
     found = diagnose.waits(entries, run, {"vision": 12.0, "research": 5.0})
     assert [(w.t, w.team_gpus, w.over_nominal, w.strategies_refused) for w in found] == [
         (10.0, 10.0, True, True),  # 10 held + the 4-GPU gang > 12: over nominal; fair sharing refused
-        (12.0, 6.0, False, False)]  # 6 + 4 within 12, and no strategy ran: no candidate at all
+        (12.0, 6.0, False, False),
+    ]  # 6 + 4 within 12, and no strategy ran: no candidate at all
     text = diagnose.report(entries, found)
     assert "- vision: 2 (2 GPU, 0 CPU) on 1 workloads; GPU ones over nominal with the gang counted: 1 of 2" in text
     assert "refused them all: 1 of 2" in text and "'InCohortReclamation': 1" in text
@@ -440,7 +561,9 @@ def test_outcomes_diagnosis_reads_each_no_candidates_beside_the_teams_books() ->
 
 def test_outcomes_comparisons_say_lower_or_higher_only_beyond_the_interval() -> None:
     ours = [_lane("kueue-aks", s, 0.9) for s in (1, 2, 3)]
-    faster = [_lane("x", s, 0.9, makespan_s=95.0 + s, worst_rho=1.0 + s / 100 + (0.2 if s == 2 else -0.2)) for s in (1, 2, 3)]
+    faster = [
+        _lane("x", s, 0.9, makespan_s=95.0 + s, worst_rho=1.0 + s / 100 + (0.2 if s == 2 else -0.2)) for s in (1, 2, 3)
+    ]
     text = sweep.comparisons(ours + faster, "kueue-aks")
     (row,) = [line for line in text.splitlines() if line.startswith("| x |")]
     cells = [c.strip() for c in row.strip("|").split("|")]

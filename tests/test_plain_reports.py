@@ -11,16 +11,16 @@ from pathlib import Path
 from testbed.harness import ROOT
 
 # The inner run's conftest makes every source lookup of a traceback fail as CPython 3.11.7 does.
-BROKEN_FORMATTING = '''
+BROKEN_FORMATTING = """
 import _pytest._code.code as code
 
 def mismatch(*args, **kwargs):
     raise SystemError("AST constructor recursion depth mismatch (before=78, after=133)")
 
 code.getstatementrange_ast = mismatch
-'''
+"""
 
-TESTS = '''
+TESTS = """
 import pytest
 
 @pytest.fixture
@@ -35,16 +35,21 @@ def test_setup_errors(broken_setup):
 
 def test_after():
     pass
-'''
+"""
 
 
 def inner_run(tmp_path: Path, *plugins: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(BROKEN_FORMATTING)
     (tmp_path / "test_inner.py").write_text(TESTS)
     options = [arg for plugin in plugins for arg in ("-p", plugin)]
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
-                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, str(tmp_path)],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_without_the_hook_the_session_dies(tmp_path: Path) -> None:

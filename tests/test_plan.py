@@ -71,16 +71,21 @@ def test_dev_table_shows_capacity_shares_and_where_to_submit(run_plan: PlanRunne
 
 
 def test_team_table_follows_the_pools_each_team_uses() -> None:
-    config = load_stack({
-        "azure-native:location": "eastus2",
-        "kueue-aks:nodePools": [
-            {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
-            {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
-            {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
-        ],
-        "kueue-aks:teams": [{"name": "web", "share": 40, "pools": ["cpu"]}, {"name": "hpc", "share": 30, "pools": ["packed"]},
-                            {"name": "data", "share": 30, "pools": ["gpu", "packed", "cpu"]}],
-    })
+    config = load_stack(
+        {
+            "azure-native:location": "eastus2",
+            "kueue-aks:nodePools": [
+                {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 2},
+                {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
+            ],
+            "kueue-aks:teams": [
+                {"name": "web", "share": 40, "pools": ["cpu"]},
+                {"name": "hpc", "share": 30, "pools": ["packed"]},
+                {"name": "data", "share": 30, "pools": ["gpu", "packed", "cpu"]},
+            ],
+        }
+    )
     assert team_table(plan.quota_markdown(config, quota_table(config))) == [
         "| web | `web/default` | `web` | cpu | any node of the pool |",
         # Only topology-aware pools: both LocalQueues feed the team's one ClusterQueue.
@@ -104,8 +109,11 @@ def test_the_plan_says_how_each_pool_gets_its_nodes(run_plan: PlanRunner) -> Non
 def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRunner) -> None:
     code, out, _ = run_plan("--stack", "dev")
     assert code == 0
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.splitlines()
-            if line.startswith("| ") and "system pool" in line}
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line
+        for line in out.splitlines()
+        if line.startswith("| ") and "system pool" in line
+    }
     assert set(rows) == {"KubeRay", "JobSet", "Kubeflow Trainer", "MPI Operator", "Kubeflow Training Operator (v1)"}
     assert "| 2.2.1 | trainer.kubeflow.org/trainjob |" in rows["Kubeflow Trainer"]
     assert "manifests of `github.com/kubeflow/mpi-operator@v0.8.2`" in rows["MPI Operator"]
@@ -113,8 +121,10 @@ def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRun
 
 def staged(out: Path) -> dict[str, list[dict[str, Any]]]:
     """The objects of each folder of a plan's --manifests output, in file order."""
-    return {folder: [yaml.safe_load(f.read_text()) for f in sorted((out / folder).glob("*.yaml"))]
-            for folder in (manifests.BEFORE_RELEASES, manifests.AFTER_RELEASES)}
+    return {
+        folder: [yaml.safe_load(f.read_text()) for f in sorted((out / folder).glob("*.yaml"))]
+        for folder in (manifests.BEFORE_RELEASES, manifests.AFTER_RELEASES)
+    }
 
 
 def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunner, tmp_path: Path, crds: Any) -> None:
@@ -130,33 +140,61 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     parts = stack_parts(config, queue_set(config))
     assert [p.name for p in parts] == ["operators", "kueue", "gpu", "governance", "monitoring", "queues", "access"]
     policies = [*aggregated_role_guard(), *pool_guard(config), *priority_class_guard(config)]
-    assert [o["metadata"]["name"] for o in policies] == (["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2
-                                                         + ["kueue-aks-priority-class-guard"] * 2)
+    assert [o["metadata"]["name"] for o in policies] == (
+        ["kueue-aks-aggregated-role-guard"] * 2 + ["kueue-aks-pool-guard"] * 2 + ["kueue-aks-priority-class-guard"] * 2
+    )
     kueue_objects, scraping = build_objects(config), scrape_objects(config)
     assert [o["kind"] for o in scraping] == ["ServiceAccount", "Secret", "ClusterRoleBinding", "ServiceMonitor"]
     assert access_objects(config, queue_set(config).local_queues) == []
-    program = [*operator_objects(config), *rayservice_guard(config), *aggregated_role_guard(), *pool_guard(config),
-               *scraping, *priority_class_guard(config), *kueue_objects]
+    program = [
+        *operator_objects(config),
+        *rayservice_guard(config),
+        *aggregated_role_guard(),
+        *pool_guard(config),
+        *scraping,
+        *priority_class_guard(config),
+        *kueue_objects,
+    ]
     assert program == [o for p in parts for o in p.objects]
     # Every object once; the namespaces first, the releases' own among them.
     namespaces = [o for o in before if o["kind"] == "Namespace"]
-    assert before[:len(namespaces)] == namespaces
-    assert {n["metadata"]["name"] for n in namespaces} >= {"kueue-system", "nvidia-device-plugin", "kuberay-system",
-                                                          "jobset-system", "kubeflow-system", "mpi-operator", "kubeflow"}
+    assert before[: len(namespaces)] == namespaces
+    assert {n["metadata"]["name"] for n in namespaces} >= {
+        "kueue-system",
+        "nvidia-device-plugin",
+        "kuberay-system",
+        "jobset-system",
+        "kubeflow-system",
+        "mpi-operator",
+        "kubeflow",
+    }
     program_rest = [o for o in program if o["kind"] != "Namespace"]
-    assert [o for o in program_rest if o in before] + [o for o in program_rest if o in after] == \
-        before[len(namespaces):] + after, "each folder keeps the program's order"
-    assert sorted(map(str, program_rest)) == sorted(map(str, before[len(namespaces):] + after))
+    assert [o for o in program_rest if o in before] + [o for o in program_rest if o in after] == before[
+        len(namespaces) :
+    ] + after, "each folder keeps the program's order"
+    assert sorted(map(str, program_rest)) == sorted(map(str, before[len(namespaces) :] + after))
     # Before the releases, built-in kinds and CRDs only; after them, every object a CRD serves.
     assert all(manifests.api_group(o) in manifests.BUILT_IN_GROUPS for o in before)
-    assert {o["kind"] for o in after} == {"Topology", "ResourceFlavor", "Cohort", "ProvisioningRequestConfig",
-                                         "AdmissionCheck", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass",
-                                         "ServiceMonitor", "ClusterTrainingRuntime"}
+    assert {o["kind"] for o in after} == {
+        "Topology",
+        "ResourceFlavor",
+        "Cohort",
+        "ProvisioningRequestConfig",
+        "AdmissionCheck",
+        "ClusterQueue",
+        "LocalQueue",
+        "WorkloadPriorityClass",
+        "ServiceMonitor",
+        "ClusterTrainingRuntime",
+    }
     names = sorted(p.name for p in (tmp_path / "out" / manifests.BEFORE_RELEASES).iterdir())
     first_crd = next(i for i, n in enumerate(names) if "-customresourcedefinition-" in n)
     assert first_crd == len(namespaces), "the operators' CRDs first after the namespaces"
     # The validator knows Kueue's kinds and the team namespaces their LocalQueues select.
-    assert validate_objects([*namespaces, *(o for o in after if o["apiVersion"].startswith("kueue.x-k8s.io/"))], crds=crds) == []
+    assert (
+        validate_objects([*namespaces, *(o for o in after if o["apiVersion"].startswith("kueue.x-k8s.io/"))], crds=crds)
+        == []
+    )
     order = (tmp_path / "out" / "ORDER.md").read_text()
     assert order in out
     steps = [line.split("`")[1] for line in order.splitlines() if line[:1].isdigit()]
@@ -167,8 +205,13 @@ def test_manifests_are_the_validated_objects_and_helm_values(run_plan: PlanRunne
     assert all("--skip-crds" in s for s in steps[1:4]) and "--skip-crds" not in steps[4]
     assert "ServiceMonitor (azmonitoring.coreos.com/v1)" in order  # its CRD comes with the add-on
     helm = sorted(p.name for p in (tmp_path / "out" / "helm").iterdir())
-    assert helm == ["jobset-values.yaml", "kubeflow-trainer-values.yaml", "kuberay-operator-values.yaml",
-                    "kueue-values.yaml", "nvidia-device-plugin-values.yaml"]
+    assert helm == [
+        "jobset-values.yaml",
+        "kubeflow-trainer-values.yaml",
+        "kuberay-operator-values.yaml",
+        "kueue-values.yaml",
+        "nvidia-device-plugin-values.yaml",
+    ]
     values = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-values.yaml").read_text())
     assert "controllerManagerConfigYaml" in values["managerConfig"]
 
@@ -183,14 +226,19 @@ def test_bad_stack_config_exits_2_with_the_key(run_plan: PlanRunner, tmp_path: P
     assert "kueue-aks:teams: shares add up to 130%" in err
 
 
-WORKSPACE_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/obs/providers/Microsoft.Monitor/accounts/amw"
+WORKSPACE_ID = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/obs/providers/Microsoft.Monitor/accounts/amw"
+)
 
 
-@pytest.mark.parametrize("cluster", [
-    # A secret as `pulumi config set --secret --path` leaves it in the stack file: still encrypted.
-    {"kubeconfig": {"secure": "v1:c2VjcmV0"}},
-    {"existing": {"resourceGroup": "rg-batch", "name": "aks-batch"}},
-])
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        # A secret as `pulumi config set --secret --path` leaves it in the stack file: still encrypted.
+        {"kubeconfig": {"secure": "v1:c2VjcmV0"}},
+        {"existing": {"resourceGroup": "rg-batch", "name": "aks-batch"}},
+    ],
+)
 def test_plan_works_in_every_cluster_mode(run_plan: PlanRunner, tmp_path: Path, cluster: dict[str, Any]) -> None:
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     doc["config"]["kueue-aks:cluster"] = cluster
@@ -202,8 +250,12 @@ def test_plan_works_in_every_cluster_mode(run_plan: PlanRunner, tmp_path: Path, 
     (tmp_path / "Pulumi.mode.yaml").write_text(yaml.safe_dump(doc))
     code, out, err = run_plan("--stack", "mode", "--manifests", str(tmp_path / "out"), root=tmp_path)
     assert code == 0, err
-    monitor = yaml.safe_load(next((tmp_path / "out" / manifests.AFTER_RELEASES).glob("*-servicemonitor-*.yaml")).read_text())
-    assert monitor["apiVersion"] == ("monitoring.coreos.com/v1" if "kubeconfig" in cluster else "azmonitoring.coreos.com/v1")
+    monitor = yaml.safe_load(
+        next((tmp_path / "out" / manifests.AFTER_RELEASES).glob("*-servicemonitor-*.yaml")).read_text()
+    )
+    assert monitor["apiVersion"] == (
+        "monitoring.coreos.com/v1" if "kubeconfig" in cluster else "azmonitoring.coreos.com/v1"
+    )
     dev_code, dev_out, _ = run_plan("--stack", "dev")
     # The same queues as the create-mode dev stack: only the cluster differs.
     assert team_table(out) == team_table(dev_out) and dev_code == 0
@@ -231,15 +283,23 @@ def test_invalid_objects_exit_3(run_plan: PlanRunner, monkeypatch: pytest.Monkey
 
 
 def test_runs_as_a_module_from_the_project_directory() -> None:
-    result = subprocess.run([sys.executable, "-m", "components.plan", "--stack", "dev"], cwd=ROOT,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "components.plan", "--stack", "dev"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("### kueue-aks plan: stack `dev`")
 
 
 def test_a_borrowing_limit_shows_the_most_a_team_can_hold(run_plan: PlanRunner, tmp_path: Path) -> None:
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    doc["config"]["kueue-aks:teams"] = [{"name": "research", "share": 60, "borrowing": 0.5}, {"name": "platform", "share": 40}]
+    doc["config"]["kueue-aks:teams"] = [
+        {"name": "research", "share": 60, "borrowing": 0.5},
+        {"name": "platform", "share": 40},
+    ]
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
     code, out, _ = run_plan("--stack", "dev", root=tmp_path)
     assert code == 0
@@ -252,16 +312,20 @@ def test_a_borrowing_limit_shows_the_most_a_team_can_hold(run_plan: PlanRunner, 
 def test_a_team_with_0_gpus_of_a_flavor_is_warned_in_the_plan(run_plan: PlanRunner, tmp_path: Path) -> None:
     """20 % of 4 GPUs rounds down to 0 (issue 37): the plan says who, where, and the share that gives one GPU."""
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    doc["config"]["kueue-aks:nodePools"] = [{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
-                                            {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4}]
+    doc["config"]["kueue-aks:nodePools"] = [
+        {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4},
+    ]
     doc["config"]["kueue-aks:teams"] = [{"name": "research", "share": 80}, {"name": "platform", "share": 20}]
     (tmp_path / "Pulumi.gpu.yaml").write_text(yaml.safe_dump(doc))
     code, out, _ = run_plan("--stack", "gpu", root=tmp_path)
     assert code == 0
     assert "| a100 | nvidia.com/gpu (GPU) | 4 | 3 | 0 | 1 |" in out
-    assert ("\n\n**Warning:** team 'platform' (20%) gets a nominal quota of 0 GPUs on flavor 'a100' (its share of "
-            "4 GPUs, rounded down): its GPU jobs run there only on GPUs borrowed while other teams leave them idle, "
-            "and are preempted when those teams reclaim them; a share of at least 25% gives a team 1 GPU.\n") in out
+    assert (
+        "\n\n**Warning:** team 'platform' (20%) gets a nominal quota of 0 GPUs on flavor 'a100' (its share of "
+        "4 GPUs, rounded down): its GPU jobs run there only on GPUs borrowed while other teams leave them idle, "
+        "and are preempted when those teams reclaim them; a share of at least 25% gives a team 1 GPU.\n"
+    ) in out
     # The dev stack's teams each get a GPU: no warning.
     assert "**Warning:**" not in run_plan("--stack", "dev")[1]
 
@@ -278,13 +342,21 @@ def dev_with(**shares: int) -> str:
 
 
 def git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-           "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": "/usr/bin:/bin",
+    }
     return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
 
 
-def test_base_file_with_other_shares_shows_each_team_and_the_gpu_that_moves(run_plan: PlanRunner, tmp_path: Path) -> None:
+def test_base_file_with_other_shares_shows_each_team_and_the_gpu_that_moves(
+    run_plan: PlanRunner, tmp_path: Path
+) -> None:
     (tmp_path / "Pulumi.dev.old.yaml").write_text(dev_with(research=40, platform=60))
     code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
     assert code == 0
@@ -330,9 +402,11 @@ def test_an_edit_aks_cannot_apply_leads_the_comparison(run_plan: PlanRunner, tmp
     code, out, _ = run_plan("--stack", "dev", "--base", str(ROOT / "Pulumi.dev.yaml"), root=tmp_path)
     assert code == 0
     first = out.splitlines()[2]
-    assert first.startswith("- **AKS cannot change the VM size of pool `gpu` in place** (Standard_NC4as_T4_v3 → "
-                            "Standard_NC16as_T4_v3, `kueue-aks:nodePools[1].vmSize`): `up` deletes `gpu` and creates "
-                            "it anew"), first
+    assert first.startswith(
+        "- **AKS cannot change the VM size of pool `gpu` in place** (Standard_NC4as_T4_v3 → "
+        "Standard_NC16as_T4_v3, `kueue-aks:nodePools[1].vmSize`): `up` deletes `gpu` and creates "
+        "it anew"
+    ), first
     assert "The safe way: add a pool with the new VM size beside it (e.g. `gpu2`)" in first
 
 
@@ -341,7 +415,7 @@ def test_the_comparison_ends_with_the_waiting_time_forecast(run_plan: PlanRunner
     (tmp_path / "Pulumi.dev.old.yaml").write_text(dev_with(research=70, platform=30))
     code, out, _ = run_plan("--stack", "dev", "--base", str(tmp_path / "Pulumi.dev.old.yaml"))
     assert code == 0
-    forecast = out[out.index("#### Waiting-time forecast: stack `dev`, before → after"):]
+    forecast = out[out.index("#### Waiting-time forecast: stack `dev`, before → after") :]
     assert "Trace: synthetic, seed 1, load 0.8, " in forecast and "(research 70 %, platform 30 %)" in forecast
     assert "| platform | 608 | 6.5 h → 0 s |" in forecast
     assert out.splitlines()[-1].startswith("Fidelity: the e2e tier replays traces through real Kueue")
@@ -416,11 +490,16 @@ def test_an_extension_stack_plans_the_extension_instead_of_the_release(run_plan:
     assert "kueue-values.yaml" not in helm and "kueue-aks-extension.yaml" in helm, helm
     extension = yaml.safe_load((tmp_path / "out" / "helm" / "kueue-aks-extension.yaml").read_text())
     assert (extension["extension_type"], extension["version"], extension["auto_upgrade_minor_version"]) == (
-        "microsoft.kueue", "0.19.6-aks.0.4.4", False)
+        "microsoft.kueue",
+        "0.19.6-aks.0.4.4",
+        False,
+    )
     assert not list((tmp_path / "out").glob("*/*kueue-aks-aggregated-role-guard*")), "no release, so no uninstall guard"
     order = (tmp_path / "out" / "ORDER.md").read_text()
     assert "helm upgrade --install kueue " not in order and "kueue-aks-extension.yaml" in order, order
-    namespaces = {o["metadata"]["name"] for o in staged(tmp_path / "out")[manifests.BEFORE_RELEASES] if o["kind"] == "Namespace"}
+    namespaces = {
+        o["metadata"]["name"] for o in staged(tmp_path / "out")[manifests.BEFORE_RELEASES] if o["kind"] == "Namespace"
+    }
     assert "kueue-system" not in namespaces, "the extension makes Kueue's namespace"
 
 
@@ -432,7 +511,9 @@ def test_manifests_hold_every_namespace_before_the_objects_in_it(run_plan: PlanR
     assert code == 0, err
     made: set[str] = set()
     there = {"kube-system", "default"}  # in every cluster
-    operator_namespaces = {i.namespace for i in installs(load_stack(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]))}
+    operator_namespaces = {
+        i.namespace for i in installs(load_stack(yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]))
+    }
     for folder, objects in staged(tmp_path / "out").items():
         for obj in objects:
             if obj["kind"] == "Namespace":
@@ -440,7 +521,9 @@ def test_manifests_hold_every_namespace_before_the_objects_in_it(run_plan: PlanR
                 made.add(obj["metadata"]["name"])
             namespace = obj["metadata"].get("namespace")
             if namespace and namespace not in there:
-                assert namespace in made, f"{folder}: {obj['kind']} {obj['metadata']['name']} is in namespace {namespace}, not made before it"
+                assert namespace in made, (
+                    f"{folder}: {obj['kind']} {obj['metadata']['name']} is in namespace {namespace}, not made before it"
+                )
     assert operator_namespaces <= made, operator_namespaces - made
 
 
@@ -449,4 +532,7 @@ def test_assigned_roles_prints_what_ci_may_assign_and_nothing_else(run_plan: Pla
     # monitoring on, Monitoring Data Reader and Grafana Admin.
     code, out, _ = run_plan("--stack", "dev", "--assigned-roles")
     assert code == 0
-    assert out == "{22926164-76b3-42b3-bc55-97df8dab3e41, b0d8363b-8ddd-447d-831f-62ca05bff136, b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b}\n"
+    assert (
+        out
+        == "{22926164-76b3-42b3-bc55-97df8dab3e41, b0d8363b-8ddd-447d-831f-62ca05bff136, b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b}\n"
+    )

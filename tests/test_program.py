@@ -53,7 +53,11 @@ def test_cluster_identity_network_and_upgrades(dev_run: ProgramRun) -> None:
     assert aks["disableLocalAccounts"] is False
     net = aks["networkProfile"]
     assert (net["networkPlugin"], net["networkPluginMode"], net["networkDataplane"], net["networkPolicy"]) == (
-        "azure", "overlay", "cilium", "cilium")
+        "azure",
+        "overlay",
+        "cilium",
+        "cilium",
+    )
     assert aks["autoUpgradeProfile"]["upgradeChannel"] == "patch"
     assert aks["sku"] == {"name": "Base", "tier": "Free"}
     assert "kubernetesVersion" not in aks  # AKS's default version unless configured
@@ -110,7 +114,12 @@ def test_topology_aware_gpu_pool_keeps_its_size_and_gpu_specifics(dev_config_map
     assert pools["a100spot"].inputs["nodeTaints"] == [GPU_TAINT, SPOT_TAINT, QUEUED_TAINT]
     for name, (min_count, max_count) in {"cpu": (0, 4), "a100spot": (0, 2)}.items():  # autoscaled ones keep theirs
         i = pools[name].inputs
-        assert (i["enableAutoScaling"], i["minCount"], i["maxCount"], i["count"]) == (True, min_count, max_count, min_count)
+        assert (i["enableAutoScaling"], i["minCount"], i["maxCount"], i["count"]) == (
+            True,
+            min_count,
+            max_count,
+            min_count,
+        )
         assert pools[name].ignore_changes == ["count"]
 
 
@@ -146,8 +155,11 @@ def _with(config: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 
 
 def test_entra_only_cluster_uses_an_exec_kubeconfig_for_kubelogin(dev_config_map: dict[str, Any]) -> None:
-    config = _with(dev_config_map, "kueue-aks:cluster", {
-        "disableLocalAccounts": True, "adminGroupObjectIds": ["11111111-2222-3333-4444-555555555555"]})
+    config = _with(
+        dev_config_map,
+        "kueue-aks:cluster",
+        {"disableLocalAccounts": True, "adminGroupObjectIds": ["11111111-2222-3333-4444-555555555555"]},
+    )
     run = run_program(config)
     assert run.one(AKS).inputs["disableLocalAccounts"] is True
     assert run.one(AKS).inputs["aadProfile"]["adminGroupObjectIDs"] == ["11111111-2222-3333-4444-555555555555"]
@@ -159,7 +171,9 @@ def test_entra_only_cluster_uses_an_exec_kubeconfig_for_kubelogin(dev_config_map
 
 
 def test_spot_zonal_pinned_version(dev_config_map: dict[str, Any]) -> None:
-    config = _with(dev_config_map, "kueue-aks:cluster", {"zones": ["1", "2"], "kubernetesVersion": "1.33", "tier": "Standard"})
+    config = _with(
+        dev_config_map, "kueue-aks:cluster", {"zones": ["1", "2"], "kubernetesVersion": "1.33", "tier": "Standard"}
+    )
     config["kueue-aks:nodePools"] = [
         {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "labels": {"team.example.com/tier": "batch"}},
         {"name": "a100spot", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 4, "spot": True},
@@ -181,7 +195,9 @@ def test_spot_zonal_pinned_version(dev_config_map: dict[str, Any]) -> None:
 # --- governance -----------------------------------------------------------------------------
 
 
-def test_governance_registers_the_pool_guard_on_the_cluster(dev_run: ProgramRun, dev_config_map: dict[str, Any]) -> None:
+def test_governance_registers_the_pool_guard_on_the_cluster(
+    dev_run: ProgramRun, dev_config_map: dict[str, Any]
+) -> None:
     component = dev_run.one(POOL_GUARD_COMPONENT, "governance")
     # A top-level component, beside Kueue's installation (not inside it: Kueue's release does not wait for it).
     assert not component.custom and component.parent == dev_run.one("kueue-aks:kueue:KueueInstallation").parent
@@ -189,8 +205,10 @@ def test_governance_registers_the_pool_guard_on_the_cluster(dev_run: ProgramRun,
     policy = dev_run.one(ADMISSION_POLICY, "governance-policy")
     binding = dev_run.one(ADMISSION_BINDING, "governance-policy-binding")
     assert policy.parent == binding.parent == component.urn
-    assert [r.name for r in dev_run.registrations if r.parent == component.urn] == ["governance-policy",
-                                                                                   "governance-policy-binding"]
+    assert [r.name for r in dev_run.registrations if r.parent == component.urn] == [
+        "governance-policy",
+        "governance-policy-binding",
+    ]
     # Bound after the policy exists (and unbound before it is deleted).
     assert policy.urn in binding.dependencies and binding.urn not in policy.dependencies
     # Both go to the AKS cluster through its provider, passed down from the component.
@@ -208,8 +226,11 @@ def test_governance_pool_guard_covers_every_pool_and_the_configured_exemptions(d
     config = _with(dev_config_map, "kueue-aks:governance", {"exemptNamespaces": ["monitoring"]})
     spec = run_program(config).one(ADMISSION_POLICY, "governance-policy").inputs["spec"]
     (selector,) = spec["matchConstraints"]["namespaceSelector"]["matchExpressions"]
-    assert selector == {"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                        "values": ["kube-system", "nvidia-device-plugin", "monitoring"]}
+    assert selector == {
+        "key": "kubernetes.io/metadata.name",
+        "operator": "NotIn",
+        "values": ["kube-system", "nvidia-device-plugin", "monitoring"],
+    }
     selects = next(v["expression"] for v in spec["variables"] if v["name"] == "selects")
     assert "['cpu', 'gpu', 'tas']" in selects
 
@@ -219,20 +240,30 @@ def test_without_governance_nothing_of_it_is_registered(dev_config_map: dict[str
     assert run.of_type(POOL_GUARD_COMPONENT) == []
     # Only Kueue's aggregated-role guard, the priority-class guard and the RayService guard (not
     # governance's) are left.
-    assert sorted(r.name for r in run.of_type(ADMISSION_POLICY)) == ["kueue-role-guard", "operators-rayservice-guard",
-                                                                      "queues-priority-guard"]
-    assert sorted(r.name for r in run.of_type(ADMISSION_BINDING)) == ["kueue-role-guard-binding",
-                                                                       "operators-rayservice-guard-binding",
-                                                                       "queues-priority-guard-binding"]
+    assert sorted(r.name for r in run.of_type(ADMISSION_POLICY)) == [
+        "kueue-role-guard",
+        "operators-rayservice-guard",
+        "queues-priority-guard",
+    ]
+    assert sorted(r.name for r in run.of_type(ADMISSION_BINDING)) == [
+        "kueue-role-guard-binding",
+        "operators-rayservice-guard-binding",
+        "queues-priority-guard-binding",
+    ]
     taints = {r.inputs["agentPoolName"]: r.inputs["nodeTaints"] for r in run.of_type(POOL)}
     assert taints == {"cpu": [], "gpu": [GPU_TAINT], "tas": []}
     # Nor does anything tolerate the taint, and Kueue gets no pod integration.
     for flavor in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"):
         assert "kueue-aks.io/queued" not in str(flavor.inputs), flavor.name
     plugin = run.one("kubernetes:helm.sh/v3:Release", "gpu-release").inputs["values"]
-    assert plugin["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
-    manager = yaml.safe_load(run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"]["managerConfig"][
-        "controllerManagerConfigYaml"])
+    assert plugin["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    ]
+    manager = yaml.safe_load(
+        run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"]["managerConfig"][
+            "controllerManagerConfigYaml"
+        ]
+    )
     assert "pod" not in manager["integrations"]["frameworks"]
 
 
@@ -245,8 +276,11 @@ def test_with_governance_flavors_and_the_device_plugin_tolerate_the_queued_taint
         assert flavor.inputs["spec"]["tolerations"][-1] == queued, flavor.name
     plugin = dev_run.one("kubernetes:helm.sh/v3:Release", "gpu-release").inputs["values"]
     assert queued in plugin["tolerations"]
-    manager = yaml.safe_load(dev_run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"][
-        "managerConfig"]["controllerManagerConfigYaml"])
+    manager = yaml.safe_load(
+        dev_run.one("kubernetes:helm.sh/v3:Release", "kueue-release").inputs["values"]["managerConfig"][
+            "controllerManagerConfigYaml"
+        ]
+    )
     assert manager["integrations"]["frameworks"][-1] == "pod"
 
 
@@ -265,41 +299,58 @@ def test_preview_runs_the_same_program(dev_config_map: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "expected"),
     [
-        ("kueue-aks:nodePools", [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 0}], "kueue-aks:nodePools[0].maxCount"),
+        (
+            "kueue-aks:nodePools",
+            [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 0}],
+            "kueue-aks:nodePools[0].maxCount",
+        ),
         ("kueue-aks:teams", [{"name": "a", "share": 120}], "kueue-aks:teams[0].share"),
         ("kueue-aks:nodepools", [], "kueue-aks:nodepools: unknown key"),
     ],
 )
-def test_bad_config_stops_before_any_resource(dev_config_map: dict[str, Any], key: str, value: Any, expected: str) -> None:
+def test_bad_config_stops_before_any_resource(
+    dev_config_map: dict[str, Any], key: str, value: Any, expected: str
+) -> None:
     config = _with(dev_config_map, key, value)
     with pytest.raises(pulumi.RunError) as err:
         run_program(config)
     assert expected in str(err.value)
     from pulumi.runtime.settings import SETTINGS  # the mock monitor of that run
+
     assert not [r for r in SETTINGS.monitor.registrations]
 
 
 def test_zero_gpu_quotas_name_the_flavor_the_teams_and_the_share_for_one_gpu() -> None:
-    config = load_stack({
-        "azure-native:location": "eastus2",
-        "kueue-aks:nodePools": [{"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
-                                {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3},
-                                {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4}],
-        "kueue-aks:teams": [{"name": "big", "share": 70}, {"name": "small", "share": 20},
-                            {"name": "cpuonly", "share": 10, "pools": ["cpu"]}],
-    })
+    config = load_stack(
+        {
+            "azure-native:location": "eastus2",
+            "kueue-aks:nodePools": [
+                {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                {"name": "t4", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3},
+                {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4},
+            ],
+            "kueue-aks:teams": [
+                {"name": "big", "share": 70},
+                {"name": "small", "share": 20},
+                {"name": "cpuonly", "share": 10, "pools": ["cpu"]},
+            ],
+        }
+    )
     found = zero_gpu_quotas(config, quota_table(config))
     # 20 % of 3 T4s and of 4 A100s rounds down to 0; the CPU-only team uses no GPU flavor.
     assert [(z.flavor, z.gpus, z.teams, z.share_for_one) for z in found] == [
         ("t4", 3, (("small", Decimal(20)),), Decimal("33.34")),
         ("a100", 4, (("small", Decimal(20)),), Decimal(25)),
     ]
-    assert str(found[0]).startswith("team 'small' (20%) gets a nominal quota of 0 GPUs on flavor 't4' (its share of "
-                                    "3 GPUs, rounded down)")
+    assert str(found[0]).startswith(
+        "team 'small' (20%) gets a nominal quota of 0 GPUs on flavor 't4' (its share of 3 GPUs, rounded down)"
+    )
     assert str(found[0]).endswith("a share of at least 33.34% gives a team 1 GPU")
 
 
-def test_the_program_warns_of_a_team_with_0_gpus(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_program_warns_of_a_team_with_0_gpus(
+    dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # One T4 node: 60 % and 40 % of 1 GPU are both 0.
     pools = [{**p, "maxCount": 1} if p["name"] == "gpu" else p for p in dev_config_map["kueue-aks:nodePools"]]
     warnings: list[str] = []
@@ -309,7 +360,8 @@ def test_the_program_warns_of_a_team_with_0_gpus(dev_config_map: dict[str, Any],
     assert [w for w in warnings if "nominal quota of 0 GPUs" in w] == [
         "teams 'research' (60%), 'platform' (40%) get a nominal quota of 0 GPUs on flavor 'gpu' (their share of 1 GPU, "
         "rounded down): their GPU jobs run there only on GPUs borrowed while other teams leave them idle, and are "
-        "preempted when those teams reclaim them; a share of at least 100% gives a team 1 GPU"]
+        "preempted when those teams reclaim them; a share of at least 100% gives a team 1 GPU"
+    ]
 
 
 # --- a component per part ---------------------------------------------------------------------
@@ -329,13 +381,17 @@ PART_EXPORTS = {
 PARTLESS = ("kueue-aks:cluster:", "kueue-aks:autoscaling:")
 
 
-@pytest.mark.parametrize("name", ["dev", "kubeconfig", "existing-aks-extension", "identities", MULTIKUEUE_WEST,
-                                  MULTIKUEUE_MANAGER])
+@pytest.mark.parametrize(
+    "name", ["dev", "kubeconfig", "existing-aks-extension", "identities", MULTIKUEUE_WEST, MULTIKUEUE_MANAGER]
+)
 def test_the_program_builds_one_component_per_part_and_exports_what_each_gives(name: str) -> None:
     run = stack_run(name)
     (parts,) = run.parts
-    components = [(r.type, r.name) for r in run.run.registrations
-                  if not r.custom and "::pulumi:pulumi:Stack::" in r.parent and not r.type.startswith(PARTLESS)]
+    components = [
+        (r.type, r.name)
+        for r in run.run.registrations
+        if not r.custom and "::pulumi:pulumi:Stack::" in r.parent and not r.type.startswith(PARTLESS)
+    ]
     assert sorted(components) == sorted((p.type, p.name) for p in parts)
     exported = EXPORTS | AZURE_EXPORTS | {e for p in parts for e in PART_EXPORTS.get(p.type, ())}
     if SHAPES[name].mode == "kubeconfig":  # no Azure resources

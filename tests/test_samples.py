@@ -125,8 +125,10 @@ def crd_schema_errors(doc: dict[str, Any]) -> list[str]:
     """The doc against its CRD's structural schema (jsonschema ignores the x-kubernetes-* keys)."""
     schema = _installed_crds().get((doc["apiVersion"], doc["kind"]))
     assert schema is not None, f"no CRD installed for {doc['apiVersion']} {doc['kind']}"
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-              for e in jsonschema.Draft7Validator(schema).iter_errors(doc)]
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in jsonschema.Draft7Validator(schema).iter_errors(doc)
+    ]
     return errors + [f"{path}: unknown field (the API server would drop it)" for path in unknown_fields(doc, schema)]
 
 
@@ -163,8 +165,14 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
 
 
-def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dict[str, Any]],
-                   config: StackConfig, *, borrow: bool = False) -> dict[str, str]:
+def assign_flavors(
+    workload: list[PodSet],
+    cq: dict[str, Any],
+    objects: list[dict[str, Any]],
+    config: StackConfig,
+    *,
+    borrow: bool = False,
+) -> dict[str, str]:
     """Pod set -> flavor, as Kueue picks it: the first flavor in order that fits, else AssertionError.
     Within the team's nominal quota; with `borrow`, up to its quota and borrowing limit, never more
     than the pool's capacity: what the team may hold while the other teams leave theirs idle."""
@@ -180,14 +188,22 @@ def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dic
             quota = {r["name"]: display_units(r["name"], r["nominalQuota"]) for r in flavor["resources"]}
             if borrow:
                 capacity = config.pool(flavor["name"]).capacity.as_dict()
-                quota = {r["name"]: min(capacity[r["name"]], quota[r["name"]] + display_units(r["name"], r["borrowingLimit"]))
-                         if "borrowingLimit" in r else capacity[r["name"]] for r in flavor["resources"]}
+                quota = {
+                    r["name"]: min(
+                        capacity[r["name"]], quota[r["name"]] + display_units(r["name"], r["borrowingLimit"])
+                    )
+                    if "borrowingLimit" in r
+                    else capacity[r["name"]]
+                    for r in flavor["resources"]
+                }
             node = config.pool(flavor["name"]).allocatable.as_dict()
             rf_spec = flavors[(None, flavor["name"])]["spec"]
             if ps.topology_level is not None:
                 topology = topologies.get((None, rf_spec.get("topologyName", "")))
                 if topology is None:
-                    reasons.append(f"{flavor['name']}: no topologyName (Kueue: 'does not support TopologyAwareScheduling')")
+                    reasons.append(
+                        f"{flavor['name']}: no topologyName (Kueue: 'does not support TopologyAwareScheduling')"
+                    )
                     continue
                 if ps.topology_level not in [level["nodeLabel"] for level in topology["spec"]["levels"]]:
                     reasons.append(f"{flavor['name']}: topology has no level {ps.topology_level}")
@@ -202,8 +218,10 @@ def assign_flavors(workload: list[PodSet], cq: dict[str, Any], objects: list[dic
             assignment[ps.name] = flavor["name"]
             break
         else:
-            raise AssertionError(f"pod set {ps.name} ({ps.count} x {requested}) fits no flavor of "
-                                 f"ClusterQueue {cq['metadata']['name']}: {reasons}")
+            raise AssertionError(
+                f"pod set {ps.name} ({ps.count} x {requested}) fits no flavor of "
+                f"ClusterQueue {cq['metadata']['name']}: {reasons}"
+            )
     return assignment
 
 
@@ -241,8 +259,12 @@ def test_sample_is_valid_kubernetes(path: Path) -> None:
         assert crd_schema_errors(doc) == []
         # ...whose pod templates are only `type: object` there: check each as a core/v1 PodTemplate.
         for ps in pod_sets(doc):
-            wrapper = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": ps.name},
-                       "template": ps.template}
+            wrapper = {
+                "apiVersion": "v1",
+                "kind": "PodTemplate",
+                "metadata": {"name": ps.name},
+                "template": ps.template,
+            }
             assert k8s_schema_errors(wrapper) == [], ps.name
 
 
@@ -294,8 +316,9 @@ def test_an_identity_sample_runs_as_the_teams_service_account_with_the_webhooks_
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
-def test_sample_names_a_local_queue_of_every_dev_team(path: Path, dev_config: StackConfig,
-                                                      dev_objects: list[dict[str, Any]]) -> None:
+def test_sample_names_a_local_queue_of_every_dev_team(
+    path: Path, dev_config: StackConfig, dev_objects: list[dict[str, Any]]
+) -> None:
     doc = load_sample(path)
     labels = doc["metadata"].get("labels", {})
     assert QUEUE_LABEL in labels, f"{path.name}: without {QUEUE_LABEL} Kueue ignores the job"
@@ -304,8 +327,9 @@ def test_sample_names_a_local_queue_of_every_dev_team(path: Path, dev_config: St
         assert local_queue, f"{path.name}: no LocalQueue {namespace}/{labels[QUEUE_LABEL]} in the dev stack"
         cq = by_kind(dev_objects, "ClusterQueue")[(None, local_queue["spec"]["clusterQueue"])]
         ns = by_kind(dev_objects, "Namespace")[(None, namespace)]
-        assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), \
+        assert selects(cq["spec"]["namespaceSelector"], ns["metadata"]["labels"]), (
             f"ClusterQueue {cq['metadata']['name']} does not select namespace {namespace}"
+        )
     # Every sample states its priority (docs/batch-users.md lists it), and names a class that exists.
     assert PRIORITY_LABEL in labels, f"{path.name}: state the priority ({PRIORITY_LABEL})"
     assert (None, labels[PRIORITY_LABEL]) in by_kind(dev_objects, "WorkloadPriorityClass")
@@ -314,8 +338,9 @@ def test_sample_names_a_local_queue_of_every_dev_team(path: Path, dev_config: St
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
-def test_sample_asks_only_for_what_its_queue_covers_and_fits(path: Path, dev_config: StackConfig,
-                                                             dev_objects: list[dict[str, Any]]) -> None:
+def test_sample_asks_only_for_what_its_queue_covers_and_fits(
+    path: Path, dev_config: StackConfig, dev_objects: list[dict[str, Any]]
+) -> None:
     """In every team's namespace of the dev stack."""
     doc = load_sample(path)
     meta = doc["metadata"]
@@ -329,8 +354,9 @@ def test_sample_asks_only_for_what_its_queue_covers_and_fits(path: Path, dev_con
         assign_flavors(workload, cq, dev_objects, dev_config, borrow=path.name in BORROWING_SAMPLES)
 
 
-def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackConfig,
-                                                              dev_objects: list[dict[str, Any]]) -> None:
+def test_flavor_assignment_rejects_what_kueue_would_not_admit(
+    dev_config: StackConfig, dev_objects: list[dict[str, Any]]
+) -> None:
     cq = by_kind(dev_objects, "ClusterQueue")[(None, "platform")]
     container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     small = {"spec": {"containers": [container]}}
@@ -348,15 +374,18 @@ def test_flavor_assignment_rejects_what_kueue_would_not_admit(dev_config: StackC
         assign_flavors([PodSet("main", 1, huge)], cq, dev_objects, dev_config)
 
 
-def test_topology_request_fits_only_the_topology_queue(dev_config: StackConfig,
-                                                       dev_objects: list[dict[str, Any]]) -> None:
+def test_topology_request_fits_only_the_topology_queue(
+    dev_config: StackConfig, dev_objects: list[dict[str, Any]]
+) -> None:
     """LocalQueue `default` feeds the ordinary pools, so a pod set that asks for a topology fits
     none of them; LocalQueue `topology` feeds the topology-aware tas pool."""
     local_queues = by_kind(dev_objects, "LocalQueue")
     cqs = by_kind(dev_objects, "ClusterQueue")
     container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
-    packed = {"metadata": {"annotations": {TOPOLOGY_ANNOTATIONS[1]: "kubernetes.io/hostname"}},
-              "spec": {"containers": [container]}}
+    packed = {
+        "metadata": {"annotations": {TOPOLOGY_ANNOTATIONS[1]: "kubernetes.io/hostname"}},
+        "spec": {"containers": [container]},
+    }
     default = cqs[(None, local_queues[("research", "default")]["spec"]["clusterQueue"])]
     with pytest.raises(AssertionError, match="no topologyName"):
         assign_flavors([PodSet("main", 2, packed)], default, dev_objects, dev_config)
@@ -428,7 +457,9 @@ def test_the_doc_says_which_kinds_stay_after_they_finish() -> None:
     assert deleted == kinds_deleted_after_they_finish()
     for kind in set(said) - deleted:
         assert said[kind][1].startswith("no"), said[kind]
-        assert any(f"kubectl delete -n <team> -f examples/{p.name}" in said[kind][3] for p in sample_kinds()[kind]), said[kind]
+        assert any(f"kubectl delete -n <team> -f examples/{p.name}" in said[kind][3] for p in sample_kinds()[kind]), (
+            said[kind]
+        )
     assert f"ttlSecondsAfterFinished: {TTL_SECONDS}" in BATCH_USERS.read_text()
 
 

@@ -16,12 +16,18 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
     # The config's sections: each parsed through parse_config, tested with the feature it configures.
     "config.checks": ("tests/config/test_parse.py", "the problem collector and value checks every section uses"),
     "config.cluster": ("tests/cluster/test_modes.py", "the cluster's keys, tested with the cluster modes"),
-    "config.device_plugin": ("tests/cluster/test_modes.py", "the device plugin's chart source, with the other chart sources"),
+    "config.device_plugin": (
+        "tests/cluster/test_modes.py",
+        "the device plugin's chart source, with the other chart sources",
+    ),
     "config.multikueue": ("tests/multikueue/test_multikueue.py", "the multiKueue keys, with what they build"),
     "config.network": ("tests/cluster/test_network.py", "the cluster's network keys, with what the cluster sends"),
     "config.operators": ("tests/operators/test_operators.py", "the operators' keys, with what is installed"),
     "config.preflight": ("tests/preflight/test_quota.py", "the preflight's keys, with the check they steer"),
-    "config.registries": ("tests/config/test_credentials.py", "registry sign-ins are credentials, tested with the others"),
+    "config.registries": (
+        "tests/config/test_credentials.py",
+        "registry sign-ins are credentials, tested with the others",
+    ),
     "config.rules": ("tests/config/test_parse.py", "rules across sections, in the contract's rules table"),
     "config.stack": ("tests/config/test_parse.py", "the StackConfig the parse returns: data and lookups"),
     "config.topology": ("tests/config/test_pools.py", "the Topology's levels, with the topology-aware pools"),
@@ -61,8 +67,11 @@ TESTED_ELSEWHERE: dict[str, tuple[str, str]] = {
 
 def is_pure(path: Path) -> bool:
     for node in ast.walk(ast.parse(path.read_text())):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-            [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        )
         if any(n == "pulumi" or n.startswith(("pulumi.", "pulumi_")) for n in names):
             return False
     return True
@@ -73,8 +82,11 @@ def own_tests(module: str) -> Path:
     return ROOT.joinpath("tests", *package, f"test_{'main' if name == '__main__' else name}.py")
 
 
-PURE = sorted(".".join(p.relative_to(COMPONENTS).with_suffix("").parts) for p in COMPONENTS.rglob("*.py")
-              if p.name != "__init__.py" and is_pure(p))
+PURE = sorted(
+    ".".join(p.relative_to(COMPONENTS).with_suffix("").parts)
+    for p in COMPONENTS.rglob("*.py")
+    if p.name != "__init__.py" and is_pure(p)
+)
 
 
 def test_every_pure_module_has_its_tests_by_name_or_says_where_they_are() -> None:

@@ -23,27 +23,37 @@ def test_one_line_per_tier_with_its_time_budget_and_slowest_modules() -> None:
         times.pytest_runtest_logstart(nodeid, None)
         times.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=duration))  # type: ignore[arg-type]
     unit, e2e = times.lines()
-    assert unit == (f"tier unit: 12 s, within its {BUDGETS['unit']:.0f} s budget; slowest modules: "
-                    "tests/b.py 9 s, tests/a.py 1 s")
-    assert e2e.startswith(f"tier e2e: 2000 s, OVER its {BUDGETS['e2e']:.0f} s budget; slowest modules: tests/e2e/c.py 1990 s")
+    assert unit == (
+        f"tier unit: 12 s, within its {BUDGETS['unit']:.0f} s budget; slowest modules: tests/b.py 9 s, tests/a.py 1 s"
+    )
+    assert e2e.startswith(
+        f"tier e2e: 2000 s, OVER its {BUDGETS['e2e']:.0f} s budget; slowest modules: tests/e2e/c.py 1990 s"
+    )
     assert times.table()["e2e"] == {"seconds": 2000.0, "budget": BUDGETS["e2e"], "modules": {"tests/e2e/c.py": 1990.0}}
     assert list(times.table()["unit"]["modules"]) == ["tests/b.py", "tests/a.py"]  # slowest first
 
 
-def test_the_e2e_lanes_of_both_workers_are_reported_once_by_the_controller(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_e2e_lanes_of_both_workers_are_reported_once_by_the_controller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ARTIFACTS_ENV, str(tmp_path))
     plugin = Measurements(budget=1000.0)
-    for lane in (Lane("gw1", ["engine up in 9 s"], seconds=1200.0, build_wait=30.0),
-                 Lane("gw0", ["dev up in 21 s"], seconds=800.0)):
+    for lane in (
+        Lane("gw1", ["engine up in 9 s"], seconds=1200.0, build_wait=30.0),
+        Lane("gw0", ["dev up in 21 s"], seconds=800.0),
+    ):
         plugin.pytest_testnodedown(SimpleNamespace(workeroutput={WORKER_OUTPUT_KEY: json.dumps(asdict(lane))}), None)
     plugin.pytest_testnodedown(SimpleNamespace(workeroutput={}), None)  # a worker that ran no e2e test
     lines: list[str] = []
     reporter = SimpleNamespace(section=lambda title: lines.append(f"== {title}"), write_line=lines.append)
     plugin.pytest_terminal_summary(reporter)
-    assert lines == ["== e2e measurements", "[gw0] dev up in 21 s", "[gw1] engine up in 9 s",
-                     "e2e lane gw0: 800 s, within the tier's 1000 s budget",
-                     "e2e lane gw1: 1200 s (and 30 s waiting for builds), OVER the tier's 1000 s budget"]
+    assert lines == [
+        "== e2e measurements",
+        "[gw0] dev up in 21 s",
+        "[gw1] engine up in 9 s",
+        "e2e lane gw0: 800 s, within the tier's 1000 s budget",
+        "e2e lane gw1: 1200 s (and 30 s waiting for builds), OVER the tier's 1000 s budget",
+    ]
     assert json.loads((tmp_path / "measurements.json").read_text())["lanes"] == {"gw0": 800.0, "gw1": 1200.0}
 
 
@@ -58,5 +68,7 @@ def test_a_worker_whose_tests_lost_their_group_stops_the_run() -> None:
 
     check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]@e2e-stacks"]))
     check_groups_applied(session(["tests/a.py::t"], worker=False))  # the controller, or -n 0
-    with pytest.raises(pytest.UsageError, match=r"did not apply the test groups .* to 1 tests, e\.g\. tests/e2e/b\.py::t\[x@y\]"):
+    with pytest.raises(
+        pytest.UsageError, match=r"did not apply the test groups .* to 1 tests, e\.g\. tests/e2e/b\.py::t\[x@y\]"
+    ):
         check_groups_applied(session(["tests/a.py::t@tests/a.py", "tests/e2e/b.py::t[x@y]"]))

@@ -117,8 +117,9 @@ def step_index(job: dict[str, Any], step: dict[str, Any]) -> int:
     return next(i for i, s in enumerate(job["steps"]) if s is step)
 
 
-def step_process(script: str, cwd: Path, env: dict[str, str], output: Path,
-                 check: bool = True) -> subprocess.CompletedProcess[str]:
+def step_process(
+    script: str, cwd: Path, env: dict[str, str], output: Path, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     """Run a `run:` script as GitHub does (bash -e, pipefail), GITHUB_OUTPUT at `output` (emptied first)."""
     output.write_text("")
     full_env = {
@@ -128,8 +129,14 @@ def step_process(script: str, cwd: Path, env: dict[str, str], output: Path,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(ROOT),
     }
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                          cwd=cwd, env=full_env, check=check, capture_output=True, text=True)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=full_env,
+        check=check,
+        capture_output=True,
+        text=True,
+    )
 
 
 def outputs(output: Path) -> dict[str, str]:
@@ -279,12 +286,15 @@ def test_the_matrix_holds_the_listed_stacks_only(name: str, tmp_path: Path) -> N
     assert "dev" in json.loads(run_step_script(script, ROOT, {}, output)["stacks"])
 
 
-@pytest.mark.parametrize("listed, error", [
-    ("dev\ngone\n", ".github/stacks.txt: gone is listed but Pulumi.gone.yaml does not exist"),
-    ("# nothing yet\n", ".github/stacks.txt lists no stack"),
-    ("dev\ndev\n", ".github/stacks.txt: dev is listed twice"),
-    ("dev\n../dev\n", ".github/stacks.txt: '../dev' is not a stack name"),
-])
+@pytest.mark.parametrize(
+    "listed, error",
+    [
+        ("dev\ngone\n", ".github/stacks.txt: gone is listed but Pulumi.gone.yaml does not exist"),
+        ("# nothing yet\n", ".github/stacks.txt lists no stack"),
+        ("dev\ndev\n", ".github/stacks.txt: dev is listed twice"),
+        ("dev\n../dev\n", ".github/stacks.txt: '../dev' is not a stack name"),
+    ],
+)
 @pytest.mark.parametrize("name", ["preview.yml", "deploy.yml"])
 def test_a_bad_stack_list_fails_the_list_step(name: str, listed: str, error: str, tmp_path: Path) -> None:
     output = tmp_path / "github-output"
@@ -304,7 +314,8 @@ def readme_stack() -> tuple[str, str]:
 
 
 def test_the_readmes_own_stack_joins_the_matrix_and_plans_without_a_warning(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # What README says a platform admin does: the stack file, then its name on the list. The plan
     # the preview posts for it (its plan step's own arguments) must then carry no warning, such as
     # a team whose share of a GPU pool rounds down to 0 GPUs.
@@ -313,7 +324,10 @@ def test_the_readmes_own_stack_joins_the_matrix_and_plans_without_a_warning(
     checkout = stack_checkout(tmp_path / "repo", f"dev\n{name}\n", ())
     (checkout / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
     (checkout / f"Pulumi.{name}.yaml").write_text(text)
-    assert json.loads(run_step_script(list_script(doc), checkout, {}, tmp_path / "github-output")["stacks"]) == ["dev", name]
+    assert json.loads(run_step_script(list_script(doc), checkout, {}, tmp_path / "github-output")["stacks"]) == [
+        "dev",
+        name,
+    ]
     _, job = pulumi_job(doc)
     [step] = [s for s in job["steps"] if str(s.get("run", "")).strip().startswith("python -m components.plan")]
     command, _, summary = step["run"].partition(">>")
@@ -337,8 +351,9 @@ E2E_TESTS = "python -m pytest -q -m e2e"
 def test_tests_gate_the_pulumi_job(name: str) -> None:
     doc = workflow(name)
     _, job = pulumi_job(doc)
-    test_jobs = [n for n in job["needs"]
-                 if any(s.get("run", "").strip() == UNIT_TESTS for s in doc["jobs"][n]["steps"])]
+    test_jobs = [
+        n for n in job["needs"] if any(s.get("run", "").strip() == UNIT_TESTS for s in doc["jobs"][n]["steps"])
+    ]
     assert test_jobs, f"{name}: the pulumi job does not need a job that runs `{UNIT_TESTS}`"
 
 
@@ -368,8 +383,13 @@ def test_reference_data_is_fetched_before_the_tests(name: str) -> None:
 def test_a_clone_without_the_reference_data_is_told_the_command_the_workflows_run(tmp_path: Path) -> None:
     # The message names the fetch step's own command, run where the workflows run it (the checkout
     # root), so that it writes ../shared where the tests look; with KUEUE_AKS_SHARED, that folder.
-    fetches = {str(s["run"]).strip() for name in ("preview.yml", "deploy.yml") for job in workflow(name)["jobs"].values()
-               for s in job.get("steps", []) if str(s.get("run", "")).strip().startswith("python -m tools.fetch_reference")}
+    fetches = {
+        str(s["run"]).strip()
+        for name in ("preview.yml", "deploy.yml")
+        for job in workflow(name)["jobs"].values()
+        for s in job.get("steps", [])
+        if str(s.get("run", "")).strip().startswith("python -m tools.fetch_reference")
+    }
     [fetch] = fetches
     command = re.search(r"`cd (\S+) && (python -m tools\.fetch_reference [^`]+)`", missing_shared("x", DEFAULT_SHARED))
     assert command, missing_shared("x", DEFAULT_SHARED)
@@ -381,9 +401,24 @@ def test_a_clone_without_the_reference_data_is_told_the_command_the_workflows_ru
     # A run of the tests without the data stops with that message (here KUEUE_AKS_SHARED names an
     # empty folder, as ../shared is missing from a fresh clone).
     empty = tmp_path / "empty"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not e2e",
-                           f"tests/{Path(__file__).name}::test_both_workflows_exist"],
-                          cwd=ROOT, env={**os.environ, SHARED_ENV: str(empty)}, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not e2e",
+            f"tests/{Path(__file__).name}::test_both_workflows_exist",
+        ],
+        cwd=ROOT,
+        env={**os.environ, SHARED_ENV: str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode != 0
     chart = empty / "kueue" / "v0.19.2" / "chart" / "kueue-0.19.2.tgz"
     assert missing_shared(f"Kueue chart {chart}", empty) in done.stdout, done.stdout[-3000:]
@@ -399,8 +434,12 @@ def test_kubelogin_only_when_the_stack_disables_local_accounts(name: str, tmp_pa
     assert step_index(job, check) < step_index(job, install)
 
     dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    entra_only = {"config": {**dev["config"], "kueue-aks:cluster": {
-        **dev["config"].get("kueue-aks:cluster", {}), "disableLocalAccounts": True}}}
+    entra_only = {
+        "config": {
+            **dev["config"],
+            "kueue-aks:cluster": {**dev["config"].get("kueue-aks:cluster", {}), "disableLocalAccounts": True},
+        }
+    }
     for stack, doc, needed in (("dev", dev, "false"), ("entra", entra_only, "true")):
         (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
         result = run_step_script(check["run"], tmp_path, {"STACK": stack}, tmp_path / "github-output")
@@ -431,9 +470,12 @@ def test_preview_comments_on_the_pr_and_edits_the_same_comment() -> None:
 def test_cloud_steps_skip_fork_pull_requests() -> None:
     # Forks get no OIDC token: the Azure and Pulumi steps must be skipped, not fail.
     _, job = pulumi_job(workflow("preview.yml"))
-    cloud = [s for s in job["steps"]
-             if any(uses(s, a) for a in ("azure/login", "azure/use-kubelogin", "pulumi/actions"))
-             or str(s.get("run", "")).startswith("az ")]
+    cloud = [
+        s
+        for s in job["steps"]
+        if any(uses(s, a) for a in ("azure/login", "azure/use-kubelogin", "pulumi/actions"))
+        or str(s.get("run", "")).startswith("az ")
+    ]
     assert len(cloud) >= 3
     for step in cloud:
         assert FORK_GUARD in step.get("if", job.get("if", "")), step.get("name", step.get("uses"))
@@ -441,7 +483,9 @@ def test_cloud_steps_skip_fork_pull_requests() -> None:
 
 def test_preview_posts_the_plan_to_the_job_summary_before_the_preview() -> None:
     _, job = pulumi_job(workflow("preview.yml"))
-    [plan] = [s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "") and "--base" not in s["run"]]
+    [plan] = [
+        s for s in job["steps"] if "python -m components.plan --stack" in s.get("run", "") and "--base" not in s["run"]
+    ]
     assert '>> "$GITHUB_STEP_SUMMARY"' in plan["run"]
     assert "if" not in plan  # credential-free, so fork PRs get the quota table too
     [pulumi] = steps_using(job, "pulumi/actions")
@@ -474,15 +518,21 @@ def test_quota_changes_compare_with_the_base_branch_for_every_pr() -> None:
     assert comment["if"] == FORK_GUARD
     assert comment["env"]["GH_TOKEN"] == "${{ github.token }}"
     assert comment["env"]["PR"] == "${{ github.event.pull_request.number }}"
-    assert '<!-- kueue-aks quota changes: $STACK -->' in comment["run"]  # hidden, one per stack
+    assert "<!-- kueue-aks quota changes: $STACK -->" in comment["run"]  # hidden, one per stack
     [pulumi] = steps_using(job, "pulumi/actions")
     assert step_index(job, changes) < step_index(job, comment) < step_index(job, pulumi)
 
 
 def git(repo: Path, *args: str) -> None:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-           "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": "/usr/bin:/bin",
+    }
     subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
 
 
@@ -493,15 +543,24 @@ def test_the_quota_changes_step_runs_against_origin_of_the_base_branch(tmp_path:
     repo = tmp_path / "repo"
     repo.mkdir()
     dev = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
-    base = {"config": {**dev["config"], "kueue-aks:teams": [{"name": "research", "share": 70},
-                                                            {"name": "platform", "share": 30}]}}
+    base = {
+        "config": {
+            **dev["config"],
+            "kueue-aks:teams": [{"name": "research", "share": 70}, {"name": "platform", "share": 30}],
+        }
+    }
     (repo / "Pulumi.dev.yaml").write_text(yaml.safe_dump(base))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
     (repo / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())  # the PR's change
-    env = {"STACK": "dev", "BASE_REF": "main", "RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    env = {
+        "STACK": "dev",
+        "BASE_REF": "main",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
     run_step_script(changes["run"], repo, env, tmp_path / "github-output")
     summary = (tmp_path / "summary.md").read_text()
     assert "- **research loses 1 GPU on gpu** (2 → 1)" in summary
@@ -532,12 +591,17 @@ exit 0
 """
 
 
-@pytest.mark.parametrize("comments, call", [
-    ("", "api --method POST repos/o/r/issues/12/comments -F body=@"),  # the first push
-    ("5\tLGTM\n7\t<!-- kueue-aks quota changes: dev -->\n9\t<!-- kueue-aks quota changes: dev -->",
-     "api --method PATCH repos/o/r/issues/comments/7 -F body=@"),  # every later one edits it
-    ("7\t<!-- kueue-aks quota changes: prod -->", "api --method POST repos/o/r/issues/12/comments -F body=@"),
-])
+@pytest.mark.parametrize(
+    "comments, call",
+    [
+        ("", "api --method POST repos/o/r/issues/12/comments -F body=@"),  # the first push
+        (
+            "5\tLGTM\n7\t<!-- kueue-aks quota changes: dev -->\n9\t<!-- kueue-aks quota changes: dev -->",
+            "api --method PATCH repos/o/r/issues/comments/7 -F body=@",
+        ),  # every later one edits it
+        ("7\t<!-- kueue-aks quota changes: prod -->", "api --method POST repos/o/r/issues/12/comments -F body=@"),
+    ],
+)
 def test_the_comment_step_creates_one_comment_per_stack_then_edits_it(tmp_path: Path, comments: str, call: str) -> None:
     _, _, comment = quota_steps()
     bin_dir = tmp_path / "bin"
@@ -545,17 +609,25 @@ def test_the_comment_step_creates_one_comment_per_stack_then_edits_it(tmp_path: 
     (bin_dir / "gh").write_text(FAKE_GH)
     (bin_dir / "gh").chmod(0o755)
     (tmp_path / "quota-changes-dev.md").write_text("### Quota changes: stack `dev`\n\nNo quota change.\n")
-    env = {"STACK": "dev", "PR": "12", "GITHUB_REPOSITORY": "o/r", "RUNNER_TEMP": str(tmp_path),
-           "GH_LOG": str(tmp_path / "gh.log"), "GH_BODY": str(tmp_path / "body.md"), "GH_TOKEN": "token",
-           "FAKE_COMMENTS": comments}
+    env = {
+        "STACK": "dev",
+        "PR": "12",
+        "GITHUB_REPOSITORY": "o/r",
+        "RUNNER_TEMP": str(tmp_path),
+        "GH_LOG": str(tmp_path / "gh.log"),
+        "GH_BODY": str(tmp_path / "body.md"),
+        "GH_TOKEN": "token",
+        "FAKE_COMMENTS": comments,
+    }
     script = comment["run"].replace("gh api", f"{bin_dir / 'gh'} api")  # run_step_script sets PATH itself
     run_step_script(script, tmp_path, env, tmp_path / "github-output")
     calls = (tmp_path / "gh.log").read_text().splitlines()
     assert calls[0].startswith("api --paginate repos/o/r/issues/12/comments --jq ")
     assert "startswith(env.MARKER)" in calls[0]
     assert len(calls) == 2 and calls[1].startswith(call)
-    assert (tmp_path / "body.md").read_text() == ("<!-- kueue-aks quota changes: dev -->\n"
-                                                  "### Quota changes: stack `dev`\n\nNo quota change.\n")
+    assert (tmp_path / "body.md").read_text() == (
+        "<!-- kueue-aks quota changes: dev -->\n### Quota changes: stack `dev`\n\nNo quota change.\n"
+    )
 
 
 # --- deploy.yml ---------------------------------------------------------------------------
@@ -640,8 +712,17 @@ def test_the_plan_step_fails_in_ci_when_the_chart_cannot_be_read(name: str, tmp_
     (tmp_path / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
     env = {k: str(v).replace("${{ matrix.stack }}", "dev") for k, v in job.get("env", {}).items()}
     dead_proxy = "http://127.0.0.1:9"
-    env.update({"CI": "true", "XDG_CACHE_HOME": str(tmp_path / "empty-cache"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-                "HTTPS_PROXY": dead_proxy, "https_proxy": dead_proxy, "NO_PROXY": "", "no_proxy": ""})
+    env.update(
+        {
+            "CI": "true",
+            "XDG_CACHE_HOME": str(tmp_path / "empty-cache"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "HTTPS_PROXY": dead_proxy,
+            "https_proxy": dead_proxy,
+            "NO_PROXY": "",
+            "no_proxy": "",
+        }
+    )
     with pytest.raises(subprocess.CalledProcessError) as failed:
         run_step_script(plan["run"], tmp_path, env, tmp_path / "github-output")
     assert "CI=true and the Kueue" in failed.value.stderr
@@ -701,7 +782,7 @@ def test_e2e_binaries_are_cached_where_and_as_the_tier_keys_them(monkeypatch: py
     key = cache["with"]["key"]
     # The Go version, exactly as the tier reads it (`go env GOVERSION`), from a step before.
     [version] = [s for s in job["steps"] if s.get("id") == "go"]
-    assert 'go env GOVERSION' in version["run"] and "${{ steps.go.outputs.version }}" in key
+    assert "go env GOVERSION" in version["run"] and "${{ steps.go.outputs.version }}" in key
     assert step_index(job, version) < step_index(job, cache) < run_index(job, E2E_TESTS)
     patterns = re.findall(r"'([^']+)'", re.search(r"hashFiles\(([^)]*)\)", key).group(1))  # type: ignore[union-attr]
     hashed = {Path(f).resolve() for pattern in patterns for f in glob(str(ROOT / pattern), recursive=True)}
@@ -709,8 +790,11 @@ def test_e2e_binaries_are_cached_where_and_as_the_tier_keys_them(monkeypatch: py
     # Every file a binary's folder key reads, and the modules that hold the pins they hash.
     tools = binaries.TOOLS_DIR
     read_by_keys = {p.resolve() for n in ("go.mod", "go.sum", "main.go") for p in tools.glob(f"*/{n}")}
-    pins = {Path(binaries.__file__).resolve(), ROOT / "components" / "facts" / "operators.py",
-            ROOT / "components" / "facts" / "kueue_versions.py"}
+    pins = {
+        Path(binaries.__file__).resolve(),
+        ROOT / "components" / "facts" / "operators.py",
+        ROOT / "components" / "facts" / "kueue_versions.py",
+    }
     assert read_by_keys | pins <= hashed
     assert cache["with"]["restore-keys"].strip() == key.split("${{ hashFiles")[0]
 
@@ -731,7 +815,10 @@ def test_e2e_measurements_are_uploaded_and_logs_on_failure() -> None:
     assert set(uploads) == {"e2e-measurements", "e2e-logs"}
     assert uploads["e2e-measurements"]["if"] == "always()"
     assert set(uploads["e2e-measurements"]["with"]["path"].split()) == {
-        "e2e-artifacts/measurements.json", "e2e-artifacts/measurements.md", "e2e-artifacts/junit.xml"}
+        "e2e-artifacts/measurements.json",
+        "e2e-artifacts/measurements.md",
+        "e2e-artifacts/junit.xml",
+    }
     assert uploads["e2e-logs"]["if"] == "failure()"
     assert uploads["e2e-logs"]["with"]["path"] == "e2e-artifacts/logs"
     tier = job["steps"][run_index(job, E2E_TESTS)]
@@ -742,11 +829,26 @@ def test_e2e_measurements_are_uploaded_and_logs_on_failure() -> None:
 def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(measurements.ARTIFACTS_ENV, str(tmp_path / "out"))
     # Two workers' lanes, as the controller gathers them (measurements.Measurements).
-    lanes = [measurements.Lane("gw0", ["dev up"], {"dev": {"queues_active_seconds": 21.5, "everything_up_seconds": 80.2,
-                                                         "timings_seconds_since_start": {"queues active": 21.5}}},
-                               seconds=1000.0),
-             measurements.Lane("gw1", ["engine up"], {"engine": {"queues_active_seconds": 9.0, "everything_up_seconds": 9.0,
-                                                               "timings_seconds_since_start": {}}}, seconds=900.0)]
+    lanes = [
+        measurements.Lane(
+            "gw0",
+            ["dev up"],
+            {
+                "dev": {
+                    "queues_active_seconds": 21.5,
+                    "everything_up_seconds": 80.2,
+                    "timings_seconds_since_start": {"queues active": 21.5},
+                }
+            },
+            seconds=1000.0,
+        ),
+        measurements.Lane(
+            "gw1",
+            ["engine up"],
+            {"engine": {"queues_active_seconds": 9.0, "everything_up_seconds": 9.0, "timings_seconds_since_start": {}}},
+            seconds=900.0,
+        ),
+    ]
     measurements.write_measurements(measurements.artifacts_dir(), lanes, 1100.0)  # type: ignore[arg-type]
     measured = json.loads((tmp_path / "out" / "measurements.json").read_text())
     assert measured["tier_seconds"] == 1000.0 and measured["lanes"] == {"gw0": 1000.0, "gw1": 900.0}
@@ -761,16 +863,27 @@ def test_the_tier_writes_what_the_job_uploads(tmp_path: Path, monkeypatch: pytes
     class FakeStack:
         stack, workdir, cluster = "dev", tmp_path / "dev", FakeCluster()
 
-    for log in ("kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
-                "kwok/clusters/kueue-aks-dev/logs/audit"):
+    for log in (
+        "kueue.log",
+        "trainer.log",
+        "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
+        "kwok/clusters/kueue-aks-dev/logs/audit",
+    ):
         (tmp_path / "dev" / log).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "dev" / log).write_text(log)
     (tmp_path / "dev" / "values.yaml").write_text("not a log")
     control_planes.save_logs(FakeStack())  # type: ignore[arg-type]
-    saved = {p.relative_to(tmp_path / "out" / "logs" / "dev").as_posix() for p in (tmp_path / "out").rglob("*")
-             if p.is_file() and "logs" in p.parts}
-    assert saved == {"kueue.log", "trainer.log", "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
-                     "kwok/clusters/kueue-aks-dev/logs/audit"}
+    saved = {
+        p.relative_to(tmp_path / "out" / "logs" / "dev").as_posix()
+        for p in (tmp_path / "out").rglob("*")
+        if p.is_file() and "logs" in p.parts
+    }
+    assert saved == {
+        "kueue.log",
+        "trainer.log",
+        "kwok/clusters/kueue-aks-dev/logs/kube-apiserver.log",
+        "kwok/clusters/kueue-aks-dev/logs/audit",
+    }
     monkeypatch.delenv(measurements.ARTIFACTS_ENV)
     assert measurements.artifacts_dir() is None  # unset: the tier writes nothing
 

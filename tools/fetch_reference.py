@@ -82,73 +82,133 @@ class Source:
 # from ../shared/kueue/v0.19.2/SOURCE.md. Blob ids hold for this version only.
 KUEUE_VERSION = "0.19.2"
 KUEUE_FILES: tuple[RefFile, ...] = (
-    RefFile("crds/kueue.x-k8s.io_admissionchecks.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml",
-            "317662baa1e7653915510c627ac91c020926c0ca"),
-    RefFile("crds/kueue.x-k8s.io_clusterqueues.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml",
-            "a605e10a33050f30a5a31a5240444216a2a4f553"),
-    RefFile("crds/kueue.x-k8s.io_cohorts.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml",
-            "0a66adc3e955bf3ab7717452f67269ce2e84fd9b"),
-    RefFile("crds/kueue.x-k8s.io_localqueues.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml",
-            "379c64452ad090fa12861c24aad7f102d0118a5f"),
-    RefFile("crds/kueue.x-k8s.io_multikueueclusters.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
-            "f3c03c98e46045c2b161bd0064d7bb561e11d134"),
-    RefFile("crds/kueue.x-k8s.io_multikueueconfigs.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
-            "005fc751e55970a1061ff04ed3f8f417275eef2d"),
-    RefFile("crds/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
-            "95ed0039d027647ac09b3bfd7f529cb1cacfca31"),
-    RefFile("crds/kueue.x-k8s.io_resourceflavors.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml",
-            "6c3216d8ce5f59a77dcee45e3697bc110a249df9"),
-    RefFile("crds/kueue.x-k8s.io_topologies.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_topologies.yaml",
-            "f5a2774bbc83a5aedbe4272ecb780c399da09532"),
-    RefFile("crds/kueue.x-k8s.io_workloadpriorityclasses.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
-            "75c01e1ac63cc3f885437334dccb168364c6ed94"),
-    RefFile("crds/kueue.x-k8s.io_workloads.yaml",
-            "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml",
-            "fc1fd767332d555e72b6330017309d7d9f8ff79d"),
+    RefFile(
+        "crds/kueue.x-k8s.io_admissionchecks.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_admissionchecks.yaml",
+        "317662baa1e7653915510c627ac91c020926c0ca",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_clusterqueues.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml",
+        "a605e10a33050f30a5a31a5240444216a2a4f553",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_cohorts.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_cohorts.yaml",
+        "0a66adc3e955bf3ab7717452f67269ce2e84fd9b",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_localqueues.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_localqueues.yaml",
+        "379c64452ad090fa12861c24aad7f102d0118a5f",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_multikueueclusters.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_multikueueclusters.yaml",
+        "f3c03c98e46045c2b161bd0064d7bb561e11d134",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_multikueueconfigs.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_multikueueconfigs.yaml",
+        "005fc751e55970a1061ff04ed3f8f417275eef2d",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_provisioningrequestconfigs.yaml",
+        "95ed0039d027647ac09b3bfd7f529cb1cacfca31",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_resourceflavors.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_resourceflavors.yaml",
+        "6c3216d8ce5f59a77dcee45e3697bc110a249df9",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_topologies.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_topologies.yaml",
+        "f5a2774bbc83a5aedbe4272ecb780c399da09532",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_workloadpriorityclasses.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_workloadpriorityclasses.yaml",
+        "75c01e1ac63cc3f885437334dccb168364c6ed94",
+    ),
+    RefFile(
+        "crds/kueue.x-k8s.io_workloads.yaml",
+        "config/components/crd/bases/kueue.x-k8s.io_workloads.yaml",
+        "fc1fd767332d555e72b6330017309d7d9f8ff79d",
+    ),
     RefFile("values.yaml", "charts/kueue/values.yaml", "230a8370a6b753203dea2c01221f03fb3b754226"),
     RefFile("Chart.yaml", "charts/kueue/Chart.yaml", "425aea05c1d5f1df3ef551800402d8e6aa3a003d"),
-    RefFile("examples/concurrent-admission-setup.yaml",
-            "site/static/examples/admin/concurrent-admission-setup.yaml",
-            "6e072c90bca95755ff8a4e0e7cac9de6fdee1031"),
-    RefFile("examples/minimal-cq.yaml", "site/static/examples/admin/minimal-cq.yaml",
-            "b5cd26091f62b2c42ac495f93b25e456a402ddd2"),
-    RefFile("examples/resource-flavor-empty.yaml", "site/static/examples/admin/resource-flavor-empty.yaml",
-            "174636939f95a17c97a6768d0fda0d86fd957f48"),
-    RefFile("examples/resource-flavor-taints.yaml", "site/static/examples/admin/resource-flavor-taints.yaml",
-            "2247c7680e7af98ad8520f8e284bd35c94cf0b41"),
-    RefFile("examples/resource-flavor-tolerations.yaml",
-            "site/static/examples/admin/resource-flavor-tolerations.yaml",
-            "9591ecd12c7ee44c8bc49320a2234add3926cd18"),
-    RefFile("examples/shared-quota-sample-job.yaml", "site/static/examples/admin/shared-quota-sample-job.yaml",
-            "c7c3610049bdd9cb6f1e744f64ee78705d314532"),
-    RefFile("examples/shared-quota-setup.yaml", "site/static/examples/admin/shared-quota-setup.yaml",
-            "ce8131723e0b0a8f21bee96217540b8fa496e9f7"),
-    RefFile("examples/single-clusterqueue-setup.yaml",
-            "site/static/examples/admin/single-clusterqueue-setup.yaml",
-            "2ee6dd52daf5f3e7c20693d9545f58a8baba8b60"),
-    RefFile("examples/quick-start-setup.yaml", "site/static/examples/getting-started/quick-start-setup.yaml",
-            "886ba764d6c76083e9dcaaafcc726613908374d6"),
-    RefFile("examples/tas-sample-queues.yaml", "site/static/examples/tas/sample-queues.yaml",
-            "f3d31b8853e1a440c1e477f1998d948b86e0a5e0"),
-    RefFile("examples/tas-sample-gpu-queues.yaml", "site/static/examples/tas/sample-gpu-queues.yaml",
-            "2931662e37fef079a30095200f4512c9343aad34"),
-    RefFile("examples/admission-fair-sharing-setup.yaml",
-            "site/static/examples/admission-fs/admission-fair-sharing-setup.yaml",
-            "27b63b730eac7805a48940460acc6af58543a342"),
-    RefFile("featuregates/versioned_feature_list.yaml", "site/data/featuregates/versioned_feature_list.yaml",
-            "06b11b320bb9e37165aa3b4167b9e672f7d8cd0d"),
-    RefFile("featuregates/removed_feature_list.yaml", "site/data/featuregates/removed_feature_list.yaml",
-            "2a7c5cdeff9365569d73e4dda4ecc5100d9f2ef8"),
+    RefFile(
+        "examples/concurrent-admission-setup.yaml",
+        "site/static/examples/admin/concurrent-admission-setup.yaml",
+        "6e072c90bca95755ff8a4e0e7cac9de6fdee1031",
+    ),
+    RefFile(
+        "examples/minimal-cq.yaml",
+        "site/static/examples/admin/minimal-cq.yaml",
+        "b5cd26091f62b2c42ac495f93b25e456a402ddd2",
+    ),
+    RefFile(
+        "examples/resource-flavor-empty.yaml",
+        "site/static/examples/admin/resource-flavor-empty.yaml",
+        "174636939f95a17c97a6768d0fda0d86fd957f48",
+    ),
+    RefFile(
+        "examples/resource-flavor-taints.yaml",
+        "site/static/examples/admin/resource-flavor-taints.yaml",
+        "2247c7680e7af98ad8520f8e284bd35c94cf0b41",
+    ),
+    RefFile(
+        "examples/resource-flavor-tolerations.yaml",
+        "site/static/examples/admin/resource-flavor-tolerations.yaml",
+        "9591ecd12c7ee44c8bc49320a2234add3926cd18",
+    ),
+    RefFile(
+        "examples/shared-quota-sample-job.yaml",
+        "site/static/examples/admin/shared-quota-sample-job.yaml",
+        "c7c3610049bdd9cb6f1e744f64ee78705d314532",
+    ),
+    RefFile(
+        "examples/shared-quota-setup.yaml",
+        "site/static/examples/admin/shared-quota-setup.yaml",
+        "ce8131723e0b0a8f21bee96217540b8fa496e9f7",
+    ),
+    RefFile(
+        "examples/single-clusterqueue-setup.yaml",
+        "site/static/examples/admin/single-clusterqueue-setup.yaml",
+        "2ee6dd52daf5f3e7c20693d9545f58a8baba8b60",
+    ),
+    RefFile(
+        "examples/quick-start-setup.yaml",
+        "site/static/examples/getting-started/quick-start-setup.yaml",
+        "886ba764d6c76083e9dcaaafcc726613908374d6",
+    ),
+    RefFile(
+        "examples/tas-sample-queues.yaml",
+        "site/static/examples/tas/sample-queues.yaml",
+        "f3d31b8853e1a440c1e477f1998d948b86e0a5e0",
+    ),
+    RefFile(
+        "examples/tas-sample-gpu-queues.yaml",
+        "site/static/examples/tas/sample-gpu-queues.yaml",
+        "2931662e37fef079a30095200f4512c9343aad34",
+    ),
+    RefFile(
+        "examples/admission-fair-sharing-setup.yaml",
+        "site/static/examples/admission-fs/admission-fair-sharing-setup.yaml",
+        "27b63b730eac7805a48940460acc6af58543a342",
+    ),
+    RefFile(
+        "featuregates/versioned_feature_list.yaml",
+        "site/data/featuregates/versioned_feature_list.yaml",
+        "06b11b320bb9e37165aa3b4167b9e672f7d8cd0d",
+    ),
+    RefFile(
+        "featuregates/removed_feature_list.yaml",
+        "site/data/featuregates/removed_feature_list.yaml",
+        "2a7c5cdeff9365569d73e4dda4ecc5100d9f2ef8",
+    ),
 )
 # The manager Configuration's Go types, parsed into config-fields.yaml (never stored). The same
 # package's deprecated_types.go declares aliases the types use (from v0.19: `type
@@ -177,8 +237,12 @@ LANGUAGE_HOST_FILES: tuple[RefFile, ...] = (
     RefFile("main.go", "sdk/python/cmd/pulumi-language-python/main.go", "0e53e281c416e8c97894299e464adb4dbf0002db"),
     RefFile("go.mod", "sdk/python/cmd/pulumi-language-python/go.mod", "0020ecf8d7a5e076fd3cb223d7ac204013f68b9e"),
     RefFile("go.sum", "sdk/python/cmd/pulumi-language-python/go.sum", "9cbb885cb3c4ee10423b58b6ada3074daa443280"),
-    RefFile("pulumi-language-python-exec", "sdk/python/cmd/pulumi-language-python-exec",
-            "cc161ccfa65000af2abbeab9be14a49e57198d63", executable=True),
+    RefFile(
+        "pulumi-language-python-exec",
+        "sdk/python/cmd/pulumi-language-python-exec",
+        "cc161ccfa65000af2abbeab9be14a49e57198d63",
+        executable=True,
+    ),
 )
 # What the hand-written ../shared/pulumi/language-python/SOURCE.md says, line for line: the title,
 # why the source is here ({files}: its file list), how it was built and used.
@@ -210,18 +274,29 @@ def kueue_source(version: str) -> Source:
 
 
 def device_plugin_source(version: str) -> Source:
-    return Source("NVIDIA device plugin Helm chart", "NVIDIA/k8s-device-plugin", f"v{version}",
-                  f"nvidia-device-plugin/v{version}", "Apache-2.0", DEVICE_PLUGIN_FILES)
+    return Source(
+        "NVIDIA device plugin Helm chart",
+        "NVIDIA/k8s-device-plugin",
+        f"v{version}",
+        f"nvidia-device-plugin/v{version}",
+        "Apache-2.0",
+        DEVICE_PLUGIN_FILES,
+    )
 
 
 def pulumi_source() -> Source:
-    return Source("Pulumi project file schema", "pulumi/pulumi", PULUMI_COMMIT, "pulumi", "Apache-2.0",
-                  PULUMI_FILES)
+    return Source("Pulumi project file schema", "pulumi/pulumi", PULUMI_COMMIT, "pulumi", "Apache-2.0", PULUMI_FILES)
 
 
 def language_host_source() -> Source:
-    return Source("Pulumi's Python language host", "pulumi/pulumi", PULUMI_COMMIT, "pulumi/language-python",
-                  "Apache-2.0", LANGUAGE_HOST_FILES)
+    return Source(
+        "Pulumi's Python language host",
+        "pulumi/pulumi",
+        PULUMI_COMMIT,
+        "pulumi/language-python",
+        "Apache-2.0",
+        LANGUAGE_HOST_FILES,
+    )
 
 
 # Every repository the sources and charts above come from.
@@ -304,8 +379,10 @@ def download(source: Source, fetch: Fetch) -> list[Fetched]:
         url = raw_url(source.repo, source.ref, file.upstream)
         data = fetch(url)
         if file.blob is not None and git_blob_id(data) != file.blob:
-            raise FetchError(f"{url}: git blob {git_blob_id(data)}, pinned {file.blob}: "
-                             "the tag moved or the table is wrong; not writing anything")
+            raise FetchError(
+                f"{url}: git blob {git_blob_id(data)}, pinned {file.blob}: "
+                "the tag moved or the table is wrong; not writing anything"
+            )
         fetched.append(Fetched(file, data))
     return fetched
 
@@ -368,7 +445,7 @@ def _tokens(source: str) -> list[tuple[str, str]]:
     while pos < len(source):
         match = _TOKEN.match(source, pos)
         if match is None:
-            raise ValueError(f"cannot tokenize Go source at offset {pos}: {source[pos:pos + 20]!r}")
+            raise ValueError(f"cannot tokenize Go source at offset {pos}: {source[pos : pos + 20]!r}")
         kind, text = match.lastgroup or "", match.group()
         pos = match.end()
         if kind == "comment" and "\n" in text:
@@ -600,8 +677,7 @@ class _HelmEmitter(yaml.emitter.Emitter):
         return str(super().choose_scalar_style())
 
 
-class _HelmDumper(_HelmEmitter, yaml.serializer.Serializer, yaml.representer.SafeRepresenter,
-                  yaml.resolver.Resolver):
+class _HelmDumper(_HelmEmitter, yaml.serializer.Serializer, yaml.representer.SafeRepresenter, yaml.resolver.Resolver):
     def __init__(self, stream: Any, **kwargs: Any) -> None:
         _HelmEmitter.__init__(self, stream, allow_unicode=True)
         yaml.serializer.Serializer.__init__(self)
@@ -623,8 +699,11 @@ def helm_yaml(data: bytes, **fields: str) -> bytes:
 KUEUE_STAGING_REGISTRY = "us-central1-docker.pkg.dev/k8s-staging-images/kueue"
 KUEUE_REGISTRY = "registry.k8s.io/kueue"
 # The images hack/helm-chart-package.sh points at the promoted registry, by their values.yaml path.
-KUEUE_IMAGES = (("controllerManager", "manager", "image"), ("kueueViz", "backend", "image"),
-                ("kueueViz", "frontend", "image"))
+KUEUE_IMAGES = (
+    ("controllerManager", "manager", "image"),
+    ("kueueViz", "backend", "image"),
+    ("kueueViz", "frontend", "image"),
+)
 
 
 def promote_kueue_values(data: bytes, version: str) -> bytes:
@@ -633,12 +712,16 @@ def promote_kueue_values(data: bytes, version: str) -> bytes:
     release tag, pullPolicy IfNotPresent; the rest of the file byte for byte."""
     major, minor, _ = version.split(".")
     text = data.decode()
-    for old, new in ((f"{KUEUE_STAGING_REGISTRY}/", f"{KUEUE_REGISTRY}/"),
-                     (f"tag: release-{major}.{minor}\n", f"tag: v{version}\n"),
-                     ("pullPolicy: Always\n", "pullPolicy: IfNotPresent\n")):
+    for old, new in (
+        (f"{KUEUE_STAGING_REGISTRY}/", f"{KUEUE_REGISTRY}/"),
+        (f"tag: release-{major}.{minor}\n", f"tag: v{version}\n"),
+        ("pullPolicy: Always\n", "pullPolicy: IfNotPresent\n"),
+    ):
         if text.count(old) != len(KUEUE_IMAGES):
-            raise ValueError(f"Kueue values.yaml: {old.strip()!r} occurs {text.count(old)} times, "
-                             f"expected once per image ({len(KUEUE_IMAGES)})")
+            raise ValueError(
+                f"Kueue values.yaml: {old.strip()!r} occurs {text.count(old)} times, "
+                f"expected once per image ({len(KUEUE_IMAGES)})"
+            )
         text = text.replace(old, new)
     values = yaml.safe_load(text)
     for path in KUEUE_IMAGES:
@@ -646,8 +729,11 @@ def promote_kueue_values(data: bytes, version: str) -> bytes:
         for key in path:
             image = image[key]
         name = path[-1] if path[0] == "controllerManager" else f"kueueviz-{path[1]}"
-        expected = {"repository": f"{KUEUE_REGISTRY}/{'kueue' if path[0] == 'controllerManager' else name}",
-                    "tag": f"v{version}", "pullPolicy": "IfNotPresent"}
+        expected = {
+            "repository": f"{KUEUE_REGISTRY}/{'kueue' if path[0] == 'controllerManager' else name}",
+            "tag": f"v{version}",
+            "pullPolicy": "IfNotPresent",
+        }
         if {k: image.get(k) for k in expected} != expected:
             raise ValueError(f"Kueue values.yaml: {'.'.join(path)} is {image}, expected {expected}")
     return text.encode()
@@ -682,10 +768,12 @@ def chart_files(chart: PackagedChart, fetch: Fetch) -> list[tuple[str, bytes]]:
         else:
             if sub.path not in vendored:
                 archive_url = raw_url(chart.repo, chart.ref, f"{chart.folder}/{sub.archive}")
-                vendored[sub.path] = (archive_url, _subchart_files(archive_url, fetch(archive_url),
-                                                                   sub.path.rsplit("/", 1)[-1]))
+                vendored[sub.path] = (
+                    archive_url,
+                    _subchart_files(archive_url, fetch(archive_url), sub.path.rsplit("/", 1)[-1]),
+                )
             archive_url, files = vendored[sub.path]
-            inner = member.path[len(sub.path) + 1:]
+            inner = member.path[len(sub.path) + 1 :]
             url = f"{archive_url} ({inner})"
             if inner not in files:
                 raise FetchError(f"{url}: not in the archive")
@@ -699,8 +787,10 @@ def chart_files(chart: PackagedChart, fetch: Fetch) -> list[tuple[str, bytes]]:
             raise FetchError(f"{url}: {error}") from error
         if git_blob_id(data) != member.blob:
             written = "" if member.how == "copy" else f" (as written into the archive: {member.how})"
-            raise FetchError(f"{url}: git blob {git_blob_id(data)}{written}, pinned {member.blob}: "
-                             "the tag moved or the table is wrong; not writing anything")
+            raise FetchError(
+                f"{url}: git blob {git_blob_id(data)}{written}, pinned {member.blob}: "
+                "the tag moved or the table is wrong; not writing anything"
+            )
         members.append((member.path, data))
     for archive_url, files in vendored.values():
         if files:  # helm package would have packaged these too
@@ -734,8 +824,10 @@ def build_chart(chart: PackagedChart, fetch: Fetch) -> BuiltChart:
     tar = chart_tar(chart, chart_files(chart, fetch))
     digest = hashlib.sha256(tar).hexdigest()
     if digest != chart.tar_sha256:
-        raise FetchError(f"{chart.name} {chart.version}: packaged tar sha256 {digest}, pinned {chart.tar_sha256}: "
-                         "the packaging changed or the table is wrong; not writing anything")
+        raise FetchError(
+            f"{chart.name} {chart.version}: packaged tar sha256 {digest}, pinned {chart.tar_sha256}: "
+            "the packaging changed or the table is wrong; not writing anything"
+        )
     # gzip's header has no name and mtime 0; the deflate bytes depend on the zlib build, so
     # only the stream inside is pinned (tests check that it decompresses to it).
     return BuiltChart(chart, tar, gzip.compress(tar, compresslevel=9, mtime=0))
@@ -758,8 +850,10 @@ def chart_md(built: BuiltChart, edits: str) -> str:
     )
 
 
-KUEUE_CHART_EDITS = (" with the edits of upstream's `hack/helm-chart-package.sh` for a promoted release (image "
-                     f"repositories `{KUEUE_REGISTRY}/...`, tags = the release tag, `pullPolicy: IfNotPresent`)")
+KUEUE_CHART_EDITS = (
+    " with the edits of upstream's `hack/helm-chart-package.sh` for a promoted release (image "
+    f"repositories `{KUEUE_REGISTRY}/...`, tags = the release tag, `pullPolicy: IfNotPresent`)"
+)
 
 
 # --- writing ../shared -----------------------------------------------------------------------
@@ -790,7 +884,7 @@ def language_host_note(source: Source) -> str:
 
 
 def kueue_derived_md(ref: str, go_sha256: str, deprecated_sha256: str | None = None) -> str:
-    also = (f" and `{KUEUE_DEPRECATED_TYPES}`\n(sha256 `{deprecated_sha256}`)" if deprecated_sha256 else "")
+    also = f" and `{KUEUE_DEPRECATED_TYPES}`\n(sha256 `{deprecated_sha256}`)" if deprecated_sha256 else ""
     return (
         "\n## Derived data\n\n"
         f"`{CONFIG_FIELDS}` lists every field of the manager configuration\n"
@@ -802,8 +896,9 @@ def kueue_derived_md(ref: str, go_sha256: str, deprecated_sha256: str | None = N
     )
 
 
-def _outputs(dest: Path, source: Source, fetched: list[Fetched],
-             derived: dict[str, str | bytes]) -> Iterator[tuple[Path, bytes, bool]]:
+def _outputs(
+    dest: Path, source: Source, fetched: list[Fetched], derived: dict[str, str | bytes]
+) -> Iterator[tuple[Path, bytes, bool]]:
     """(path, bytes, executable) of every file a source writes."""
     base = dest / source.directory
     for item in fetched:
@@ -819,8 +914,13 @@ def _check_not_hand_written(directory: Path, force: bool) -> None:
         raise FetchError(f"{existing} was not written by this tool; pass --force to replace it")
 
 
-def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str = DEVICE_PLUGIN_VERSION,
-                    fetch: Fetch = http_get, force: bool = False) -> list[Path]:
+def fetch_reference(
+    dest: Path,
+    kueue: str = KUEUE_VERSION,
+    device_plugin: str = DEVICE_PLUGIN_VERSION,
+    fetch: Fetch = http_get,
+    force: bool = False,
+) -> list[Path]:
     """Download and verify everything first, then write it under dest; returns the files written."""
     kueue_src, plugin_src, pulumi_src = kueue_source(kueue), device_plugin_source(device_plugin), pulumi_source()
     host_src = language_host_source()
@@ -838,11 +938,18 @@ def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str =
     kueue_derived: dict[str, str | bytes] = {
         CONFIG_FIELDS: config_fields_yaml(
             config_fields(go_source.decode(), "Configuration", *([deprecated.decode()] if deprecated else [])),
-            kueue_src.ref),
-        "SOURCE.md": source_md(kueue_src, kueue_files,
-                               kueue_derived_md(kueue_src.ref, hashlib.sha256(go_source).hexdigest(),
-                                                hashlib.sha256(deprecated).hexdigest() if deprecated else None)
-                               + (chart_md(kueue_chart, KUEUE_CHART_EDITS) if kueue_chart else "")),
+            kueue_src.ref,
+        ),
+        "SOURCE.md": source_md(
+            kueue_src,
+            kueue_files,
+            kueue_derived_md(
+                kueue_src.ref,
+                hashlib.sha256(go_source).hexdigest(),
+                hashlib.sha256(deprecated).hexdigest() if deprecated else None,
+            )
+            + (chart_md(kueue_chart, KUEUE_CHART_EDITS) if kueue_chart else ""),
+        ),
     }
     plugin_files = download(plugin_src, fetch)
     plugin_chart = build_chart(DEVICE_PLUGIN_CHART, fetch) if device_plugin == DEVICE_PLUGIN_CHART.version else None
@@ -859,8 +966,12 @@ def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str =
         *_outputs(dest, kueue_src, kueue_files, kueue_derived),
         *_outputs(dest, plugin_src, plugin_files, plugin_derived),
         *_outputs(dest, pulumi_src, pulumi_files, {"SOURCE.md": source_md(pulumi_src, pulumi_files)}),
-        *_outputs(dest, host_src, host_files,
-                  {"SOURCE.md": source_md(host_src, host_files, note=language_host_note(host_src))}),
+        *_outputs(
+            dest,
+            host_src,
+            host_files,
+            {"SOURCE.md": source_md(host_src, host_files, note=language_host_note(host_src))},
+        ),
     ]
     for path, data, executable in outputs:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -873,22 +984,38 @@ def fetch_reference(dest: Path, kueue: str = KUEUE_VERSION, device_plugin: str =
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tools.fetch_reference", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dest", type=Path, required=True, help="where to write, normally ../shared")
-    parser.add_argument("--kueue", default=KUEUE_VERSION, metavar="X.Y.Z",
-                        help=f"Kueue release (default {KUEUE_VERSION}; blob ids are pinned for it only)")
-    parser.add_argument("--device-plugin", default=DEVICE_PLUGIN_VERSION, metavar="X.Y.Z",
-                        help=f"NVIDIA k8s-device-plugin release (default {DEVICE_PLUGIN_VERSION})")
+    parser.add_argument(
+        "--kueue",
+        default=KUEUE_VERSION,
+        metavar="X.Y.Z",
+        help=f"Kueue release (default {KUEUE_VERSION}; blob ids are pinned for it only)",
+    )
+    parser.add_argument(
+        "--device-plugin",
+        default=DEVICE_PLUGIN_VERSION,
+        metavar="X.Y.Z",
+        help=f"NVIDIA k8s-device-plugin release (default {DEVICE_PLUGIN_VERSION})",
+    )
     parser.add_argument("--force", action="store_true", help="replace a SOURCE.md this tool did not write")
-    parser.add_argument("--git", action="append", default=[], metavar="OWNER/NAME=DIR", type=_clone,
-                        help="read that repository's files from a local clone or mirror instead of GitHub "
-                             "(repeatable; the repositories: " + ", ".join(sorted(REPOSITORIES)) + ")")
+    parser.add_argument(
+        "--git",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME=DIR",
+        type=_clone,
+        help="read that repository's files from a local clone or mirror instead of GitHub "
+        "(repeatable; the repositories: " + ", ".join(sorted(REPOSITORIES)) + ")",
+    )
     return parser
 
 
 def _clone(value: str) -> tuple[str, Path]:
     repo, sep, directory = value.partition("=")
     if not sep or repo not in REPOSITORIES or not Path(directory).is_dir():
-        raise argparse.ArgumentTypeError(f"{value!r}: want OWNER/NAME=DIR with OWNER/NAME one of "
-                                         f"{', '.join(sorted(REPOSITORIES))} and DIR an existing clone")
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: want OWNER/NAME=DIR with OWNER/NAME one of "
+            f"{', '.join(sorted(REPOSITORIES))} and DIR an existing clone"
+        )
     return repo, Path(directory)
 
 

@@ -108,8 +108,9 @@ def isolated_jct(jobs: Sequence[TraceJob], capacity: Mapping[str, float]) -> dic
     return out
 
 
-def samples(histories: Sequence[History], capacity: Mapping[str, float], end: float,
-            step: float = SAMPLE_S) -> list[Sample]:
+def samples(
+    histories: Sequence[History], capacity: Mapping[str, float], end: float, step: float = SAMPLE_S
+) -> list[Sample]:
     """What each team held in Kueue's books (its admitted Workloads' requests) and what waited, on
     a grid of `step` seconds from 0 to `end`."""
     out = []
@@ -137,8 +138,15 @@ def _p50_p95(values: Sequence[float]) -> tuple[float, float]:
     return (round(percentile(values, 50), 2), round(percentile(values, 95), 2)) if values else (0.0, 0.0)
 
 
-def lane_outcome(setup: str, seed: int, load: float, histories: Sequence[History], capacity: Mapping[str, float],
-                 shares: Mapping[str, float], run_end_s: float) -> LaneOutcome:
+def lane_outcome(
+    setup: str,
+    seed: int,
+    load: float,
+    histories: Sequence[History],
+    capacity: Mapping[str, float],
+    shares: Mapping[str, float],
+    run_end_s: float,
+) -> LaneOutcome:
     """Every figure of one lane; `shares` are fractions, `run_end_s` when the lane was stopped."""
     jobs = [h.job for h in histories]
     finished = [h.finished_s for h in histories if h.finished_s is not None]
@@ -170,15 +178,25 @@ def lane_outcome(setup: str, seed: int, load: float, histories: Sequence[History
     grid = samples(histories, capacity, end)
     team_rho = {t: round(sum(v) / len(v), 3) for t, v in rho.items()}
     return LaneOutcome(
-        setup=setup, seed=seed, load=load, jobs=len(histories), unfinished=unfinished,
+        setup=setup,
+        seed=seed,
+        load=load,
+        jobs=len(histories),
+        unfinished=unfinished,
         makespan_s=None if unfinished else round(end, 1),
         lower_bound_s=round(lower_bound(jobs, capacity), 1),
         gpu_utilization=round(work[GPU] / (capacity[GPU] * end), 3) if end > 0 else 0.0,
         cpu_utilization=round(work[CPU] / (capacity[CPU] * end), 3) if end > 0 else 0.0,
-        wasted_gpu_s=round(wasted, 1), preemptions=sum(causes.values()),
-        jct_s={t: _p50_p95(v) for t, v in jct.items()}, wait_s={t: _p50_p95(v) for t, v in wait.items()},
-        rho=team_rho, worst_rho=max(team_rho.values(), default=1.0),
-        share_kept={t: None if v is None else round(v, 3) for t, v in share_kept(grid, shares, capacity, end, WAIT_GRACE_S).items()},
+        wasted_gpu_s=round(wasted, 1),
+        preemptions=sum(causes.values()),
+        jct_s={t: _p50_p95(v) for t, v in jct.items()},
+        wait_s={t: _p50_p95(v) for t, v in wait.items()},
+        rho=team_rho,
+        worst_rho=max(team_rho.values(), default=1.0),
+        share_kept={
+            t: None if v is None else round(v, 3)
+            for t, v in share_kept(grid, shares, capacity, end, WAIT_GRACE_S).items()
+        },
         jain=None if (f := fairness(grid, shares, capacity, end, WAIT_GRACE_S)) is None else round(f, 3),
         preemption_causes=causes,
     )

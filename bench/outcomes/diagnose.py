@@ -30,8 +30,14 @@ from components.k8s.quantity import parse_quantity
 
 NO_CANDIDATES = "Workload requires preemption, but there are no candidate workloads allowed for preemption"
 STRATEGIES_FAILED = "All fair sharing strategies failed"
-COUNTED = ("Bulk-moved equivalent workloads to inadmissible", "Prioritizing sticky workload", "Preempted",
-           "Fair sharing strategies succeeded", STRATEGIES_FAILED, NO_CANDIDATES)
+COUNTED = (
+    "Bulk-moved equivalent workloads to inadmissible",
+    "Prioritizing sticky workload",
+    "Preempted",
+    "Fair sharing strategies succeeded",
+    STRATEGIES_FAILED,
+    NO_CANDIDATES,
+)
 
 
 @dataclass(frozen=True)
@@ -72,15 +78,23 @@ def log_lines(lines: Iterable[str]) -> list[dict[str, Any]]:
 
 
 def _held(histories: Sequence[Mapping[str, Any]], team: str, t: float) -> float:
-    return float(sum(h["gpus"] for h in histories if h["team"] == team
-                     and any(a[0] <= t < a[1] for a in h["attempts"])))
+    return float(
+        sum(h["gpus"] for h in histories if h["team"] == team and any(a[0] <= t < a[1] for a in h["attempts"]))
+    )
 
 
 def waits(entries: Sequence[Mapping[str, Any]], run: Mapping[str, Any], nominal: Mapping[str, float]) -> list[Wait]:
     """Every "no candidates" of the run, with its team's books at that moment. `run`: one entry
     of the results JSON's sweep.runs (histories, started_at, offsets); `nominal`: team -> GPUs."""
-    refused = {(e.get("schedulingCycle"), (e.get("preemptingWorkload") or {}).get("namespace"),
-                (e.get("preemptingWorkload") or {}).get("name")) for e in entries if e.get("msg") == STRATEGIES_FAILED}
+    refused = {
+        (
+            e.get("schedulingCycle"),
+            (e.get("preemptingWorkload") or {}).get("namespace"),
+            (e.get("preemptingWorkload") or {}).get("name"),
+        )
+        for e in entries
+        if e.get("msg") == STRATEGIES_FAILED
+    }
     out = []
     for e in entries:
         if e.get("msg") != NO_CANDIDATES:
@@ -92,23 +106,37 @@ def waits(entries: Sequence[Mapping[str, Any]], run: Mapping[str, Any], nominal:
         team = namespace.removeprefix(f"{lane}-")
         job = next(h for h in run["histories"][lane] if h["job"] == name)
         t = _ts(e["ts"]) - run["started_at"] - run["offsets"][lane]
-        out.append(Wait(lane, team, name, round(t, 2), job["gpus"], _held(run["histories"][lane], team, t),
-                        nominal[team], (e.get("schedulingCycle"), namespace, name) in refused))
+        out.append(
+            Wait(
+                lane,
+                team,
+                name,
+                round(t, 2),
+                job["gpus"],
+                _held(run["histories"][lane], team, t),
+                nominal[team],
+                (e.get("schedulingCycle"), namespace, name) in refused,
+            )
+        )
     return out
 
 
 def report(entries: Sequence[Mapping[str, Any]], found: Sequence[Wait]) -> str:
     counts = Counter(e.get("msg") for e in entries)
     reasons = Counter(e.get("reason") for e in entries if e.get("msg") == "Preempted")
-    lines = [f"log: {dict(counts)}", f"preemptions by reason: {dict(reasons)}",
-             "no-candidates events by team and kind (GPU workload / CPU workload):"]
+    lines = [
+        f"log: {dict(counts)}",
+        f"preemptions by reason: {dict(reasons)}",
+        "no-candidates events by team and kind (GPU workload / CPU workload):",
+    ]
     for team in sorted({w.team for w in found}):
         mine = [w for w in found if w.team == team]
         gpu = [w for w in mine if w.gpus]
         lines.append(
             f"- {team}: {len(mine)} ({len(gpu)} GPU, {len(mine) - len(gpu)} CPU) on {len({w.job for w in mine})} workloads; "
             f"GPU ones over nominal with the gang counted: {sum(w.over_nominal for w in gpu)} of {len(gpu)}; "
-            f"fair sharing had candidates and refused them all: {sum(w.strategies_refused for w in mine)} of {len(mine)}")
+            f"fair sharing had candidates and refused them all: {sum(w.strategies_refused for w in mine)} of {len(mine)}"
+        )
     return "\n".join(lines)
 
 
@@ -118,8 +146,15 @@ def nominal_gpus(objects: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     for q in objects:
         if q["kind"] != "ClusterQueue":
             continue
-        out[q["metadata"]["name"]] = float(sum(parse_quantity(r["nominalQuota"]) for g in q["spec"]["resourceGroups"]
-                                               for f in g["flavors"] for r in f["resources"] if r["name"] == "nvidia.com/gpu"))
+        out[q["metadata"]["name"]] = float(
+            sum(
+                parse_quantity(r["nominalQuota"])
+                for g in q["spec"]["resourceGroups"]
+                for f in g["flavors"]
+                for r in f["resources"]
+                if r["name"] == "nvidia.com/gpu"
+            )
+        )
     return out
 
 
@@ -132,6 +167,7 @@ def main(argv: Sequence[str]) -> int:
     from testbed.stacks import DEVICE_PLUGIN_CHART_FILE, KUEUE_CHART_FILE
 
     from . import scenario
+
     config = scenario.stack_config(str(KUEUE_CHART_FILE), str(DEVICE_PLUGIN_CHART_FILE))
     entries = log_lines(log.read_text().splitlines())
     print(report(entries, waits(entries, run, nominal_gpus(build_objects(config)))))

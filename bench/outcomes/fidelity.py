@@ -100,8 +100,13 @@ def observed(jobs: Sequence[TraceJob], histories: Sequence[History]) -> list[Tra
     for job in jobs:
         h = seen.get(job.name)
         run = next((a for a in h.attempts if a.finished), None) if h else None
-        out.append(replace(job, arrival_s=h.submitted_s if h else job.arrival_s,
-                           duration_s=run.end_s - run.start_s if run else job.duration_s))
+        out.append(
+            replace(
+                job,
+                arrival_s=h.submitted_s if h else job.arrival_s,
+                duration_s=run.end_s - run.start_s if run else job.duration_s,
+            )
+        )
     return sorted(out, key=lambda j: j.arrival_s)
 
 
@@ -128,10 +133,12 @@ def simulated_admissions(jobs: Sequence[TraceJob], outcome: Outcome) -> dict[str
 
 
 def _same_order(real: Mapping[str, Admission], sim: Mapping[str, Admission]) -> tuple[int, float]:
-    waited = sorted((n for n, a in real.items() if a.wait_s > ORDER_GRACE_S and n in sim), key=lambda n: real[n].first_s)
+    waited = sorted(
+        (n for n, a in real.items() if a.wait_s > ORDER_GRACE_S and n in sim), key=lambda n: real[n].first_s
+    )
     pairs, same = 0, 0.0
     for i, a in enumerate(waited):
-        for b in waited[i + 1:]:
+        for b in waited[i + 1 :]:
             if real[b].first_s - real[a].first_s <= ORDER_GRACE_S:
                 continue
             pairs += 1
@@ -157,28 +164,43 @@ def compare(lane: str, jobs: Sequence[TraceJob], histories: Sequence[History], o
             continue
         r, s = [real[n].wait_s for n in names], [sim[n].wait_s for n in names]
         median, p95 = _p(s, 50), _p(s, 95)
-        teams.append(TeamWaits(team, len(names), _p(r, 50), median, _p(r, 95), p95, rank_error(r, median, 50),
-                               rank_error(r, p95, 95)))
+        teams.append(
+            TeamWaits(
+                team, len(names), _p(r, 50), median, _p(r, 95), p95, rank_error(r, median, 50), rank_error(r, p95, 95)
+            )
+        )
     pairs, same = _same_order(real, sim)
     at_once = [real[n].wait_s for n in both if sim[n].wait_s == 0]
     evicted = sum(1 for h in histories for a in h.attempts if not a.finished and a.reason != STOPPED)
-    return LaneFidelity(lane, tuple(teams), pairs, same, evicted, sum(1 for r in outcome.runs if not r.completed),
-                        _p(at_once, 50) if at_once else 0.0, tuple(sorted(set(real) - set(sim))),
-                        tuple(sorted(set(sim) - set(real))))
+    return LaneFidelity(
+        lane,
+        tuple(teams),
+        pairs,
+        same,
+        evicted,
+        sum(1 for r in outcome.runs if not r.completed),
+        _p(at_once, 50) if at_once else 0.0,
+        tuple(sorted(set(real) - set(sim))),
+        tuple(sorted(set(sim) - set(real))),
+    )
 
 
 def table(lanes: Sequence[LaneFidelity]) -> str:
     """Markdown: per lane and team, Kueue's and the simulator's median and p95 wait; per lane, the
     agreement on the order of admission and the runs preempted."""
-    lines = ["| lane | team | jobs | median wait (s): Kueue / simulator (rank error) | p95 wait (s): Kueue / "
-             "simulator (rank error) | same order | preempted: Kueue / simulator | Kueue's latency (s) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| lane | team | jobs | median wait (s): Kueue / simulator (rank error) | p95 wait (s): Kueue / "
+        "simulator (rank error) | same order | preempted: Kueue / simulator | Kueue's latency (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for lane in lanes:
         for i, t in enumerate(lane.teams):
             order = f"{lane.order_agreement:.0%} of {lane.pairs:,} pairs" if i == 0 else ""
             preempted = f"{lane.real_preemptions} / {lane.simulated_preemptions}" if i == 0 else ""
             latency = f"{lane.kueue_latency_s:.2f}" if i == 0 else ""
-            lines.append(f"| {lane.lane} | {t.team} | {t.jobs} | {t.real_median_s:.1f} / {t.sim_median_s:.1f} "
-                         f"({t.median_rank_error * 100:.0f}) | {t.real_p95_s:.1f} / {t.sim_p95_s:.1f} "
-                         f"({t.p95_rank_error * 100:.0f}) | {order} | {preempted} | {latency} |")
+            lines.append(
+                f"| {lane.lane} | {t.team} | {t.jobs} | {t.real_median_s:.1f} / {t.sim_median_s:.1f} "
+                f"({t.median_rank_error * 100:.0f}) | {t.real_p95_s:.1f} / {t.sim_p95_s:.1f} "
+                f"({t.p95_rank_error * 100:.0f}) | {order} | {preempted} | {latency} |"
+            )
     return "\n".join(lines)

@@ -48,8 +48,13 @@ def lane_objects(objects: Sequence[Mapping[str, Any]], lane: str) -> list[dict[s
     queues = {o["metadata"]["name"]: f"{lane}-{o['metadata']['name']}" for o in objects if o["kind"] == "ClusterQueue"}
     cohorts = {o["metadata"]["name"]: f"{lane}-{o['metadata']['name']}" for o in objects if o["kind"] == "Cohort"}
     # A cohort named only by its queues (no Cohort object) is the lane's too.
-    cohorts.update({o["spec"]["cohortName"]: f"{lane}-{o['spec']['cohortName']}" for o in objects
-                    if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName")})
+    cohorts.update(
+        {
+            o["spec"]["cohortName"]: f"{lane}-{o['spec']['cohortName']}"
+            for o in objects
+            if o["kind"] == "ClusterQueue" and o["spec"].get("cohortName")
+        }
+    )
     out = []
     for original in objects:
         if original["kind"] not in LANE_KINDS:

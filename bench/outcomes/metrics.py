@@ -42,7 +42,9 @@ def waiting_sizes(sample: Sample, team: str, grace: float = WAIT_GRACE_S) -> lis
 class Sample:
     t: float  # seconds since the trace started
     used: Mapping[str, Mapping[str, float]]  # team -> dimension -> held by its running pods
-    waiting: Mapping[str, tuple[tuple[float, float], ...]]  # team -> (dominant size, seconds waited) of each job not all running
+    waiting: Mapping[
+        str, tuple[tuple[float, float], ...]
+    ]  # team -> (dominant size, seconds waited) of each job not all running
     unschedulable_pods: int  # pods of admitted (or, without Kueue, created) jobs that found no node
     partial_gangs: frozenset[str] = frozenset()  # jobs with pods running while others found no node
     idle_held: Mapping[str, float] = field(default_factory=dict)  # dimension -> held by gangs not all running
@@ -127,8 +129,12 @@ def utilization(samples: Sequence[Sample], capacity: Mapping[str, float], dimens
 def lower_bound(jobs: Sequence[TraceJob], capacity: Mapping[str, float]) -> float:
     gpu_work = sum(j.gpus * j.duration_s for j in jobs)
     cpu_work = sum(j.pods * j.pod.cpu_m * j.duration_s for j in jobs)
-    return max(gpu_work / capacity[GPU], cpu_work / capacity[CPU], max(j.duration_s for j in jobs),
-               max(j.arrival_s + j.duration_s for j in jobs))
+    return max(
+        gpu_work / capacity[GPU],
+        cpu_work / capacity[CPU],
+        max(j.duration_s for j in jobs),
+        max(j.arrival_s + j.duration_s for j in jobs),
+    )
 
 
 def owed(share: float, held: float, waiting: Sequence[float]) -> float:
@@ -142,8 +148,13 @@ def owed(share: float, held: float, waiting: Sequence[float]) -> float:
     return min(share, held + claim)
 
 
-def share_kept(samples: Sequence[Sample], shares: Mapping[str, float], capacity: Mapping[str, float],
-               end: float, grace: float = WAIT_GRACE_S) -> dict[str, float | None]:
+def share_kept(
+    samples: Sequence[Sample],
+    shares: Mapping[str, float],
+    capacity: Mapping[str, float],
+    end: float,
+    grace: float = WAIT_GRACE_S,
+) -> dict[str, float | None]:
     kept: dict[str, float | None] = {}
     for team, share in shares.items():
         weighted = total = 0.0
@@ -159,8 +170,13 @@ def share_kept(samples: Sequence[Sample], shares: Mapping[str, float], capacity:
     return kept
 
 
-def fairness(samples: Sequence[Sample], shares: Mapping[str, float], capacity: Mapping[str, float],
-             end: float, grace: float = WAIT_GRACE_S) -> float | None:
+def fairness(
+    samples: Sequence[Sample],
+    shares: Mapping[str, float],
+    capacity: Mapping[str, float],
+    end: float,
+    grace: float = WAIT_GRACE_S,
+) -> float | None:
     weighted = total = 0.0
     for s, dt in _spans(samples, end):
         contending = [t for t in shares if waiting_sizes(s, t, grace)]
@@ -171,8 +187,15 @@ def fairness(samples: Sequence[Sample], shares: Mapping[str, float], capacity: M
     return weighted / total if total else None
 
 
-def outcome(setup: str, jobs: Sequence[TraceJob], records: Sequence[JobRecord], samples: Sequence[Sample],
-            capacity: Mapping[str, float], shares: Mapping[str, float], preemptions: Mapping[str, int]) -> Outcome:
+def outcome(
+    setup: str,
+    jobs: Sequence[TraceJob],
+    records: Sequence[JobRecord],
+    samples: Sequence[Sample],
+    capacity: Mapping[str, float],
+    shares: Mapping[str, float],
+    preemptions: Mapping[str, int],
+) -> Outcome:
     """Every figure of one set-up's run; `shares` are fractions (0.5 for 50 %)."""
     finished = [r.finished_s for r in records if r.finished_s is not None]
     unfinished = len(records) - len(finished)
@@ -180,15 +203,22 @@ def outcome(setup: str, jobs: Sequence[TraceJob], records: Sequence[JobRecord], 
     end = max(finished) if finished and not unfinished else run_end
     delays: dict[str, tuple[float, float]] = {}
     for team in shares:
-        waits = [(r.started_s if r.started_s is not None else run_end) - r.submitted_s for r in records if r.team == team]
+        waits = [
+            (r.started_s if r.started_s is not None else run_end) - r.submitted_s for r in records if r.team == team
+        ]
         if waits:
             delays[team] = (round(percentile(waits, 50), 1), round(percentile(waits, 95), 1))
-    latencies = [r.started_s - r.admitted_s for r in records
-                 if r.started_s is not None and r.admitted_s is not None and r.started_s >= r.admitted_s]
+    latencies = [
+        r.started_s - r.admitted_s
+        for r in records
+        if r.started_s is not None and r.admitted_s is not None and r.started_s >= r.admitted_s
+    ]
     spans = _spans(samples, end)
     partial = set().union(*(s.partial_gangs for s in samples)) if samples else set()
-    timeline = tuple((round(s.t, 1), round(working(s, GPU) / capacity[GPU], 3), round(working(s, CPU) / capacity[CPU], 3))
-                     for s in samples)
+    timeline = tuple(
+        (round(s.t, 1), round(working(s, GPU) / capacity[GPU], 3), round(working(s, CPU) / capacity[CPU], 3))
+        for s in samples
+    )
     return Outcome(
         setup=setup,
         gpu_utilization=round(utilization(samples, capacity, GPU, end), 3),
@@ -196,14 +226,18 @@ def outcome(setup: str, jobs: Sequence[TraceJob], records: Sequence[JobRecord], 
         makespan_s=None if unfinished else round(end, 1),
         lower_bound_s=round(lower_bound(jobs, capacity), 1),
         delay_s=delays,
-        share_kept={t: None if v is None else round(v, 3) for t, v in share_kept(samples, shares, capacity, end).items()},
+        share_kept={
+            t: None if v is None else round(v, 3) for t, v in share_kept(samples, shares, capacity, end).items()
+        },
         fairness=None if (f := fairness(samples, shares, capacity, end)) is None else round(f, 3),
         unschedulable_pod_seconds=round(sum(s.unschedulable_pods * dt for s, dt in spans), 1),
         partial_gangs=len(partial),
         preemptions=sum(preemptions.values()),
         unfinished=unfinished,
         preemption_causes=dict(preemptions),
-        start_latency_s=(round(percentile(latencies, 50), 1), round(percentile(latencies, 95), 1)) if latencies else None,
+        start_latency_s=(round(percentile(latencies, 50), 1), round(percentile(latencies, 95), 1))
+        if latencies
+        else None,
         timeline=timeline,
     )
 

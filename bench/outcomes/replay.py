@@ -44,8 +44,12 @@ class Run:
 
 
 # Kinds in the order they may be created; within a stage nothing names anything else.
-STAGES = (("Namespace",), ("Topology", "ResourceFlavor", "Cohort", "WorkloadPriorityClass", "ProvisioningRequestConfig",
-                           "AdmissionCheck"), ("ClusterQueue",), ("LocalQueue",))
+STAGES = (
+    ("Namespace",),
+    ("Topology", "ResourceFlavor", "Cohort", "WorkloadPriorityClass", "ProvisioningRequestConfig", "AdmissionCheck"),
+    ("ClusterQueue",),
+    ("LocalQueue",),
+)
 APPLIERS = 4  # parallel applies per stage: each object goes through Kueue's webhook
 
 
@@ -63,8 +67,14 @@ def apply_in_stages(sc: StackCluster, objects: Sequence[Mapping[str, Any]]) -> N
             list(pool.map(lambda chunk: sc.kubectl.apply(chunk, timeout=300), chunks))
 
 
-def with_kueue(sc: StackCluster, name: str, values: Mapping[str, Any], objects: Sequence[Mapping[str, Any]],
-               started: float, timeout_s: float = 120) -> None:
+def with_kueue(
+    sc: StackCluster,
+    name: str,
+    values: Mapping[str, Any],
+    objects: Sequence[Mapping[str, Any]],
+    started: float,
+    timeout_s: float = 120,
+) -> None:
     """On a control plane already up: Kueue with `values`, then `objects`, until every queue is Active."""
     sc.install_kueue(values, started)
     sc.objects = [dict(o) for o in objects]
@@ -72,13 +82,15 @@ def with_kueue(sc: StackCluster, name: str, values: Mapping[str, Any], objects: 
     wait_for(f"{name}: every ClusterQueue and LocalQueue to be Active", sc.queues_active, timeout_s)
 
 
-def bring_up(setup: Setup, config: StackConfig, hand_config: StackConfig, binaries: Binaries, workdir: Path,
-             forwarder: Forwarder) -> StackCluster:
+def bring_up(
+    setup: Setup, config: StackConfig, hand_config: StackConfig, binaries: Binaries, workdir: Path, forwarder: Forwarder
+) -> StackCluster:
     """The set-up's control plane with its nodes, Kueue and objects, every queue Active;
     `up_seconds` is how long that took."""
     started = time.monotonic()
-    sc = StackCluster(f"outcomes-{setup.name}", config if setup.program else hand_config, binaries,
-                      workdir / setup.name, forwarder)
+    sc = StackCluster(
+        f"outcomes-{setup.name}", config if setup.program else hand_config, binaries, workdir / setup.name, forwarder
+    )
     try:
         if setup.program:
             sc.up()
@@ -104,14 +116,18 @@ def _user_nodes(sc: StackCluster) -> set[str]:
 def _unschedulable(pod: Mapping[str, Any]) -> bool:
     if pod["status"].get("phase") != "Pending" or pod["spec"].get("nodeName"):
         return False
-    return any(c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
-               for c in pod["status"].get("conditions") or [])
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
+        for c in pod["status"].get("conditions") or []
+    )
 
 
 def _holds(pod: Mapping[str, Any]) -> dict[str, float]:
     requests = pod["spec"]["containers"][0]["resources"].get("requests", {})
-    return {GPU: float(parse_quantity(requests.get(GPU_RESOURCE, 0))),
-            CPU: float(parse_quantity(requests.get("cpu", 0)) * 1000)}
+    return {
+        GPU: float(parse_quantity(requests.get(GPU_RESOURCE, 0))),
+        CPU: float(parse_quantity(requests.get("cpu", 0)) * 1000),
+    }
 
 
 class _Submitter(threading.Thread):
@@ -134,8 +150,9 @@ class _Submitter(threading.Thread):
                 self.submitted[job.name] = time.monotonic() - self.t0
 
 
-def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: Mapping[str, float],
-           deadline_s: float) -> Run:
+def replay(
+    sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: Mapping[str, float], deadline_s: float
+) -> Run:
     """Post the trace, sample until every job finished or `deadline_s` passed; the jobs stay."""
     by_name = {j.name: j for j in jobs}
     user_nodes = _user_nodes(sc)
@@ -154,13 +171,27 @@ def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: M
         while True:
             t = time.monotonic() - t0
             pods = api.items(f"/api/v1/pods?labelSelector={TRACE_LABEL}")
-            job_objects = {j["metadata"]["name"]: j for j in api.items(f"/apis/batch/v1/jobs?labelSelector={TRACE_LABEL}")}
+            job_objects = {
+                j["metadata"]["name"]: j for j in api.items(f"/apis/batch/v1/jobs?labelSelector={TRACE_LABEL}")
+            }
             if setup.helm_values is not None:
                 workloads = api.items("/apis/kueue.x-k8s.io/v1beta2/workloads")
                 _note_admissions(t, workloads, by_name, admitted, released)
                 _note_preemptions(workloads, preempted)
-            samples.append(_sample(t, pods, job_objects, by_name, submitter.submitted, started, finished,
-                                   waiting_since, user_nodes, capacity))
+            samples.append(
+                _sample(
+                    t,
+                    pods,
+                    job_objects,
+                    by_name,
+                    submitter.submitted,
+                    started,
+                    finished,
+                    waiting_since,
+                    user_nodes,
+                    capacity,
+                )
+            )
             if submitter.errors:
                 raise E2EError(f"{setup.name}: the API server refused trace jobs: {submitter.errors[:5]}")
             if len(finished) == len(jobs) or t > deadline_s:
@@ -170,23 +201,45 @@ def replay(sc: StackCluster, setup: Setup, jobs: Sequence[TraceJob], capacity: M
         submitter.stop.set()
         submitter.join(timeout=10)
     replay_seconds = time.monotonic() - t0
-    records = [JobRecord(j.name, j.team, submitter.submitted.get(j.name, j.arrival_s), started.get(j.name),
-                         finished.get(j.name), admitted.get(j.name), released.get(j.name)) for j in jobs]
+    records = [
+        JobRecord(
+            j.name,
+            j.team,
+            submitter.submitted.get(j.name, j.arrival_s),
+            started.get(j.name),
+            finished.get(j.name),
+            admitted.get(j.name),
+            released.get(j.name),
+        )
+        for j in jobs
+    ]
     preemptions = _preemptions(api, preempted) if setup.helm_values is not None else {}
     api.close()
     submitter.api.close()
     return Run(setup.name, records, samples, preemptions, sc.up_seconds, replay_seconds)
 
 
-def _sample(t: float, pods: Sequence[Mapping[str, Any]], job_objects: Mapping[str, Mapping[str, Any]],
-            by_name: Mapping[str, TraceJob], submitted: Mapping[str, float], started: dict[str, float],
-            finished: dict[str, float], waiting_since: dict[str, float], user_nodes: set[str],
-            capacity: Mapping[str, float]) -> Sample:
+def _sample(
+    t: float,
+    pods: Sequence[Mapping[str, Any]],
+    job_objects: Mapping[str, Mapping[str, Any]],
+    by_name: Mapping[str, TraceJob],
+    submitted: Mapping[str, float],
+    started: dict[str, float],
+    finished: dict[str, float],
+    waiting_since: dict[str, float],
+    user_nodes: set[str],
+    capacity: Mapping[str, float],
+) -> Sample:
     running: dict[str, list[Mapping[str, Any]]] = {}
     unschedulable: dict[str, int] = {}
     for pod in pods:
         name = pod["metadata"]["labels"][TRACE_LABEL]
-        if pod["status"].get("phase") == "Running" and pod["spec"].get("nodeName") and "deletionTimestamp" not in pod["metadata"]:
+        if (
+            pod["status"].get("phase") == "Running"
+            and pod["spec"].get("nodeName")
+            and "deletionTimestamp" not in pod["metadata"]
+        ):
             running.setdefault(name, []).append(pod)
         elif _unschedulable(pod):
             unschedulable[name] = unschedulable.get(name, 0) + 1
@@ -219,13 +272,19 @@ def _sample(t: float, pods: Sequence[Mapping[str, Any]], job_objects: Mapping[st
                 held[dimension] = held.get(dimension, 0.0) + amount
                 if not whole:  # a gang's pods do no work until all of them run
                     idle[dimension] = idle.get(dimension, 0.0) + amount
-    admitted_unplaced = sum(n for name, n in unschedulable.items()
-                            if not ((job_objects.get(name) or {}).get("spec") or {}).get("suspend"))
+    admitted_unplaced = sum(
+        n for name, n in unschedulable.items() if not ((job_objects.get(name) or {}).get("spec") or {}).get("suspend")
+    )
     return Sample(t, used, {k: tuple(v) for k, v in waiting.items()}, admitted_unplaced, frozenset(partial), idle)
 
 
-def _note_admissions(t: float, workloads: Sequence[Mapping[str, Any]], by_name: Mapping[str, TraceJob],
-                     admitted: dict[str, float], released: dict[str, float]) -> None:
+def _note_admissions(
+    t: float,
+    workloads: Sequence[Mapping[str, Any]],
+    by_name: Mapping[str, TraceJob],
+    admitted: dict[str, float],
+    released: dict[str, float],
+) -> None:
     """The first time each trace job's Workload (owned by the Job) was seen admitted, and finished
     (when Kueue gives its quota back)."""
     for wl in workloads:

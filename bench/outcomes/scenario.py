@@ -41,7 +41,9 @@ def stack_config_map(kueue_chart: str, device_plugin_chart: str, *, governed: bo
 
 
 def stack_config(kueue_chart: str, device_plugin_chart: str, *, governed: bool = True) -> StackConfig:
-    raw, location = raw_from_stack_file({"config": stack_config_map(kueue_chart, device_plugin_chart, governed=governed)})
+    raw, location = raw_from_stack_file(
+        {"config": stack_config_map(kueue_chart, device_plugin_chart, governed=governed)}
+    )
     return parse_config(raw, stack=STACK_NAME, location=location)
 
 

@@ -41,9 +41,18 @@ TRACE_LABEL = "bench.kueue-aks.io/trace"
 RUN_FOR_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"  # read by testbed/stages.yaml
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 # The guide's integrations (articles/aks/kueue-overview.md@fb060ab): batch/job, Kubeflow v1, Ray and JobSet.
-GUIDE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob",
-                    "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "ray.io/rayjob",
-                    "ray.io/raycluster", "jobset.x-k8s.io/jobset")
+GUIDE_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "jobset.x-k8s.io/jobset",
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,11 @@ class Setup:
 def raw(pool: NodePool) -> dict[str, int]:
     """What the pool's VM size says on Azure's page, times its nodes: vCPUs, GiB, GPUs."""
     vm = pool.node
-    return {"cpu": vm.vcpus * pool.max_count, "memory": vm.memory_gib * pool.max_count,
-            GPU_RESOURCE: vm.gpus * pool.max_count}
+    return {
+        "cpu": vm.vcpus * pool.max_count,
+        "memory": vm.memory_gib * pool.max_count,
+        GPU_RESOURCE: vm.gpus * pool.max_count,
+    }
 
 
 def _namespaces(config: StackConfig) -> list[dict[str, Any]]:
@@ -91,22 +103,45 @@ def guide_values(chart_file: str) -> dict[str, Any]:
     """The guide's Helm values: its two gates, its frameworks, the chart's defaults for the rest."""
     manager = chart_config(chart_file)
     manager["integrations"] = {"frameworks": list(GUIDE_FRAMEWORKS)}
-    return {"controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True},
-                                                   {"name": "LocalQueueMetrics", "enabled": True}]},
-            "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager, sort_keys=False)}}
+    return {
+        "controllerManager": {
+            "featureGates": [
+                {"name": "TopologyAwareScheduling", "enabled": True},
+                {"name": "LocalQueueMetrics", "enabled": True},
+            ]
+        },
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager, sort_keys=False)},
+    }
 
 
 def single_queue(config: StackConfig, chart_file: str) -> Setup:
     totals = {r: sum(raw(p)[r] for p in config.node_pools) for r in ("cpu", "memory", GPU_RESOURCE)}
     objects: list[dict[str, Any]] = [
         {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}},
-        {"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": "cluster-queue"}, "spec": {
-            "namespaceSelector": {},
-            "resourceGroups": [{"coveredResources": list(totals), "flavors": [
-                {"name": "default-flavor", "resources": [_quota(r, a) for r, a in totals.items()]}]}]}},
+        {
+            "apiVersion": API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cluster-queue"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": list(totals),
+                        "flavors": [{"name": "default-flavor", "resources": [_quota(r, a) for r, a in totals.items()]}],
+                    }
+                ],
+            },
+        },
         *_namespaces(config),
-        *({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "user-queue", "namespace": t.name},
-           "spec": {"clusterQueue": "cluster-queue"}} for t in config.teams),
+        *(
+            {
+                "apiVersion": API,
+                "kind": "LocalQueue",
+                "metadata": {"name": "user-queue", "namespace": t.name},
+                "spec": {"clusterQueue": "cluster-queue"},
+            }
+            for t in config.teams
+        ),
     ]
     return Setup(SINGLE_QUEUE, False, guide_values(chart_file), objects, {t.name: "user-queue" for t in config.teams})
 
@@ -116,8 +151,12 @@ def team_quotas(config: StackConfig, chart_file: str) -> Setup:
     gpus = sum(raw(p)[GPU_RESOURCE] for p in config.node_pools)
     objects: list[dict[str, Any]] = [
         {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "default"}},
-        {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "gpu"},
-         "spec": {"nodeLabels": {ACCELERATOR_LABEL: "nvidia"}}},
+        {
+            "apiVersion": API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "gpu"},
+            "spec": {"nodeLabels": {ACCELERATOR_LABEL: "nvidia"}},
+        },
     ]
     for team in config.teams:
         share = float(team.share) / 100
@@ -126,28 +165,61 @@ def team_quotas(config: StackConfig, chart_file: str) -> Setup:
             quota = _quota(resource, amount * share)
             return {**quota, "borrowingLimit": quota["nominalQuota"]}
 
-        objects.append({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": f"{team.name}-cq"}, "spec": {
-            "cohortName": "shared-cohort",
-            "namespaceSelector": {},
-            "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
-            "resourceGroups": [
-                {"coveredResources": ["cpu", "memory"],
-                 "flavors": [{"name": "default", "resources": [limited(r, a) for r, a in cpu_memory.items()]}]},
-                {"coveredResources": [GPU_RESOURCE],
-                 "flavors": [{"name": "gpu", "resources": [limited(GPU_RESOURCE, gpus)]}]},
-            ]}})
+        objects.append(
+            {
+                "apiVersion": API,
+                "kind": "ClusterQueue",
+                "metadata": {"name": f"{team.name}-cq"},
+                "spec": {
+                    "cohortName": "shared-cohort",
+                    "namespaceSelector": {},
+                    "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu", "memory"],
+                            "flavors": [
+                                {"name": "default", "resources": [limited(r, a) for r, a in cpu_memory.items()]}
+                            ],
+                        },
+                        {
+                            "coveredResources": [GPU_RESOURCE],
+                            "flavors": [{"name": "gpu", "resources": [limited(GPU_RESOURCE, gpus)]}],
+                        },
+                    ],
+                },
+            }
+        )
     objects += _namespaces(config)
-    objects += [{"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": f"{t.name}-queue", "namespace": t.name},
-                 "spec": {"clusterQueue": f"{t.name}-cq"}} for t in config.teams]
-    return Setup(TEAM_QUOTAS, False, guide_values(chart_file), objects, {t.name: f"{t.name}-queue" for t in config.teams})
+    objects += [
+        {
+            "apiVersion": API,
+            "kind": "LocalQueue",
+            "metadata": {"name": f"{t.name}-queue", "namespace": t.name},
+            "spec": {"clusterQueue": f"{t.name}-cq"},
+        }
+        for t in config.teams
+    ]
+    return Setup(
+        TEAM_QUOTAS, False, guide_values(chart_file), objects, {t.name: f"{t.name}-queue" for t in config.teams}
+    )
 
 
 def setups(config: StackConfig, chart_file: str) -> list[Setup]:
     """The four set-ups for a stack, the program's first. `config` is the program's stack config."""
-    program = Setup(KUEUE_AKS, True, kueue_helm_values(config), build_objects(config),
-                    {t.name: LOCAL_QUEUE_NAME for t in config.teams}, tolerate_gpu=False)
-    return [program, single_queue(config, chart_file), team_quotas(config, chart_file),
-            Setup(NO_KUEUE, False, None, _namespaces(config))]
+    program = Setup(
+        KUEUE_AKS,
+        True,
+        kueue_helm_values(config),
+        build_objects(config),
+        {t.name: LOCAL_QUEUE_NAME for t in config.teams},
+        tolerate_gpu=False,
+    )
+    return [
+        program,
+        single_queue(config, chart_file),
+        team_quotas(config, chart_file),
+        Setup(NO_KUEUE, False, None, _namespaces(config)),
+    ]
 
 
 def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
@@ -155,9 +227,17 @@ def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
     resources = {"cpu": f"{job.pod.cpu_m}m", "memory": f"{job.pod.memory_mib}Mi"}
     if job.pod.gpus:
         resources[GPU_RESOURCE] = str(job.pod.gpus)
-    pod_spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [{
-        "name": "main", "image": "busybox:1.37", "command": ["true"],
-        "resources": {"requests": resources, "limits": {k: v for k, v in resources.items() if k != "cpu"}}}]}
+    pod_spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox:1.37",
+                "command": ["true"],
+                "resources": {"requests": resources, "limits": {k: v for k, v in resources.items() if k != "cpu"}},
+            }
+        ],
+    }
     if job.pod.gpus and setup.tolerate_gpu:
         pod_spec["tolerations"] = [dict(GPU_TOLERATION)]
     labels = {TRACE_LABEL: job.name}
@@ -165,12 +245,22 @@ def job_object(job: TraceJob, setup: Setup) -> dict[str, Any]:
     if queue is not None:
         labels[QUEUE_LABEL] = queue
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": job.name, "namespace": job.team, "labels": labels},
-        "spec": {"parallelism": job.pods, "completions": job.pods, "backoffLimit": 0,
-                 "template": {"metadata": {"labels": {TRACE_LABEL: job.name},
-                                           "annotations": {RUN_FOR_ANNOTATION: f"{job.duration_s}s"}},
-                              "spec": pod_spec}}}
+        "spec": {
+            "parallelism": job.pods,
+            "completions": job.pods,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {
+                    "labels": {TRACE_LABEL: job.name},
+                    "annotations": {RUN_FOR_ANNOTATION: f"{job.duration_s}s"},
+                },
+                "spec": pod_spec,
+            },
+        },
+    }
 
 
 def capacity_of(config: StackConfig) -> dict[str, float]:
@@ -179,4 +269,3 @@ def capacity_of(config: StackConfig) -> dict[str, float]:
     gpu = sum(p.capacity.gpus for p in config.node_pools)
     cpu = sum(p.capacity.cpu_millicores for p in config.node_pools)
     return {"gpu": float(gpu), "cpu": float(cpu)}
-

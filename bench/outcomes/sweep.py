@@ -47,8 +47,10 @@ SHARE_KEPT_MIN = 0.90
 
 def trace_spec(load: float, gpus: float, window_s: float = WINDOW_S) -> TraceSpec:
     stretch = window_s / max(t.end_s for t in scenario.TRACE.teams)
-    teams = tuple(replace(t, start_s=t.start_s * stretch, end_s=t.end_s * stretch, rate_per_s=t.rate_per_s / stretch)
-                  for t in scenario.TRACE.teams)
+    teams = tuple(
+        replace(t, start_s=t.start_s * stretch, end_s=t.end_s * stretch, rate_per_s=t.rate_per_s / stretch)
+        for t in scenario.TRACE.teams
+    )
     return at_load(replace(scenario.TRACE, teams=teams, seconds_per_hour=SECONDS_PER_HOUR), load, gpus)
 
 
@@ -59,8 +61,9 @@ def traces(seeds: Sequence[int], loads: Sequence[float], gpus: float) -> dict[st
 
 def plan(lanes: Mapping[str, tuple[int, float, list[TraceJob]]], loads: Sequence[float]) -> list[Planned]:
     offsets = {load: i * STAGGER_S for i, load in enumerate(loads)}
-    return sorted((Planned(offsets[load], lane, j) for lane, (_, load, jobs) in lanes.items() for j in jobs),
-                  key=lambda p: p.at_s)
+    return sorted(
+        (Planned(offsets[load], lane, j) for lane, (_, load, jobs) in lanes.items() for j in jobs), key=lambda p: p.at_s
+    )
 
 
 @dataclass(frozen=True)
@@ -75,28 +78,41 @@ class SetupRun:
     offsets: dict[str, float]  # lane -> its start, seconds after the run's
 
 
-def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Path, forwarder: Forwarder,
-              lanes: Mapping[str, tuple[int, float, list[TraceJob]]], loads: Sequence[float],
-              capacity: Mapping[str, float], shares: Mapping[str, float], log_level: int | None = None) -> SetupRun:
+def run_setup(
+    setup: Setup,
+    config: StackConfig,
+    binaries: Binaries,
+    workdir: Path,
+    forwarder: Forwarder,
+    lanes: Mapping[str, tuple[int, float, list[TraceJob]]],
+    loads: Sequence[float],
+    capacity: Mapping[str, float],
+    shares: Mapping[str, float],
+    log_level: int | None = None,
+) -> SetupRun:
     """One set-up's control plane, every lane on it, each lane's figures; `log_level` sets Kueue's
     (the chart's controllerManager.manager.logLevel, 2 by default; 6 logs every scheduling decision)."""
     if setup.helm_values is None:
         raise ValueError(f"{setup.name}: the Workload-level tier needs Kueue")
     if log_level is not None:
         values = dict(setup.helm_values)
-        manager = {**values["controllerManager"], "manager": {**values["controllerManager"].get("manager", {}),
-                                                               "logLevel": log_level}}
+        manager = {
+            **values["controllerManager"],
+            "manager": {**values["controllerManager"].get("manager", {}), "logLevel": log_level},
+        }
         setup = replace(setup, helm_values={**values, "controllerManager": manager})
     started = time.monotonic()
-    sc = StackCluster(f"outcomes-wl-{setup.name}", config, binaries, workdir / setup.name, forwarder,
-                      service_cidr=SERVICE_CIDR)
+    sc = StackCluster(
+        f"outcomes-wl-{setup.name}", config, binaries, workdir / setup.name, forwarder, service_cidr=SERVICE_CIDR
+    )
     try:
         sc.up(program=False)
         with_kueue(sc, setup.name, setup.helm_values, lanes_objects(setup.objects, list(lanes)), started, timeout_s=180)
         up_seconds = time.monotonic() - started
         planned = plan(lanes, loads)
         deadline = max(p.offset_s for p in planned) + DEADLINE_FACTOR * max(
-            lower_bound(jobs, capacity) for _, _, jobs in lanes.values())
+            lower_bound(jobs, capacity) for _, _, jobs in lanes.values()
+        )
         runner = Runner(lambda: Api(sc.kubectl.kubeconfig), setup, planned)
         began = time.monotonic()
         histories = runner.run(deadline)
@@ -107,16 +123,34 @@ def run_setup(setup: Setup, config: StackConfig, binaries: Binaries, workdir: Pa
     for key, history in histories.items():
         by_lane.setdefault(key.split("/")[0].removesuffix(f"-{history.job.team}"), []).append(history)
     offsets = {p.lane: p.offset_s for p in planned}
-    outcomes = [lane_outcome(setup.name, seed, load, by_lane.get(lane, []), capacity, shares, runner.ended - offsets[lane])
-                for lane, (seed, load, _) in lanes.items()]
-    return SetupRun(setup.name, round(up_seconds, 1), round(run_seconds, 1), outcomes, runner.errors[:20], by_lane,
-                    runner.t0_wall, offsets)
+    outcomes = [
+        lane_outcome(setup.name, seed, load, by_lane.get(lane, []), capacity, shares, runner.ended - offsets[lane])
+        for lane, (seed, load, _) in lanes.items()
+    ]
+    return SetupRun(
+        setup.name,
+        round(up_seconds, 1),
+        round(run_seconds, 1),
+        outcomes,
+        runner.errors[:20],
+        by_lane,
+        runner.t0_wall,
+        offsets,
+    )
 
 
 # --- the summary and the targets ---------------------------------------------------------------
 
-FIGURES = ("makespan_s", "gpu_utilization", "cpu_utilization", "wasted_gpu_s", "preemptions", "worst_rho", "jain",
-           "min_share_kept")
+FIGURES = (
+    "makespan_s",
+    "gpu_utilization",
+    "cpu_utilization",
+    "wasted_gpu_s",
+    "preemptions",
+    "worst_rho",
+    "jain",
+    "min_share_kept",
+)
 
 
 def figure(o: LaneOutcome, name: str) -> float:
@@ -139,8 +173,14 @@ def by_setup_load(lanes: Sequence[LaneOutcome]) -> dict[tuple[str, float], list[
 
 
 def summary(lanes: Sequence[LaneOutcome]) -> dict[tuple[str, float], dict[str, Interval]]:
-    return {key: {f: interval([figure(o, f) for o in group]) for f in FIGURES if all(
-        figure(o, f) != float("inf") for o in group)} for key, group in by_setup_load(lanes).items()}
+    return {
+        key: {
+            f: interval([figure(o, f) for o in group])
+            for f in FIGURES
+            if all(figure(o, f) != float("inf") for o in group)
+        }
+        for key, group in by_setup_load(lanes).items()
+    }
 
 
 def missed_targets(lanes: Sequence[LaneOutcome], ours: str, single: str) -> list[str]:
@@ -161,8 +201,11 @@ def missed_targets(lanes: Sequence[LaneOutcome], ours: str, single: str) -> list
         if any(o.unfinished for o in mine):
             missed.append(f"{ours} at load {load}: {sum(o.unfinished for o in mine)} job(s) never finished")
         single_lanes = groups.get((single, load))
-        if single_lanes and not any(o.unfinished for o in mine + single_lanes) and not not_behind(
-                [figure(o, "makespan_s") for o in mine], [figure(o, "makespan_s") for o in single_lanes]):
+        if (
+            single_lanes
+            and not any(o.unfinished for o in mine + single_lanes)
+            and not not_behind([figure(o, "makespan_s") for o in mine], [figure(o, "makespan_s") for o in single_lanes])
+        ):
             missed.append(f"{ours} at load {load}: makespan behind {single}'s beyond the interval")
         for other in others:
             theirs = groups.get((other, load))
@@ -170,28 +213,48 @@ def missed_targets(lanes: Sequence[LaneOutcome], ours: str, single: str) -> list
                 missed.append(f"{ours} at load {load}: finish-time fairness not ahead of {other}'s beyond the interval")
         kept = interval([figure(o, "min_share_kept") for o in mine])
         if kept.mean < SHARE_KEPT_MIN:
-            missed.append(f"{ours} at load {load}: a team kept {kept.mean:.0%} of its share while it waited "
-                          f"(target {SHARE_KEPT_MIN:.0%})")
+            missed.append(
+                f"{ours} at load {load}: a team kept {kept.mean:.0%} of its share while it waited "
+                f"(target {SHARE_KEPT_MIN:.0%})"
+            )
     return missed
 
 
 def table(lanes: Sequence[LaneOutcome]) -> str:
     """Markdown: per set-up and load, each figure's mean [95 % interval] over the seeds."""
-    head = ["set-up", "load", "seeds", "makespan (s)", "GPU util", "wasted GPU-s", "preemptions",
-            "worst team's FTF rho", "Jain", "lowest share kept"]
+    head = [
+        "set-up",
+        "load",
+        "seeds",
+        "makespan (s)",
+        "GPU util",
+        "wasted GPU-s",
+        "preemptions",
+        "worst team's FTF rho",
+        "Jain",
+        "lowest share kept",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (setup, load), figures in sorted(summary(lanes).items(), key=lambda kv: (kv[0][1], kv[0][0])):
+
         def cell(name: str, digits: int = 1) -> str:
             return figures[name].text(digits) if name in figures else "n/a (unfinished)"
+
         n = next(iter(figures.values())).n if figures else 0
-        lines.append(f"| {setup} | {load} | {n} | {cell('makespan_s')} | {cell('gpu_utilization', 2)} | "
-                     f"{cell('wasted_gpu_s', 0)} | {cell('preemptions', 1)} | {cell('worst_rho', 2)} | {cell('jain', 3)} | "
-                     f"{cell('min_share_kept', 2)} |")
+        lines.append(
+            f"| {setup} | {load} | {n} | {cell('makespan_s')} | {cell('gpu_utilization', 2)} | "
+            f"{cell('wasted_gpu_s', 0)} | {cell('preemptions', 1)} | {cell('worst_rho', 2)} | {cell('jain', 3)} | "
+            f"{cell('min_share_kept', 2)} |"
+        )
     return "\n".join(lines)
 
 
-PAIRED = (("makespan_s", "makespan (s)", 1), ("worst_rho", "worst team's rho", 2), ("wasted_gpu_s", "wasted GPU-s", 0),
-          ("min_share_kept", "lowest share kept", 2))
+PAIRED = (
+    ("makespan_s", "makespan (s)", 1),
+    ("worst_rho", "worst team's rho", 2),
+    ("wasted_gpu_s", "wasted GPU-s", 0),
+    ("min_share_kept", "lowest share kept", 2),
+)
 
 
 def comparisons(lanes: Sequence[LaneOutcome], against: str) -> str:
@@ -222,9 +285,16 @@ def lane_json(o: LaneOutcome) -> dict[str, Any]:
 
 
 def history_json(h: History) -> dict[str, Any]:
-    return {"job": h.job.name, "team": h.job.team, "gpus": h.job.gpus, "pods": h.job.pods, "run_s": h.job.duration_s,
-            "arrival_s": h.job.arrival_s, "submitted_s": round(h.submitted_s, 3),
-            "attempts": [[round(a.start_s, 3), round(a.end_s, 3), a.finished, a.reason] for a in h.attempts]}
+    return {
+        "job": h.job.name,
+        "team": h.job.team,
+        "gpus": h.job.gpus,
+        "pods": h.job.pods,
+        "run_s": h.job.duration_s,
+        "arrival_s": h.job.arrival_s,
+        "submitted_s": round(h.submitted_s, 3),
+        "attempts": [[round(a.start_s, 3), round(a.end_s, 3), a.finished, a.reason] for a in h.attempts],
+    }
 
 
 def kueue_setups(all_setups: Sequence[Setup]) -> list[Setup]:

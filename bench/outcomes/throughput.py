@@ -58,8 +58,11 @@ class WorkloadClass:
 
 
 # The baseline's classes (configs/baseline/generator.yaml); counts are per queue, in proportion.
-BASELINE_CLASSES = (WorkloadClass("small", 1, 0.2, 0.1, 35), WorkloadClass("medium", 5, 0.5, 0.5, 10),
-                    WorkloadClass("large", 20, 1.0, 1.2, 5))
+BASELINE_CLASSES = (
+    WorkloadClass("small", 1, 0.2, 0.1, 35),
+    WorkloadClass("medium", 5, 0.5, 0.5, 10),
+    WorkloadClass("large", 20, 1.0, 1.2, 5),
+)
 COHORTS, QUEUES_PER_COHORT = 5, 6
 PROGRAM_TEAMS, PROGRAM_POOLS = 200, 12
 
@@ -71,14 +74,38 @@ def baseline_objects() -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     for c in range(COHORTS):
         for q in range(QUEUES_PER_COHORT):
             name = f"cq-{q}-cohort-{c}"
-            objects.append({"apiVersion": API, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": {
-                "cohortName": f"cohort-{c}", "namespaceSelector": {},
-                "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
-                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                    {"name": "rf", "resources": [{"name": "cpu", "nominalQuota": 20, "borrowingLimit": 100}]}]}]}})
+            objects.append(
+                {
+                    "apiVersion": API,
+                    "kind": "ClusterQueue",
+                    "metadata": {"name": name},
+                    "spec": {
+                        "cohortName": f"cohort-{c}",
+                        "namespaceSelector": {},
+                        "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                        "resourceGroups": [
+                            {
+                                "coveredResources": ["cpu"],
+                                "flavors": [
+                                    {
+                                        "name": "rf",
+                                        "resources": [{"name": "cpu", "nominalQuota": 20, "borrowingLimit": 100}],
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                }
+            )
             objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-            objects.append({"apiVersion": API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": name},
-                            "spec": {"clusterQueue": name}})
+            objects.append(
+                {
+                    "apiVersion": API,
+                    "kind": "LocalQueue",
+                    "metadata": {"name": "lq", "namespace": name},
+                    "spec": {"clusterQueue": name},
+                }
+            )
             queues.append((name, "lq"))
     return objects, queues
 
@@ -91,7 +118,9 @@ def program_config() -> Any:
     return parse_config(raw, stack="bench-outcomes-throughput", location=location)
 
 
-def schedule(queues: Sequence[tuple[str, str]], classes: Sequence[WorkloadClass], total: int) -> list[tuple[float, str, str, WorkloadClass]]:
+def schedule(
+    queues: Sequence[tuple[str, str]], classes: Sequence[WorkloadClass], total: int
+) -> list[tuple[float, str, str, WorkloadClass]]:
     """(at, namespace, LocalQueue, class) for `total` workloads, the classes in the proportions of
     their counts: a class's k-th workload goes to queue k mod Q, each queue getting its workloads of
     the class at the class's interval, as the baseline paces each queue."""
@@ -105,11 +134,28 @@ def schedule(queues: Sequence[tuple[str, str]], classes: Sequence[WorkloadClass]
 
 
 def _workload(name: str, namespace: str, queue: str, cls: WorkloadClass) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "Workload",
-            "metadata": {"name": name, "namespace": namespace, "labels": {LABEL: cls.name}},
-            "spec": {"queueName": queue, "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-                "restartPolicy": "Never",
-                "containers": [{"name": "c", "image": "busybox:1.37", "resources": {"requests": {"cpu": str(cls.cpu)}}}]}}}]}}
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": namespace, "labels": {LABEL: cls.name}},
+        "spec": {
+            "queueName": queue,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [
+                                {"name": "c", "image": "busybox:1.37", "resources": {"requests": {"cpu": str(cls.cpu)}}}
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+    }
 
 
 class _Finisher(threading.Thread):
@@ -178,12 +224,19 @@ class _Finisher(threading.Thread):
                     if not self._due or self._due[0][0] > time.monotonic():
                         break
                     _, namespace, name = heapq.heappop(self._due)
-                condition = {"type": "Finished", "status": "True", "reason": "ByTest", "message": "the benchmark's run time passed",
-                             "lastTransitionTime": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                condition = {
+                    "type": "Finished",
+                    "status": "True",
+                    "reason": "ByTest",
+                    "message": "the benchmark's run time passed",
+                    "lastTransitionTime": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
                 status, body = self.api.request(
-                    "PATCH", f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status",
+                    "PATCH",
+                    f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status",
                     [{"op": "add", "path": "/status/conditions/-", "value": condition}],
-                    content_type="application/json-patch+json")
+                    content_type="application/json-patch+json",
+                )
                 if status >= 300:
                     self.errors.append(f"finish {namespace}/{name}: {status} {body.get('message', body)}")
                 else:
@@ -193,20 +246,31 @@ class _Finisher(threading.Thread):
 CREATORS = 4  # threads posting Workloads: one cannot keep the baseline's pace through Kueue's webhook
 
 
-def _create(api: Api, items: Sequence[tuple[str, float, str, str, WorkloadClass]], t0: float,
-            created: dict[str, float], errors: list[str]) -> None:
+def _create(
+    api: Api,
+    items: Sequence[tuple[str, float, str, str, WorkloadClass]],
+    t0: float,
+    created: dict[str, float],
+    errors: list[str],
+) -> None:
     for name, at, namespace, queue, cls in items:
         time.sleep(max(0.0, t0 + at - time.monotonic()))
-        status, body = api.request("POST", f"/apis/{API}/namespaces/{namespace}/workloads", _workload(name, namespace, queue, cls))
+        status, body = api.request(
+            "POST", f"/apis/{API}/namespaces/{namespace}/workloads", _workload(name, namespace, queue, cls)
+        )
         if status >= 300:
             errors.append(f"creating workload {namespace}/{name}: {status} {body.get('message', body)}")
             return
         created[f"{namespace}/{name}"] = time.monotonic()
 
 
-def drive(sc: StackCluster, name: str, queues: Sequence[tuple[str, str]], total: int, timeout_s: float) -> dict[str, Any]:
+def drive(
+    sc: StackCluster, name: str, queues: Sequence[tuple[str, str]], total: int, timeout_s: float
+) -> dict[str, Any]:
     """Create the workloads on schedule, finish each after its run time; admission figures."""
-    plan = [(f"wl-{i:05d}", at, ns, q, cls) for i, (at, ns, q, cls) in enumerate(schedule(queues, BASELINE_CLASSES, total))]
+    plan = [
+        (f"wl-{i:05d}", at, ns, q, cls) for i, (at, ns, q, cls) in enumerate(schedule(queues, BASELINE_CLASSES, total))
+    ]
     runtimes = {f"{ns}/{n}": cls.runtime_s for n, _, ns, _, cls in plan}
     finisher = _Finisher(Api(sc.kubectl.kubeconfig, timeout=timeout_s + 60), runtimes, timeout_s)
     finisher.start()
@@ -214,8 +278,10 @@ def drive(sc: StackCluster, name: str, queues: Sequence[tuple[str, str]], total:
     errors: list[str] = []
     apis = [Api(sc.kubectl.kubeconfig) for _ in range(CREATORS)]
     t0 = time.monotonic()
-    creators = [threading.Thread(target=_create, args=(api, plan[i::CREATORS], t0, created, errors), daemon=True)
-                for i, api in enumerate(apis)]
+    creators = [
+        threading.Thread(target=_create, args=(api, plan[i::CREATORS], t0, created, errors), daemon=True)
+        for i, api in enumerate(apis)
+    ]
     try:
         for thread in creators:
             thread.start()
@@ -239,16 +305,29 @@ def drive(sc: StackCluster, name: str, queues: Sequence[tuple[str, str]], total:
     by_class: dict[str, list[float]] = {}
     for n, _, namespace, _, cls in plan:
         by_class.setdefault(cls.name, []).append(waits[f"{namespace}/{n}"])
-    return {"name": name, "workloads": len(plan), "queues": len(queues), "not_admitted": len(plan) - len(admitted),
-            "seconds_to_last_creation": round(max(created.values()) - t0, 1),
-            "seconds_to_last_admission": round(span, 1), "admitted_per_second": round(len(admitted) / span, 1),
-            "time_to_admission_p50_s": round(percentile(list(waits.values()), 50), 2),
-            "time_to_admission_p95_s": round(percentile(list(waits.values()), 95), 2),
-            "average_time_to_admission_s": {c: round(sum(v) / len(v), 2) for c, v in by_class.items()}}
+    return {
+        "name": name,
+        "workloads": len(plan),
+        "queues": len(queues),
+        "not_admitted": len(plan) - len(admitted),
+        "seconds_to_last_creation": round(max(created.values()) - t0, 1),
+        "seconds_to_last_admission": round(span, 1),
+        "admitted_per_second": round(len(admitted) / span, 1),
+        "time_to_admission_p50_s": round(percentile(list(waits.values()), 50), 2),
+        "time_to_admission_p95_s": round(percentile(list(waits.values()), 95), 2),
+        "average_time_to_admission_s": {c: round(sum(v) / len(v), 2) for c, v in by_class.items()},
+    }
 
 
-def _up(name: str, config: Any, values: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], binaries: Binaries,
-        workdir: Path, forwarder: Forwarder) -> StackCluster:
+def _up(
+    name: str,
+    config: Any,
+    values: Mapping[str, Any],
+    objects: Sequence[Mapping[str, Any]],
+    binaries: Binaries,
+    workdir: Path,
+    forwarder: Forwarder,
+) -> StackCluster:
     sc = StackCluster(name, config, binaries, workdir / name, forwarder)
     try:
         started = time.monotonic()
@@ -260,7 +339,9 @@ def _up(name: str, config: Any, values: Mapping[str, Any], objects: Sequence[Map
         raise
 
 
-def measure(binaries: Binaries, workdir: Path, forwarder: Forwarder, total: int = 600, timeout_s: float = 150) -> dict[str, Any]:
+def measure(
+    binaries: Binaries, workdir: Path, forwarder: Forwarder, total: int = 600, timeout_s: float = 150
+) -> dict[str, Any]:
     """Both shapes, each on its own control plane, with the same number of workloads."""
     config = program_config()
     shapes: list[dict[str, Any]] = []
@@ -269,8 +350,13 @@ def measure(binaries: Binaries, workdir: Path, forwarder: Forwarder, total: int 
     chart_defaults = {"managerConfig": {"controllerManagerConfigYaml": defaults}}
     for name, cfg, values, objs, qs in (
         ("kueue-baseline", config, chart_defaults, objects, queues),
-        (f"kueue-aks {PROGRAM_TEAMS}x{PROGRAM_POOLS}", config, kueue_helm_values(config), build_objects(config),
-         [(t.name, LOCAL_QUEUE_NAME) for t in config.teams]),
+        (
+            f"kueue-aks {PROGRAM_TEAMS}x{PROGRAM_POOLS}",
+            config,
+            kueue_helm_values(config),
+            build_objects(config),
+            [(t.name, LOCAL_QUEUE_NAME) for t in config.teams],
+        ),
     ):
         sc = _up(f"throughput-{len(shapes)}", cfg, values, objs, binaries, workdir, forwarder)
         try:
@@ -278,4 +364,3 @@ def measure(binaries: Binaries, workdir: Path, forwarder: Forwarder, total: int 
         finally:
             sc.down()
     return {"shapes": shapes}
-

@@ -32,8 +32,18 @@ from .setups import KUEUE_AKS, Setup
 GPU_FLAVOR, CPU_FLAVOR = "gpu", "cpu"
 GPU_QUEUE = "gpu"
 GPU_RESOURCE = "nvidia.com/gpu"
-VARIANTS = ("split", "preemptor", "strategies", "afs", "limit", "classical-limit", "limit-2x",
-            "split-preemptor-limit", "limit-1.5x", "again")
+VARIANTS = (
+    "split",
+    "preemptor",
+    "strategies",
+    "afs",
+    "limit",
+    "classical-limit",
+    "limit-2x",
+    "split-preemptor-limit",
+    "limit-1.5x",
+    "again",
+)
 
 
 def _manager(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,7 +52,10 @@ def _manager(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _with_manager(values: Mapping[str, Any], manager: Mapping[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(dict(values))
-    out["managerConfig"] = {**out["managerConfig"], "controllerManagerConfigYaml": yaml.safe_dump(dict(manager), sort_keys=False)}
+    out["managerConfig"] = {
+        **out["managerConfig"],
+        "controllerManagerConfigYaml": yaml.safe_dump(dict(manager), sort_keys=False),
+    }
     return out
 
 
@@ -55,17 +68,26 @@ def preemptor(program: Setup) -> Setup:
 
 def strategies(program: Setup) -> Setup:
     manager = _manager(program.helm_values or {})
-    manager["fairSharing"] = {**manager.get("fairSharing", {}),
-                              "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]}
-    return replace(program, name=f"{KUEUE_AKS}+strategies", helm_values=_with_manager(program.helm_values or {}, manager))
+    manager["fairSharing"] = {
+        **manager.get("fairSharing", {}),
+        "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+    }
+    return replace(
+        program, name=f"{KUEUE_AKS}+strategies", helm_values=_with_manager(program.helm_values or {}, manager)
+    )
 
 
 def _flavor(queue: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    return next((copy.deepcopy(f) for g in queue["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == name), None)
+    return next(
+        (copy.deepcopy(f) for g in queue["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == name), None
+    )
 
 
 def _zeroed(flavor: Mapping[str, Any]) -> dict[str, Any]:
-    return {"name": flavor["name"], "resources": [{"name": r["name"], "nominalQuota": "0"} for r in flavor["resources"]]}
+    return {
+        "name": flavor["name"],
+        "resources": [{"name": r["name"], "nominalQuota": "0"} for r in flavor["resources"]],
+    }
 
 
 def split(program: Setup) -> Setup:
@@ -79,7 +101,9 @@ def split(program: Setup) -> Setup:
         if obj["kind"] == "ClusterQueue":
             gpu, cpu = _flavor(obj, GPU_FLAVOR), _flavor(obj, CPU_FLAVOR)
             if gpu is None or cpu is None:
-                raise ValueError(f"ClusterQueue {obj['metadata']['name']}: no {CPU_FLAVOR!r} and {GPU_FLAVOR!r} flavors to split")
+                raise ValueError(
+                    f"ClusterQueue {obj['metadata']['name']}: no {CPU_FLAVOR!r} and {GPU_FLAVOR!r} flavors to split"
+                )
             (group,) = obj["spec"]["resourceGroups"]
             cpu_queue = copy.deepcopy(obj)
             cpu_queue["spec"]["resourceGroups"] = [{**group, "flavors": [cpu, _zeroed(gpu)]}]
@@ -116,15 +140,29 @@ def afs(program: Setup, half_life_s: int = 30, sampling_s: int = 1) -> Setup:
     holders = [o for o in program.objects if o["kind"] in ("ClusterQueue", "Cohort")]
     first = next(iter(teams.values()))
     (group,) = first["spec"]["resourceGroups"]
-    flavors = [{"name": f["name"], "resources": [{"name": r, "nominalQuota": str(amount)}
-                                                 for r, amount in _sum_quotas(holders, f["name"]).items()]}
-               for f in group["flavors"]]
-    shared = {"apiVersion": first["apiVersion"], "kind": "ClusterQueue", "metadata": {"name": "shared"},
-              "spec": {"namespaceSelector": {"matchExpressions": [
-                  {"key": "kueue-aks.io/team", "operator": "In", "values": sorted(teams)}]},
-                  "queueingStrategy": "BestEffortFIFO", "flavorFungibility": first["spec"].get("flavorFungibility", {}),
-                  "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
-                  "resourceGroups": [{**group, "flavors": flavors}]}}
+    flavors = [
+        {
+            "name": f["name"],
+            "resources": [
+                {"name": r, "nominalQuota": str(amount)} for r, amount in _sum_quotas(holders, f["name"]).items()
+            ],
+        }
+        for f in group["flavors"]
+    ]
+    shared = {
+        "apiVersion": first["apiVersion"],
+        "kind": "ClusterQueue",
+        "metadata": {"name": "shared"},
+        "spec": {
+            "namespaceSelector": {
+                "matchExpressions": [{"key": "kueue-aks.io/team", "operator": "In", "values": sorted(teams)}]
+            },
+            "queueingStrategy": "BestEffortFIFO",
+            "flavorFungibility": first["spec"].get("flavorFungibility", {}),
+            "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
+            "resourceGroups": [{**group, "flavors": flavors}],
+        },
+    }
     weights = {name: q["spec"].get("fairSharing", {}).get("weight", "1") for name, q in teams.items()}
     objects: list[dict[str, Any]] = []
     for obj in program.objects:
@@ -141,9 +179,13 @@ def afs(program: Setup, half_life_s: int = 30, sampling_s: int = 1) -> Setup:
     at = next(i for i, o in enumerate(objects) if o["kind"] == "Namespace")
     objects.insert(at, shared)
     manager = _manager(program.helm_values or {})
-    manager["admissionFairSharing"] = {"usageHalfLifeTime": f"{half_life_s}s", "usageSamplingInterval": f"{sampling_s}s"}
-    return replace(program, name=f"{KUEUE_AKS}+afs", objects=objects,
-                   helm_values=_with_manager(program.helm_values or {}, manager))
+    manager["admissionFairSharing"] = {
+        "usageHalfLifeTime": f"{half_life_s}s",
+        "usageSamplingInterval": f"{sampling_s}s",
+    }
+    return replace(
+        program, name=f"{KUEUE_AKS}+afs", objects=objects, helm_values=_with_manager(program.helm_values or {}, manager)
+    )
 
 
 def _limited(queue: Mapping[str, Any], factor: Decimal) -> dict[str, Any]:
@@ -168,8 +210,11 @@ def limit(program: Setup, factor: Decimal = Decimal(1), name: str = "limit") -> 
 def classical_limit(program: Setup) -> Setup:
     manager = _manager(program.helm_values or {})
     manager.pop("fairSharing", None)  # in v1beta2 the block's presence turns fair sharing on
-    return replace(limit(program), name=f"{KUEUE_AKS}+classical-limit",
-                   helm_values=_with_manager(program.helm_values or {}, manager))
+    return replace(
+        limit(program),
+        name=f"{KUEUE_AKS}+classical-limit",
+        helm_values=_with_manager(program.helm_values or {}, manager),
+    )
 
 
 def split_preemptor_limit(program: Setup) -> Setup:
@@ -177,9 +222,16 @@ def split_preemptor_limit(program: Setup) -> Setup:
 
 
 def variants(program: Setup, names: Sequence[str] = VARIANTS) -> list[Setup]:
-    build = {"split": split, "preemptor": preemptor, "strategies": strategies, "afs": afs, "limit": limit,
-             "classical-limit": classical_limit, "limit-2x": lambda p: limit(p, Decimal(2), "limit-2x"),
-             "limit-1.5x": lambda p: limit(p, Decimal("1.5"), "limit-1.5x"),
-             "split-preemptor-limit": split_preemptor_limit,
-             "again": lambda p: replace(p, name=f"{KUEUE_AKS}+again")}
+    build = {
+        "split": split,
+        "preemptor": preemptor,
+        "strategies": strategies,
+        "afs": afs,
+        "limit": limit,
+        "classical-limit": classical_limit,
+        "limit-2x": lambda p: limit(p, Decimal(2), "limit-2x"),
+        "limit-1.5x": lambda p: limit(p, Decimal("1.5"), "limit-1.5x"),
+        "split-preemptor-limit": split_preemptor_limit,
+        "again": lambda p: replace(p, name=f"{KUEUE_AKS}+again"),
+    }
     return [build[n](program) for n in names]

@@ -57,10 +57,15 @@ def workload_object(job: TraceJob, setup: Setup, lane: str) -> dict[str, Any]:
     """The Workload Kueue would make for the job's batch/v1 Job under `setup`, in the lane's
     namespace: one pod set of the job's pods with the Job's pod template."""
     template = job_object(job, setup)["spec"]["template"]
-    return {"apiVersion": API, "kind": "Workload",
-            "metadata": {"name": job.name, "namespace": f"{lane}-{job.team}", "labels": {LANE_LABEL: lane}},
-            "spec": {"queueName": setup.queue_for(job),
-                     "podSets": [{"name": "main", "count": job.pods, "template": template}]}}
+    return {
+        "apiVersion": API,
+        "kind": "Workload",
+        "metadata": {"name": job.name, "namespace": f"{lane}-{job.team}", "labels": {LANE_LABEL: lane}},
+        "spec": {
+            "queueName": setup.queue_for(job),
+            "podSets": [{"name": "main", "count": job.pods, "template": template}],
+        },
+    }
 
 
 def _now() -> str:
@@ -83,22 +88,41 @@ def unreserved(wl: Mapping[str, Any]) -> dict[str, Any]:
     conditions = []
     for c in (wl.get("status") or {}).get("conditions") or []:
         if c.get("type") == "QuotaReserved":
-            c = {**c, "status": "False", "reason": "Pending", "message": "evicted; stopped by the benchmark's runner",
-                 "lastTransitionTime": _now()}
+            c = {
+                **c,
+                "status": "False",
+                "reason": "Pending",
+                "message": "evicted; stopped by the benchmark's runner",
+                "lastTransitionTime": _now(),
+            }
         elif c.get("type") == "Admitted" and c.get("status") == "True":
-            c = {**c, "status": "False", "reason": "NoReservation", "message": "the quota reservation was removed",
-                 "lastTransitionTime": _now()}
+            c = {
+                **c,
+                "status": "False",
+                "reason": "NoReservation",
+                "message": "the quota reservation was removed",
+                "lastTransitionTime": _now(),
+            }
         conditions.append(c)
-    return {"metadata": {"resourceVersion": wl["metadata"]["resourceVersion"]},
-            "status": {"admission": None, "conditions": conditions}}
+    return {
+        "metadata": {"resourceVersion": wl["metadata"]["resourceVersion"]},
+        "status": {"admission": None, "conditions": conditions},
+    }
 
 
 def finished(wl: Mapping[str, Any]) -> dict[str, Any]:
     """The merge patch that marks a Workload Finished (as the job controller does when the Job
     succeeds), on the version given."""
     conditions = [c for c in (wl.get("status") or {}).get("conditions") or [] if c.get("type") != "Finished"]
-    conditions.append({"type": "Finished", "status": "True", "reason": "ByTest",
-                       "message": "the benchmark's run time passed", "lastTransitionTime": _now()})
+    conditions.append(
+        {
+            "type": "Finished",
+            "status": "True",
+            "reason": "ByTest",
+            "message": "the benchmark's run time passed",
+            "lastTransitionTime": _now(),
+        }
+    )
     return {"metadata": {"resourceVersion": wl["metadata"]["resourceVersion"]}, "status": {"conditions": conditions}}
 
 
@@ -157,7 +181,9 @@ class Runner:
         watcher.start()
         finisher.start()
         plan = sorted(self.jobs.items(), key=lambda kv: kv[1].planned.at_s)
-        creators = [threading.Thread(target=self._create, args=(plan[i::CREATORS],), daemon=True) for i in range(CREATORS)]
+        creators = [
+            threading.Thread(target=self._create, args=(plan[i::CREATORS],), daemon=True) for i in range(CREATORS)
+        ]
         for thread in creators:
             thread.start()
         try:
@@ -186,8 +212,14 @@ class Runner:
             for key in unfinished[:MAX_RECORDED]:
                 namespace, name = key.split("/")
                 status, body = api.request("GET", f"/apis/{API}/namespaces/{namespace}/workloads/{name}")
-                conditions = [{k: c.get(k) for k in ("type", "status", "reason", "message")}
-                              for c in (body.get("status") or {}).get("conditions") or []] if status < 300 else status
+                conditions = (
+                    [
+                        {k: c.get(k) for k in ("type", "status", "reason", "message")}
+                        for c in (body.get("status") or {}).get("conditions") or []
+                    ]
+                    if status < 300
+                    else status
+                )
                 self.errors.append(f"unfinished {key}: {conditions}")
         finally:
             api.close()
@@ -219,8 +251,11 @@ class Runner:
                     return
                 p = j.planned
                 submitted = self._t()
-                status, body = api.request("POST", f"/apis/{API}/namespaces/{p.lane}-{p.job.team}/workloads",
-                                           workload_object(p.job, self.setup, p.lane))
+                status, body = api.request(
+                    "POST",
+                    f"/apis/{API}/namespaces/{p.lane}-{p.job.team}/workloads",
+                    workload_object(p.job, self.setup, p.lane),
+                )
                 if status >= 300:
                     self.errors.append(f"create {key}: {status} {body.get('message', body)}")
                     return
@@ -267,7 +302,11 @@ class Runner:
             if _holds_eviction(wl):
                 if j.open is not None:
                     preempted = condition(wl, "Preempted")
-                    reason = (preempted or {}).get("reason") if is_true(wl, "Preempted") else (condition(wl, "Evicted") or {}).get("reason")
+                    reason = (
+                        (preempted or {}).get("reason")
+                        if is_true(wl, "Preempted")
+                        else (condition(wl, "Evicted") or {}).get("reason")
+                    )
                     j.attempts.append(Attempt(j.open, now, False, reason or ""))
                     j.open = None
                 if not j.unreserving:
@@ -299,8 +338,9 @@ class Runner:
         status, body, cleared = 0, {}, False
         try:
             for _ in range(UNRESERVE_TRIES):
-                status, body = self._api().request("PATCH", f"{path}/status", unreserved(wl),
-                                                   content_type="application/merge-patch+json")
+                status, body = self._api().request(
+                    "PATCH", f"{path}/status", unreserved(wl), content_type="application/merge-patch+json"
+                )
                 cleared = status < 300
                 if status != 409:
                     break
@@ -321,8 +361,12 @@ class Runner:
             last = j.last
             # Not ended here because the version read was not (or not yet) an eviction: end the
             # one the watch brought since, if it is another version.
-            if not cleared and 0 < status < 300 and _holds_eviction(last) \
-                    and (last.get("metadata") or {}).get("resourceVersion") != examined:
+            if (
+                not cleared
+                and 0 < status < 300
+                and _holds_eviction(last)
+                and (last.get("metadata") or {}).get("resourceVersion") != examined
+            ):
                 j.unreserving = True
                 self._patchers.submit(self._unreserve, key, dict(last))
 
@@ -347,8 +391,11 @@ class Runner:
                 return
             last = j.last
         status, body = self._api().request(
-            "PATCH", f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status", finished(last),
-            content_type="application/merge-patch+json")
+            "PATCH",
+            f"/apis/{API}/namespaces/{namespace}/workloads/{name}/status",
+            finished(last),
+            content_type="application/merge-patch+json",
+        )
         now = self._t()
         with self._lock:
             j = self.jobs[key]

@@ -19,8 +19,14 @@ import pytest
 import yaml
 from pulumi.runtime import MockResourceArgs
 
-from components.access.identity import (CLIENT_ID_ANNOTATION, CLIENT_ID_PLACEHOLDER, READER_ROLE, SERVICE_ACCOUNT,
-                                        identity_objects, role_changes)
+from components.access.identity import (
+    CLIENT_ID_ANNOTATION,
+    CLIENT_ID_PLACEHOLDER,
+    READER_ROLE,
+    SERVICE_ACCOUNT,
+    identity_objects,
+    role_changes,
+)
 from components.assembly import IDENTITIES as IDENTITIES_PART
 from components.cluster.component import ExistingClusterMismatch, workload_identity_issuer
 from components.config.cluster import ExistingCluster
@@ -32,10 +38,26 @@ from components.kueue.compare import DETAILS, NO_CHANGE
 from components.plan import identities_markdown
 from components.plan import main as plan_main
 from testbed.config_errors import refused
-from testbed.harness import (ROOT, SUBSCRIPTION, ProgramMocks, ProgramRun, identity_ids, matching_agent_pools,
-                             run_program)
-from testbed.stacks import (ACCOUNT, DATA_SUBSCRIPTION, MEMBERS, READER, SECRETS_USER, VAULT, load_stack,
-                            stack_file_config, with_identities)
+from testbed.harness import (
+    ROOT,
+    SUBSCRIPTION,
+    ProgramMocks,
+    ProgramRun,
+    identity_ids,
+    matching_agent_pools,
+    run_program,
+)
+from testbed.stacks import (
+    ACCOUNT,
+    DATA_SUBSCRIPTION,
+    MEMBERS,
+    READER,
+    SECRETS_USER,
+    VAULT,
+    load_stack,
+    stack_file_config,
+    with_identities,
+)
 
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
 CREDENTIAL = "azure-native:managedidentity:FederatedIdentityCredential"
@@ -46,8 +68,11 @@ CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
 
 
 def identity_config(roles: list[dict[str, Any]], **keys: Any) -> dict[str, Any]:
-    return {"nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2}],
-            "teams": [{"name": "research", "share": 100, "identity": {"roles": roles}}], **keys}
+    return {
+        "nodePools": [{"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2}],
+        "teams": [{"name": "research", "share": 100, "identity": {"roles": roles}}],
+        **keys,
+    }
 
 
 ROLES = "kueue-aks:teams[0].identity.roles"
@@ -55,70 +80,105 @@ ROLES = "kueue-aks:teams[0].identity.roles"
 
 # --- the config ------------------------------------------------------------------------------
 
+
 def test_a_role_is_a_built_in_name_in_any_case_or_a_definition_id() -> None:
     given = [
         {"role": "storage blob data READER", "scope": ACCOUNT},
         {"role": SECRETS_USER.upper(), "scope": VAULT},
-        {"role": f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{READER}",
-         "scope": f"/subscriptions/{SUBSCRIPTION}"},
-        {"role": f"/providers/microsoft.authorization/roledefinitions/{SECRETS_USER}",
-         "scope": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets"},
+        {
+            "role": f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{READER}",
+            "scope": f"/subscriptions/{SUBSCRIPTION}",
+        },
+        {
+            "role": f"/providers/microsoft.authorization/roledefinitions/{SECRETS_USER}",
+            "scope": f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets",
+        },
     ]
     config = parse_config(identity_config(given), stack="test", location="eastus2")
     identity = config.teams[0].identity
     assert identity is not None
     assert [(r.definition, r.scope, r.subscription) for r in identity.roles] == [
-        (READER, ACCOUNT, DATA_SUBSCRIPTION), (SECRETS_USER, VAULT, SUBSCRIPTION),
+        (READER, ACCOUNT, DATA_SUBSCRIPTION),
+        (SECRETS_USER, VAULT, SUBSCRIPTION),
         (READER, f"/subscriptions/{SUBSCRIPTION}", SUBSCRIPTION),
-        (SECRETS_USER, f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets", SUBSCRIPTION)]
+        (SECRETS_USER, f"/subscriptions/{SUBSCRIPTION}/resourceGroups/secrets", SUBSCRIPTION),
+    ]
     assert parse_config(identity_config(given[:1]), stack="t", location="eastus2").teams[0].members == ()
 
 
 def test_an_unknown_role_name_is_refused_with_the_nearest_names() -> None:
-    found = refused(parse_config, identity_config([{"role": "Storage Blob Data Readr", "scope": ACCOUNT}]), stack="test", location="eastus2").by_path
+    found = refused(
+        parse_config,
+        identity_config([{"role": "Storage Blob Data Readr", "scope": ACCOUNT}]),
+        stack="test",
+        location="eastus2",
+    ).by_path
     message = found[f"{ROLES}[0].role"]
-    assert message.startswith("'Storage Blob Data Readr' is not a built-in role this program knows (did you mean "
-                              "'Storage Blob Data Reader', ")
+    assert message.startswith(
+        "'Storage Blob Data Readr' is not a built-in role this program knows (did you mean 'Storage Blob Data Reader', "
+    )
     assert "any other role is given by its definition ID" in message
 
 
-@pytest.mark.parametrize("role", ["Owner", "contributor", PRIVILEGED_ROLES["User Access Administrator"],
-                                  f"/providers/Microsoft.Authorization/roleDefinitions/{PRIVILEGED_ROLES['Owner']}"])
+@pytest.mark.parametrize(
+    "role",
+    [
+        "Owner",
+        "contributor",
+        PRIVILEGED_ROLES["User Access Administrator"],
+        f"/providers/Microsoft.Authorization/roleDefinitions/{PRIVILEGED_ROLES['Owner']}",
+    ],
+)
 def test_a_privileged_role_is_refused_by_name_or_id(role: str) -> None:
-    message = refused(parse_config, identity_config([{"role": role, "scope": ACCOUNT}]), stack="test", location="eastus2").by_path[f"{ROLES}[0].role"]
+    message = refused(
+        parse_config, identity_config([{"role": role, "scope": ACCOUNT}]), stack="test", location="eastus2"
+    ).by_path[f"{ROLES}[0].role"]
     assert "would let every job of the team take over what it is held on" in message
 
 
-@pytest.mark.parametrize("scope", [
-    f"/subscriptions/{SUBSCRIPTION}/resourceGroups/data/",  # a trailing slash
-    f"{ACCOUNT}\n",  # a trailing line break
-    "/providers/Microsoft.Management/managementGroups/research",  # no team's data
-    "/subscriptions/my-subscription",
-    f"/subscriptions/{SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts",  # no name
-    "researchdata",
-    f"subscriptions/{SUBSCRIPTION}",
-])
+@pytest.mark.parametrize(
+    "scope",
+    [
+        f"/subscriptions/{SUBSCRIPTION}/resourceGroups/data/",  # a trailing slash
+        f"{ACCOUNT}\n",  # a trailing line break
+        "/providers/Microsoft.Management/managementGroups/research",  # no team's data
+        "/subscriptions/my-subscription",
+        f"/subscriptions/{SUBSCRIPTION}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts",  # no name
+        "researchdata",
+        f"subscriptions/{SUBSCRIPTION}",
+    ],
+)
 def test_a_scope_that_is_not_an_azure_resource_id_is_refused(scope: str) -> None:
-    message = refused(parse_config, identity_config([{"role": "Storage Blob Data Reader", "scope": scope}]), stack="test", location="eastus2").by_path[f"{ROLES}[0].scope"]
+    message = refused(
+        parse_config,
+        identity_config([{"role": "Storage Blob Data Reader", "scope": scope}]),
+        stack="test",
+        location="eastus2",
+    ).by_path[f"{ROLES}[0].scope"]
     assert "is not allowed (an Azure resource ID: /subscriptions/<id>" in message or "line break" in message
 
 
 def test_one_role_at_one_scope_twice_is_refused_however_spelt() -> None:
-    twice = [{"role": "Storage Blob Data Reader", "scope": ACCOUNT},
-             {"role": READER, "scope": ACCOUNT.replace("/resourceGroups/data/", "/RESOURCEGROUPS/DATA/")},
-             {"role": "Storage Blob Data Contributor", "scope": ACCOUNT}]
+    twice = [
+        {"role": "Storage Blob Data Reader", "scope": ACCOUNT},
+        {"role": READER, "scope": ACCOUNT.replace("/resourceGroups/data/", "/RESOURCEGROUPS/DATA/")},
+        {"role": "Storage Blob Data Contributor", "scope": ACCOUNT},
+    ]
     found = refused(parse_config, identity_config(twice), stack="test", location="eastus2").by_path
     assert list(found) == [f"{ROLES}[1]"]
     assert "as [0] does (scopes compare without case)" in found[f"{ROLES}[1]"]
 
 
-@pytest.mark.parametrize(("identity", "path", "says"), [
-    ({"roles": []}, ROLES, "is an empty list; allowed: 1 or more roles {role, scope}"),
-    ({}, ROLES, "is required: a list of at least one {role, scope}"),
-    ({"roles": [{"role": "Reader"}]}, f"{ROLES}[0].scope", "is required"),
-    ({"roles": [None]}, f"{ROLES}[0]", "must be an object with role and scope"),
-    ({"role": "Reader"}, "kueue-aks:teams[0].identity.role", "unknown key"),
-])
+@pytest.mark.parametrize(
+    ("identity", "path", "says"),
+    [
+        ({"roles": []}, ROLES, "is an empty list; allowed: 1 or more roles {role, scope}"),
+        ({}, ROLES, "is required: a list of at least one {role, scope}"),
+        ({"roles": [{"role": "Reader"}]}, f"{ROLES}[0].scope", "is required"),
+        ({"roles": [None]}, f"{ROLES}[0]", "must be an object with role and scope"),
+        ({"role": "Reader"}, "kueue-aks:teams[0].identity.role", "unknown key"),
+    ],
+)
 def test_an_identity_without_roles_says_so(identity: dict[str, Any], path: str, says: str) -> None:
     raw = {**identity_config([]), "teams": [{"name": "research", "share": 100, "identity": identity}]}
     assert refused(parse_config, raw, stack="test", location="eastus2").by_path[path].startswith(says)
@@ -126,23 +186,42 @@ def test_an_identity_without_roles_says_so(identity: dict[str, Any], path: str, 
 
 def test_an_identity_needs_aks_and_is_for_a_managers_workers() -> None:
     role = [{"role": "Reader", "scope": ACCOUNT}]
-    kubeconfig = refused(parse_config, identity_config(role, cluster={"kubeconfig": {"secure": "v1:x"}}), stack="test", location="eastus2").by_path
+    kubeconfig = refused(
+        parse_config,
+        identity_config(role, cluster={"kubeconfig": {"secure": "v1:x"}}),
+        stack="test",
+        location="eastus2",
+    ).by_path
     assert kubeconfig["kueue-aks:teams[0].identity"].startswith("needs AKS: with cluster.kubeconfig")
-    manager = refused(parse_config, identity_config(role, multiKueue={"role": "manager"}), stack="test", location="eastus2").by_path
+    manager = refused(
+        parse_config, identity_config(role, multiKueue={"role": "manager"}), stack="test", location="eastus2"
+    ).by_path
     assert manager["kueue-aks:teams[0].identity"].startswith("is for the workers")
 
 
 # --- the built-in roles ------------------------------------------------------------------------
 
+
 def test_the_table_of_roles_holds_guids_once_each_and_the_data_roles_a_team_needs() -> None:
     table = {**BUILT_IN_ROLES, **PRIVILEGED_ROLES}
     assert all(re.fullmatch(GUID, guid) and guid == guid.lower() for guid in table.values())
     assert len(set(table.values())) == len(table)
-    assert {"Storage Blob Data Reader", "Storage Blob Data Contributor", "Storage Blob Data Owner",
-            "Storage Queue Data Reader", "Storage Queue Data Contributor", "Storage File Data SMB Share Reader",
-            "Storage File Data SMB Share Contributor", "Key Vault Secrets User", "Key Vault Reader", "AcrPull",
-            "Reader", "AzureML Data Scientist", "Cognitive Services User", "Monitoring Metrics Publisher"
-            } <= set(BUILT_IN_ROLES)
+    assert {
+        "Storage Blob Data Reader",
+        "Storage Blob Data Contributor",
+        "Storage Blob Data Owner",
+        "Storage Queue Data Reader",
+        "Storage Queue Data Contributor",
+        "Storage File Data SMB Share Reader",
+        "Storage File Data SMB Share Contributor",
+        "Key Vault Secrets User",
+        "Key Vault Reader",
+        "AcrPull",
+        "Reader",
+        "AzureML Data Scientist",
+        "Cognitive Services User",
+        "Monitoring Metrics Publisher",
+    } <= set(BUILT_IN_ROLES)
     assert role_name(READER.upper()) == "Storage Blob Data Reader" and role_name("0" * 32) == "0" * 32
 
 
@@ -152,6 +231,7 @@ def test_the_configuration_reference_lists_every_role_by_name() -> None:
 
 
 # --- what the program registers ---------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def create_run() -> ProgramRun:
@@ -171,48 +251,68 @@ def mock_state(registration: Any) -> dict[str, Any]:
 def test_a_team_with_an_identity_gets_it_its_trust_of_the_cluster_and_its_roles(create_run: ProgramRun) -> None:
     [identity] = create_run.of_type(IDENTITY)
     group = create_run.one("azure-native:resources:ResourceGroup")
-    assert identity.inputs == {"resourceName": "kueue-dev-research", "resourceGroupName": mock_state(group)["name"],
-                               "location": "eastus2"}
+    assert identity.inputs == {
+        "resourceName": "kueue-dev-research",
+        "resourceGroupName": mock_state(group)["name"],
+        "location": "eastus2",
+    }
     [credential] = create_run.of_type(CREDENTIAL)
     assert credential.inputs == {
-        "resourceName": "kueue-dev-research", "resourceGroupName": mock_state(group)["name"],
+        "resourceName": "kueue-dev-research",
+        "resourceGroupName": mock_state(group)["name"],
         "federatedIdentityCredentialResourceName": "aks-kueue-dev",
         "issuer": "https://oidc.example.invalid/issuer/",  # the new cluster's, as the mocks answer it
-        "subject": f"system:serviceaccount:research:{SERVICE_ACCOUNT}", "audiences": ["api://AzureADTokenExchange"]}
+        "subject": f"system:serviceaccount:research:{SERVICE_ACCOUNT}",
+        "audiences": ["api://AzureADTokenExchange"],
+    }
     assert identity.urn in credential.dependencies
     principal = identity_ids(identity.name)[0]
-    assigned = {(a.inputs["scope"], a.inputs["roleDefinitionId"]): a.inputs for a in create_run.of_type(ROLE_ASSIGNMENT)
-                if a.inputs["principalId"] == principal}
+    assigned = {
+        (a.inputs["scope"], a.inputs["roleDefinitionId"]): a.inputs
+        for a in create_run.of_type(ROLE_ASSIGNMENT)
+        if a.inputs["principalId"] == principal
+    }
     # Each role definition is named in its scope's subscription.
     assert set(assigned) == {
         (ACCOUNT, f"/subscriptions/{DATA_SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{READER}"),
-        (VAULT, f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{SECRETS_USER}")}
+        (VAULT, f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{SECRETS_USER}"),
+    }
     assert {a["principalType"] for a in assigned.values()} == {"ServicePrincipal"}
 
 
 def test_the_teams_service_account_carries_its_identitys_client_id(create_run: ProgramRun) -> None:
     [account] = accounts(create_run)
     principal, client_id = identity_ids(create_run.one(IDENTITY).name)
-    assert (account.inputs["metadata"]["namespace"], account.inputs["metadata"]["name"]) == ("research", SERVICE_ACCOUNT)
+    assert (account.inputs["metadata"]["namespace"], account.inputs["metadata"]["name"]) == (
+        "research",
+        SERVICE_ACCOUNT,
+    )
     assert account.inputs["metadata"]["annotations"] == {CLIENT_ID_ANNOTATION: client_id}
     assert uuid.UUID(client_id)
-    assert create_run.exports["teamIdentities"] == {"research": {
-        "clientId": client_id, "principalId": principal,
-        "namespace": "research", "serviceAccount": SERVICE_ACCOUNT}}
+    assert create_run.exports["teamIdentities"] == {
+        "research": {
+            "clientId": client_id,
+            "principalId": principal,
+            "namespace": "research",
+            "serviceAccount": SERVICE_ACCOUNT,
+        }
+    }
     assert "teamIdentities" not in create_run.secret_exports
 
 
-def test_only_the_teams_members_may_read_its_service_account_and_nobody_mints_its_token(
-        create_run: ProgramRun) -> None:
+def test_only_the_teams_members_may_read_its_service_account_and_nobody_mints_its_token(create_run: ProgramRun) -> None:
     [role] = [r for r in create_run.of_type(CLUSTER_ROLE) if r.inputs["metadata"]["name"] == READER_ROLE]
-    assert role.inputs["rules"] == [{"apiGroups": [""], "resources": ["serviceaccounts"],
-                                     "resourceNames": [SERVICE_ACCOUNT], "verbs": ["get"]}]
+    assert role.inputs["rules"] == [
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "resourceNames": [SERVICE_ACCOUNT], "verbs": ["get"]}
+    ]
     [binding] = [b for b in create_run.of_type(ROLE_BINDING) if b.inputs["roleRef"]["name"] == READER_ROLE]
     assert binding.inputs["metadata"]["namespace"] == "research"
     assert [s["name"] for s in binding.inputs["subjects"]] == MEMBERS
     for r in create_run.of_type(CLUSTER_ROLE):
         for rule in r.inputs.get("rules", []):
-            assert "serviceaccounts/token" not in rule.get("resources", []) and "impersonate" not in rule["verbs"], r.name
+            assert "serviceaccounts/token" not in rule.get("resources", []) and "impersonate" not in rule["verbs"], (
+                r.name
+            )
 
 
 def test_a_team_without_an_identity_gets_none() -> None:
@@ -225,11 +325,14 @@ def test_a_team_without_an_identity_gets_none() -> None:
 
 
 def existing_config(**cluster: Any) -> tuple[dict[str, Any], ProgramMocks]:
-    config = {**with_identities(stack_file_config()), "kueue-aks:cluster": {"existing": {"resourceGroup": "rg",
-                                                                                         "name": "aks1"}}}
+    config = {
+        **with_identities(stack_file_config()),
+        "kueue-aks:cluster": {"existing": {"resourceGroup": "rg", "name": "aks1"}},
+    }
     config.pop("kueue-aks:monitoring")
-    return config, ProgramMocks(agent_pools=matching_agent_pools(config),
-                                managed_cluster={"aadProfile": {"managed": True}, **cluster})
+    return config, ProgramMocks(
+        agent_pools=matching_agent_pools(config), managed_cluster={"aadProfile": {"managed": True}, **cluster}
+    )
 
 
 def test_on_an_existing_cluster_the_identity_goes_to_its_group_and_trusts_its_issuer() -> None:
@@ -241,35 +344,52 @@ def test_on_an_existing_cluster_the_identity_goes_to_its_group_and_trusts_its_is
     assert credential.inputs["federatedIdentityCredentialResourceName"] == "aks-aks1"
 
 
-@pytest.mark.parametrize(("cluster", "off"), [
-    ({"securityProfile": {}}, "and workload identity is off"),
-    ({"oidcIssuerProfile": {"enabled": False}, "securityProfile": {"workloadIdentity": {"enabled": False}}},
-     "and the OIDC issuer and workload identity are off"),
-])
+@pytest.mark.parametrize(
+    ("cluster", "off"),
+    [
+        ({"securityProfile": {}}, "and workload identity is off"),
+        (
+            {"oidcIssuerProfile": {"enabled": False}, "securityProfile": {"workloadIdentity": {"enabled": False}}},
+            "and the OIDC issuer and workload identity are off",
+        ),
+    ],
+)
 def test_an_existing_cluster_without_workload_identity_stops_the_program(cluster: dict[str, Any], off: str) -> None:
     config, mocks = existing_config(**cluster)
     with pytest.raises(pulumi.RunError) as err:
         run_program(config, mocks=mocks)
-    assert "kueue-aks:teams[].identity needs the OIDC issuer and workload identity on the existing AKS cluster aks1" in \
-        str(err.value) and off in str(err.value)
-    assert "az aks update --resource-group rg --name aks1 --enable-oidc-issuer --enable-workload-identity" in str(err.value)
+    assert (
+        "kueue-aks:teams[].identity needs the OIDC issuer and workload identity on the existing AKS cluster aks1"
+        in str(err.value)
+        and off in str(err.value)
+    )
+    assert "az aks update --resource-group rg --name aks1 --enable-oidc-issuer --enable-workload-identity" in str(
+        err.value
+    )
 
 
 def test_the_issuer_check_reads_the_clusters_profiles() -> None:
-    on = SimpleNamespace(oidc_issuer_profile=SimpleNamespace(issuer_url="https://issuer/"),
-                         security_profile=SimpleNamespace(workload_identity=SimpleNamespace(enabled=True)))
+    on = SimpleNamespace(
+        oidc_issuer_profile=SimpleNamespace(issuer_url="https://issuer/"),
+        security_profile=SimpleNamespace(workload_identity=SimpleNamespace(enabled=True)),
+    )
     assert workload_identity_issuer(ExistingCluster("g", "c"), on) == "https://issuer/"
     with pytest.raises(ExistingClusterMismatch, match="and the OIDC issuer is off"):
-        workload_identity_issuer(ExistingCluster("g", "c"), SimpleNamespace(oidc_issuer_profile=None,
-                                                                            security_profile=on.security_profile))
+        workload_identity_issuer(
+            ExistingCluster("g", "c"), SimpleNamespace(oidc_issuer_profile=None, security_profile=on.security_profile)
+        )
 
 
 # --- the part, the plan and the comparison ------------------------------------------------------
 
+
 def test_the_part_leaves_the_client_id_to_pulumi_up() -> None:
     objects = identity_objects(load_stack(with_identities(stack_file_config())))
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
-        ("ServiceAccount", SERVICE_ACCOUNT), ("ClusterRole", READER_ROLE), ("RoleBinding", READER_ROLE)]
+        ("ServiceAccount", SERVICE_ACCOUNT),
+        ("ClusterRole", READER_ROLE),
+        ("RoleBinding", READER_ROLE),
+    ]
     assert objects[0]["metadata"]["annotations"] == {CLIENT_ID_ANNOTATION: CLIENT_ID_PLACEHOLDER}
     assert identity_objects(load_stack(stack_file_config())) == []
 
@@ -277,32 +397,45 @@ def test_the_part_leaves_the_client_id_to_pulumi_up() -> None:
 def test_the_plan_shows_each_identity_and_its_roles() -> None:
     text = identities_markdown(load_stack(with_identities(stack_file_config())))
     [row] = [line for line in text.splitlines() if line.startswith("| research")]
-    assert row == (f"| research | `kueue-dev-research` | ServiceAccount `research/{SERVICE_ACCOUNT}`, pods labelled "
-                   f'`azure.workload.identity/use: "true"` | Storage Blob Data Reader on `{ACCOUNT}`; Key Vault Secrets '
-                   f"User on `{VAULT}` |")
+    assert row == (
+        f"| research | `kueue-dev-research` | ServiceAccount `research/{SERVICE_ACCOUNT}`, pods labelled "
+        f'`azure.workload.identity/use: "true"` | Storage Blob Data Reader on `{ACCOUNT}`; Key Vault Secrets '
+        f"User on `{VAULT}` |"
+    )
     assert identities_markdown(load_stack(stack_file_config())) == ""
 
 
 def test_the_comparison_names_each_role_gained_or_lost_and_each_identity() -> None:
     before = load_stack(with_identities(stack_file_config()))
-    changed = with_identities(stack_file_config(), {
-        "research": {"roles": [{"role": READER.upper(), "scope": ACCOUNT.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")},
-                               {"role": "Storage Blob Data Contributor", "scope": ACCOUNT}]},
-        "platform": {"roles": [{"role": "AcrPull", "scope": VAULT}]}})
+    changed = with_identities(
+        stack_file_config(),
+        {
+            "research": {
+                "roles": [
+                    {"role": READER.upper(), "scope": ACCOUNT.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")},
+                    {"role": "Storage Blob Data Contributor", "scope": ACCOUNT},
+                ]
+            },
+            "platform": {"roles": [{"role": "AcrPull", "scope": VAULT}]},
+        },
+    )
     after = load_stack(changed)
     assert role_changes(before, after) == [
         f"**research gains Storage Blob Data Contributor on `{ACCOUNT}`**",
         f"**research loses Key Vault Secrets User on `{VAULT}`**",
         f"**Team `platform` gets an Azure identity** for its jobs (ServiceAccount `{SERVICE_ACCOUNT}`)",
-        f"**platform gains AcrPull on `{VAULT}`**"]
+        f"**platform gains AcrPull on `{VAULT}`**",
+    ]
     assert role_changes(after, load_stack(stack_file_config()))[:2] == [
         "**Team `research`'s Azure identity is removed**: jobs that run as it lose its roles",
-        f"**research loses Storage Blob Data Reader on `{ACCOUNT.upper().replace('/SUBSCRIPTIONS/', '/subscriptions/')}`**"]
+        f"**research loses Storage Blob Data Reader on `{ACCOUNT.upper().replace('/SUBSCRIPTIONS/', '/subscriptions/')}`**",
+    ]
     assert role_changes(before, before) == []
 
 
-def test_the_plan_shows_the_identities_and_where_up_must_assign_roles(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_plan_shows_the_identities_and_where_up_must_assign_roles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     doc["config"] = with_identities(doc["config"])
     (tmp_path / "Pulumi.ids.yaml").write_text(yaml.safe_dump(doc))
@@ -314,19 +447,22 @@ def test_the_plan_shows_the_identities_and_where_up_must_assign_roles(tmp_path: 
     assert f"and on each scope of a team identity's roles (`{VAULT}`, `{ACCOUNT}`)" in roles
 
 
-def test_the_comparison_with_a_base_puts_the_role_changes_in_the_summary(tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_comparison_with_a_base_puts_the_role_changes_in_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doc = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(doc))
     doc["config"] = with_identities(doc["config"])
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(doc))
     assert plan_main(["--stack", "dev", "--root", str(tmp_path), "--base", str(tmp_path / "base.yaml")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    summary = lines[2:lines.index(DETAILS)]
-    assert summary[:4] == ["- No GPU or share change.",
-                           f"- **Team `research` gets an Azure identity** for its jobs (ServiceAccount `{SERVICE_ACCOUNT}`)",
-                           f"- **research gains Storage Blob Data Reader on `{ACCOUNT}`**",
-                           f"- **research gains Key Vault Secrets User on `{VAULT}`**"]
+    summary = lines[2 : lines.index(DETAILS)]
+    assert summary[:4] == [
+        "- No GPU or share change.",
+        f"- **Team `research` gets an Azure identity** for its jobs (ServiceAccount `{SERVICE_ACCOUNT}`)",
+        f"- **research gains Storage Blob Data Reader on `{ACCOUNT}`**",
+        f"- **research gains Key Vault Secrets User on `{VAULT}`**",
+    ]
     assert NO_CHANGE in lines  # before the waiting-time forecast, which comes last
 
 

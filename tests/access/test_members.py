@@ -14,9 +14,17 @@ import pulumi
 import pytest
 
 from components.access.component import CLUSTER_USER_ROLE
-from components.access.members import (BATCH_USER_BINDING, CAPACITY_VIEWER_BINDING, CAPACITY_VIEWER_ROLE, MEMBER_BINDING,
-                                       MEMBER_ROLE, PENDING_WORKLOADS_PREFIX, access_objects, member_groups,
-                                       team_access)
+from components.access.members import (
+    BATCH_USER_BINDING,
+    CAPACITY_VIEWER_BINDING,
+    CAPACITY_VIEWER_ROLE,
+    MEMBER_BINDING,
+    MEMBER_ROLE,
+    PENDING_WORKLOADS_PREFIX,
+    access_objects,
+    member_groups,
+    team_access,
+)
 from components.cluster.component import ExistingClusterMismatch, check_entra_integration
 from components.config.cluster import ExistingCluster
 from components.kueue.objects import queue_set
@@ -32,8 +40,10 @@ ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
-KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://example.invalid:6443'}}]\n"
-              "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n")
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://example.invalid:6443'}}]\n"
+    "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
+)
 
 
 def with_members(config: dict[str, Any], members: dict[str, list[str]]) -> dict[str, Any]:
@@ -100,7 +110,9 @@ def test_kubeconfig_mode_refuses_system_groups_and_blank_names(dev_map: dict[str
 def test_members_need_kueues_visibility_api(dev_map: dict[str, Any]) -> None:
     config = with_members(dev_map, {"research": [RESEARCH]})
     config["kueue-aks:kueue"] = {**config.get("kueue-aks:kueue", {}), "featureGates": {"VisibilityOnDemand": False}}
-    assert [path for path, _ in refused(load_stack, config).pairs] == ["kueue-aks:kueue.featureGates.VisibilityOnDemand"]
+    assert [path for path, _ in refused(load_stack, config).pairs] == [
+        "kueue-aks:kueue.featureGates.VisibilityOnDemand"
+    ]
 
 
 def test_a_bad_member_stops_the_program_before_any_resource(dev_map: dict[str, Any]) -> None:
@@ -130,7 +142,10 @@ def test_bindings_name_exactly_each_teams_groups_in_its_own_namespace(members_ma
         assert {s["kind"] for s in binding["subjects"]} == {"Group"}
         assert binding["roleRef"]["name"] == (BATCH_USER_ROLE if name == BATCH_USER_BINDING else MEMBER_ROLE)
     cluster_bindings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterRoleBinding"}
-    assert set(cluster_bindings) == {CAPACITY_VIEWER_BINDING, *(PENDING_WORKLOADS_PREFIX + t.name for t in config.teams)}
+    assert set(cluster_bindings) == {
+        CAPACITY_VIEWER_BINDING,
+        *(PENDING_WORKLOADS_PREFIX + t.name for t in config.teams),
+    }
     viewers = cluster_bindings[CAPACITY_VIEWER_BINDING]
     assert viewers["roleRef"]["name"] == CAPACITY_VIEWER_ROLE
     assert [s["name"] for s in viewers["subjects"]] == sorted({RESEARCH, SHARED_GROUP, PLATFORM})
@@ -140,8 +155,14 @@ def test_a_member_reads_the_pending_workloads_of_its_own_cluster_queues_only(mem
     config = load_stack(members_map)
     objects = {(o["kind"], o["metadata"]["name"]): o for o in access_objects(config, queue_set(config).local_queues)}
     role = objects[("ClusterRole", PENDING_WORKLOADS_PREFIX + "research")]
-    assert role["rules"] == [{"apiGroups": ["visibility.kueue.x-k8s.io"], "resources": ["clusterqueues/pendingworkloads"],
-                              "resourceNames": ["research", "research-topology"], "verbs": ["get"]}]
+    assert role["rules"] == [
+        {
+            "apiGroups": ["visibility.kueue.x-k8s.io"],
+            "resources": ["clusterqueues/pendingworkloads"],
+            "resourceNames": ["research", "research-topology"],
+            "verbs": ["get"],
+        }
+    ]
     binding = objects[("ClusterRoleBinding", PENDING_WORKLOADS_PREFIX + "research")]
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert [s["name"] for s in binding["subjects"]] == [RESEARCH, SHARED_GROUP]
@@ -156,8 +177,11 @@ def test_a_team_without_members_gets_no_binding(dev_map: dict[str, Any]) -> None
 def test_the_stacks_own_roles_only_read_and_never_aggregate(members_map: dict[str, Any]) -> None:
     config = load_stack(members_map)
     roles = [o for o in access_objects(config, queue_set(config).local_queues) if o["kind"] == "ClusterRole"]
-    assert {r["metadata"]["name"] for r in roles} == {MEMBER_ROLE, CAPACITY_VIEWER_ROLE, *(
-        PENDING_WORKLOADS_PREFIX + t for t in ("research", "platform"))}
+    assert {r["metadata"]["name"] for r in roles} == {
+        MEMBER_ROLE,
+        CAPACITY_VIEWER_ROLE,
+        *(PENDING_WORKLOADS_PREFIX + t for t in ("research", "platform")),
+    }
     for role in roles:
         assert not any(k.startswith("rbac.") for k in role["metadata"]["labels"]), role["metadata"]["labels"]
         assert "aggregationRule" not in role
@@ -195,16 +219,24 @@ def test_create_mode_assigns_the_cluster_user_role_once_per_group(create_run: Pr
     cluster = create_run.one("azure-native:containerservice:ManagedCluster")
     for a in assignments:
         assert a.inputs["principalType"] == "Group"
-        assert a.inputs["roleDefinitionId"].endswith(f"/providers/Microsoft.Authorization/roleDefinitions/{CLUSTER_USER_ROLE}")
+        assert a.inputs["roleDefinitionId"].endswith(
+            f"/providers/Microsoft.Authorization/roleDefinitions/{CLUSTER_USER_ROLE}"
+        )
         assert a.inputs["scope"] == f"{cluster.name}_id"  # the mock's ID of the AKS cluster
 
 
 def test_create_mode_registers_the_bindings_in_exactly_the_team_namespaces(create_run: ProgramRun) -> None:
     bindings = create_run.of_type(ROLE_BINDING)
-    seen = {(b.inputs["metadata"]["namespace"], b.inputs["metadata"]["name"]): [s["name"] for s in b.inputs["subjects"]]
-            for b in bindings}
-    assert seen == {("research", BATCH_USER_BINDING): [RESEARCH, SHARED_GROUP], ("research", MEMBER_BINDING): [RESEARCH, SHARED_GROUP],
-                    ("platform", BATCH_USER_BINDING): [SHARED_GROUP, PLATFORM], ("platform", MEMBER_BINDING): [SHARED_GROUP, PLATFORM]}
+    seen = {
+        (b.inputs["metadata"]["namespace"], b.inputs["metadata"]["name"]): [s["name"] for s in b.inputs["subjects"]]
+        for b in bindings
+    }
+    assert seen == {
+        ("research", BATCH_USER_BINDING): [RESEARCH, SHARED_GROUP],
+        ("research", MEMBER_BINDING): [RESEARCH, SHARED_GROUP],
+        ("platform", BATCH_USER_BINDING): [SHARED_GROUP, PLATFORM],
+        ("platform", MEMBER_BINDING): [SHARED_GROUP, PLATFORM],
+    }
     assert len(create_run.of_type(CLUSTER_ROLE_BINDING)) >= 1
     access = create_run.one("kueue-aks:access:TeamAccess")
     namespaces = {r.inputs["metadata"]["name"]: r.urn for r in create_run.of_type("kubernetes:core/v1:Namespace")}
@@ -235,8 +267,9 @@ def test_kubeconfig_mode_makes_only_the_bindings(dev_map: dict[str, Any]) -> Non
     config.pop("azure-native:location", None)
     run = run_program(config)
     assert not run.of_type(ROLE_ASSIGNMENT)
-    assert {(b.inputs["metadata"]["namespace"], b.inputs["subjects"][0]["name"]) for b in run.of_type(ROLE_BINDING)} == {
-        ("research", "oidc:research")}
+    assert {
+        (b.inputs["metadata"]["namespace"], b.inputs["subjects"][0]["name"]) for b in run.of_type(ROLE_BINDING)
+    } == {("research", "oidc:research")}
 
 
 def test_without_members_nothing_is_granted(dev_map: dict[str, Any]) -> None:
@@ -245,7 +278,9 @@ def test_without_members_nothing_is_granted(dev_map: dict[str, Any]) -> None:
     run = run_program(config)
     assert not member_assignments(run) and not run.of_type(ROLE_BINDING)
     assert [a.name for a in run.of_type(ROLE_ASSIGNMENT)] == ["kueue-deployer-admin"]  # the deployer's, not a member's
-    assert not [r for r in run.of_type(CLUSTER_ROLE) if r.inputs["metadata"]["name"] in (MEMBER_ROLE, CAPACITY_VIEWER_ROLE)]
+    assert not [
+        r for r in run.of_type(CLUSTER_ROLE) if r.inputs["metadata"]["name"] in (MEMBER_ROLE, CAPACITY_VIEWER_ROLE)
+    ]
     assert run.exports["teams"]["research"]["members"] == []
 
 
@@ -262,10 +297,15 @@ def test_the_plan_says_who_can_submit_where(members_map: dict[str, Any]) -> None
 
     config = load_stack(members_map)
     text = access_markdown(config, queue_set(config))
-    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| research")
-            or line.startswith("| platform")}
+    rows = {
+        line.split(" | ")[0].strip("| "): line
+        for line in text.splitlines()
+        if line.startswith("| research") or line.startswith("| platform")
+    }
     assert f"`{RESEARCH}`, `{SHARED_GROUP}`" in rows["research"] and "`default`, `topology`" in rows["research"]
-    assert f"`{SHARED_GROUP}`, `{PLATFORM}`" in rows["platform"] and "gpu: 4.63 vCPU, 30.85 GiB, 1 GPU" in rows["platform"]
+    assert (
+        f"`{SHARED_GROUP}`, `{PLATFORM}`" in rows["platform"] and "gpu: 4.63 vCPU, 30.85 GiB, 1 GPU" in rows["platform"]
+    )
     assert "A job without the `kueue.x-k8s.io/priority-class` label runs at 0, as `normal`." in text
     lonely = load_stack(with_members(stack_file_config("dev"), {}))
     assert "none: only the cluster's admins can submit here" in access_markdown(lonely, queue_set(lonely))

@@ -102,13 +102,17 @@ def test_the_request_is_the_one_the_provider_sends() -> None:
     specs, dev = arm_specs(), stack_run("dev").run
     cluster = specs.request(CLUSTER, dev.one(CLUSTER).inputs)
     assert cluster.method == "PUT"
-    assert cluster.url == ("/subscriptions/{subscriptionId}/resourceGroups/kueue-rg-rg123/providers/"
-                           "Microsoft.ContainerService/managedClusters/kueue-dev?api-version=2025-09-01")
+    assert cluster.url == (
+        "/subscriptions/{subscriptionId}/resourceGroups/kueue-rg-rg123/providers/"
+        "Microsoft.ContainerService/managedClusters/kueue-dev?api-version=2025-09-01"
+    )
     assert (cluster.body["location"], cluster.body["properties"]["dnsPrefix"]) == ("eastus2", "kueue-dev")
     assert "resourceName" not in cluster.body and "dnsPrefix" not in cluster.body
     association = specs.request(ASSOCIATION, dev.one(ASSOCIATION).inputs)
-    assert association.url == ("/kueue-aks_id/providers/Microsoft.Insights/dataCollectionRuleAssociations/"
-                               "MSProm-eastus2-kueue-dev?api-version=2022-06-01")
+    assert association.url == (
+        "/kueue-aks_id/providers/Microsoft.Insights/dataCollectionRuleAssociations/"
+        "MSProm-eastus2-kueue-dev?api-version=2022-06-01"
+    )
     assert association.body == {"properties": {"dataCollectionRuleId": "monitoring-dcr_id", "description": ANY}}
     workspace = specs.request(WORKSPACE, dev.one(WORKSPACE).inputs)
     assert (workspace.autonamed, workspace.body) == ("azureMonitorWorkspaceName", {"location": "eastus2"})
@@ -122,6 +126,7 @@ def test_the_2023_05_01_extensions_spec_reaches_common_types() -> None:
 
 
 # --- the check can fail, with the property's path ---------------------------------------------
+
 
 def _changed(inputs: dict[str, Any], path: str, change: Callable[[dict[str, Any], str], None]) -> dict[str, Any]:
     """A copy of `inputs` with `change` made to the key at `path` (dots, [i] for items) of its parent."""
@@ -144,32 +149,91 @@ def _rename(new: str) -> Callable[[dict[str, Any], str], None]:
 
 # case -> (resource, its name in the dev stack, path in the inputs, change, what the problem starts with)
 BROKEN = {
-    "misspelled": (CLUSTER, "kueue-aks", "agentPoolProfiles[0].vmSize", _rename("vmSise"),
-                   "properties.agentPoolProfiles[0].vmSise: is not a property Azure knows here "
-                   "(did you mean 'vmSize'?)"),
-    "read-only": (CLUSTER, "kueue-aks", "fqdn", _set("kueue-dev.hcp.eastus2.azmk8s.io"),
-                  "properties.fqdn: is read-only: Azure sets it, a request must not"),
-    "read-only-nested": (CLUSTER, "kueue-aks", "agentPoolProfiles[0].provisioningState", _set("Succeeded"),
-                         "properties.agentPoolProfiles[0].provisioningState: is read-only"),
-    "bad-enum": (CLUSTER, "kueue-aks", "networkProfile.networkPlugin", _set("calico"),
-                 "properties.networkProfile.networkPlugin: 'calico' is not one of ['azure', 'kubenet', 'none']"),
-    "required": (CLUSTER, "kueue-aks", "agentPoolProfiles[0].name", lambda parent, key: parent.pop(key),
-                 "properties.agentPoolProfiles[0].name: is required"),
-    "pattern": (CLUSTER, "kueue-aks", "agentPoolProfiles[0].name", _set("System_1"),
-                "properties.agentPoolProfiles[0].name: 'System_1' does not match '^[a-z][a-z0-9]{0,11}$'"),
-    "range": (POOL, "kueue-cpu", "osDiskSizeGB", _set(4096),
-              "properties.osDiskSizeGB: 4096 is greater than the maximum of 2048"),
-    "int32": (POOL, "kueue-cpu", "maxCount", _set(2**31),
-              "properties.maxCount: 2147483648 is greater than the maximum of 2147483647"),
+    "misspelled": (
+        CLUSTER,
+        "kueue-aks",
+        "agentPoolProfiles[0].vmSize",
+        _rename("vmSise"),
+        "properties.agentPoolProfiles[0].vmSise: is not a property Azure knows here (did you mean 'vmSize'?)",
+    ),
+    "read-only": (
+        CLUSTER,
+        "kueue-aks",
+        "fqdn",
+        _set("kueue-dev.hcp.eastus2.azmk8s.io"),
+        "properties.fqdn: is read-only: Azure sets it, a request must not",
+    ),
+    "read-only-nested": (
+        CLUSTER,
+        "kueue-aks",
+        "agentPoolProfiles[0].provisioningState",
+        _set("Succeeded"),
+        "properties.agentPoolProfiles[0].provisioningState: is read-only",
+    ),
+    "bad-enum": (
+        CLUSTER,
+        "kueue-aks",
+        "networkProfile.networkPlugin",
+        _set("calico"),
+        "properties.networkProfile.networkPlugin: 'calico' is not one of ['azure', 'kubenet', 'none']",
+    ),
+    "required": (
+        CLUSTER,
+        "kueue-aks",
+        "agentPoolProfiles[0].name",
+        lambda parent, key: parent.pop(key),
+        "properties.agentPoolProfiles[0].name: is required",
+    ),
+    "pattern": (
+        CLUSTER,
+        "kueue-aks",
+        "agentPoolProfiles[0].name",
+        _set("System_1"),
+        "properties.agentPoolProfiles[0].name: 'System_1' does not match '^[a-z][a-z0-9]{0,11}$'",
+    ),
+    "range": (
+        POOL,
+        "kueue-cpu",
+        "osDiskSizeGB",
+        _set(4096),
+        "properties.osDiskSizeGB: 4096 is greater than the maximum of 2048",
+    ),
+    "int32": (
+        POOL,
+        "kueue-cpu",
+        "maxCount",
+        _set(2**31),
+        "properties.maxCount: 2147483648 is greater than the maximum of 2147483647",
+    ),
     # Only the one documented value is let into the open enum (specs.OPEN_ENUM_VALUES).
-    "open-enum": (RULE, "monitoring-dcr", "dataFlows[0].streams[0]", _set("Microsoft-PrometheusMetric"),
-                  "properties.dataFlows[0].streams[0]: 'Microsoft-PrometheusMetric' is not one of"),
-    "type": (RULE, "monitoring-dcr", "dataFlows[0].streams", _set("Microsoft-PrometheusMetrics"),
-             "properties.dataFlows[0].streams: 'Microsoft-PrometheusMetrics' is not of type 'array'"),
-    "path-parameter": (POOL, "kueue-cpu", "agentPoolName", _set("CPU_pool"),
-                       "{agentPoolName}: 'CPU_pool' does not match '^[a-z][a-z0-9]{0,11}$'"),
-    "missing-path-parameter": (POOL, "kueue-cpu", "resourceName", lambda parent, key: parent.pop(key),
-                               "{resourceName}: is required"),
+    "open-enum": (
+        RULE,
+        "monitoring-dcr",
+        "dataFlows[0].streams[0]",
+        _set("Microsoft-PrometheusMetric"),
+        "properties.dataFlows[0].streams[0]: 'Microsoft-PrometheusMetric' is not one of",
+    ),
+    "type": (
+        RULE,
+        "monitoring-dcr",
+        "dataFlows[0].streams",
+        _set("Microsoft-PrometheusMetrics"),
+        "properties.dataFlows[0].streams: 'Microsoft-PrometheusMetrics' is not of type 'array'",
+    ),
+    "path-parameter": (
+        POOL,
+        "kueue-cpu",
+        "agentPoolName",
+        _set("CPU_pool"),
+        "{agentPoolName}: 'CPU_pool' does not match '^[a-z][a-z0-9]{0,11}$'",
+    ),
+    "missing-path-parameter": (
+        POOL,
+        "kueue-cpu",
+        "resourceName",
+        lambda parent, key: parent.pop(key),
+        "{resourceName}: is required",
+    ),
 }
 
 
@@ -186,10 +250,12 @@ def test_a_misspelled_mock_field_fails() -> None:
     """The mock's issuerURL as issuerUrl (azure-native's getter reads issuerURL: the SDK would see nothing)."""
     state = {"oidcIssuerProfile": {"enabled": True, "issuerUrl": "https://oidc.example.invalid/issuer/"}}
     assert mock_state_problems(CLUSTER, state) == [
-        "properties.oidcIssuerProfile.issuerUrl: is not a property Azure knows here (did you mean 'issuerURL'?)"]
+        "properties.oidcIssuerProfile.issuerUrl: is not a property Azure knows here (did you mean 'issuerURL'?)"
+    ]
     result = {"properties": {"endpoint": "https://g.example.invalid"}, "identity": {"principalID": "x"}}
     assert arm_specs().output_problems(INVOKES["azure-native:dashboard:getGrafana"], result) == [
-        "identity.principalID: is not a property Azure knows here (did you mean 'principalId'?)"]
+        "identity.principalID: is not a property Azure knows here (did you mean 'principalId'?)"
+    ]
 
 
 # --- golden cases: the specs' own examples --------------------------------------------------
@@ -222,11 +288,29 @@ def test_every_resource_type_has_a_golden_case_but_the_resource_group() -> None:
 # --- the preflight's recorded answers -------------------------------------------------------
 
 
-@pytest.mark.parametrize(("operation", "answer"), [
-    (PREFLIGHT[0], recorded("usages-eastus2.json")),
-    (PREFLIGHT[1], recorded("skus-eastus2.json")),
-    (PREFLIGHT[4], {"value": [extension("rg", "aks1", "kueue", "microsoft.kueue", version="0.19.6-aks.0.4.4",
-                                        current_version="0.19.6-aks.0.4.4", namespace="kueue-system")]}),
-], ids=["usages", "skus", "extensions"])
+@pytest.mark.parametrize(
+    ("operation", "answer"),
+    [
+        (PREFLIGHT[0], recorded("usages-eastus2.json")),
+        (PREFLIGHT[1], recorded("skus-eastus2.json")),
+        (
+            PREFLIGHT[4],
+            {
+                "value": [
+                    extension(
+                        "rg",
+                        "aks1",
+                        "kueue",
+                        "microsoft.kueue",
+                        version="0.19.6-aks.0.4.4",
+                        current_version="0.19.6-aks.0.4.4",
+                        namespace="kueue-system",
+                    )
+                ]
+            },
+        ),
+    ],
+    ids=["usages", "skus", "extensions"],
+)
 def test_the_loopback_azures_recorded_answers_are_azures_shape(operation: Any, answer: Any) -> None:
     assert arm_specs().response_problems(operation, answer) == []

@@ -76,8 +76,11 @@ def test_no_provisioning_objects_without_a_pool_that_uses_them(dev_config_map_mo
 def test_kueue_starts_after_the_provisioning_request_api_is_there(dev_run: ProgramRun) -> None:
     (crd,) = [r for r in dev_run.registrations if r.type == CRD_TYPE and r.read_id == PROVISIONING_REQUEST_CRD]
     # Read, never created: the CRD is the platform's (AKS's autoscaler), not the stack's.
-    assert not [r for r in dev_run.registrations if r.type == CRD_TYPE and not r.read_id
-                and r.inputs.get("metadata", {}).get("name") == PROVISIONING_REQUEST_CRD]
+    assert not [
+        r
+        for r in dev_run.registrations
+        if r.type == CRD_TYPE and not r.read_id and r.inputs.get("metadata", {}).get("name") == PROVISIONING_REQUEST_CRD
+    ]
     pools = {r.name: r.urn for r in dev_run.of_type("azure-native:containerservice:AgentPool")}
     # After the autoscaled pools that use it (creating them turns AKS's autoscaler on)...
     assert set(crd.dependencies) == {pools["kueue-gpu"], pools["kueue-tas"]}

@@ -26,12 +26,18 @@ K8S_PROVIDER = "pulumi:providers:kubernetes"
 APP_CLAIMS = {"oid": DEPLOYER_OBJECT_ID, "idtyp": "app", "roles": []}
 
 
-@pytest.mark.parametrize(("claims", "expected"), [
-    (USER_CLAIMS, "User"),
-    (APP_CLAIMS, "ServicePrincipal"),
-    ({"oid": DEPLOYER_OBJECT_ID, "scp": "user_impersonation"}, "User"),  # no idtyp: scp says delegated
-    ({"oid": DEPLOYER_OBJECT_ID, "xms_mirid": "/subscriptions/x/.../userAssignedIdentities/ci"}, "ServicePrincipal"),
-])
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        (USER_CLAIMS, "User"),
+        (APP_CLAIMS, "ServicePrincipal"),
+        ({"oid": DEPLOYER_OBJECT_ID, "scp": "user_impersonation"}, "User"),  # no idtyp: scp says delegated
+        (
+            {"oid": DEPLOYER_OBJECT_ID, "xms_mirid": "/subscriptions/x/.../userAssignedIdentities/ci"},
+            "ServicePrincipal",
+        ),
+    ],
+)
 def test_principal_type_follows_the_tokens_claims(claims: dict[str, Any], expected: str) -> None:
     assert principal_type(unsigned_token(claims)) == expected
 
@@ -76,12 +82,22 @@ class Clock:
 
 
 FORBIDDEN = ReadError("the kubeconfig's user 'u' cannot read /api/v1/namespaces/kube-system (HTTP 403: forbidden)", 403)
-NO_KUBELOGIN = ReadError("cannot read https://aks: user 'u' gets its credentials from kubelogin, which could not be started")
+NO_KUBELOGIN = ReadError(
+    "cannot read https://aks: user 'u' gets its credentials from kubelogin, which could not be started"
+)
 
 
 def wait(reader: ScriptedReader, clock: Clock, **kw: Any) -> str:
-    return wait_for_access("kubeconfig-text", what_to_check="CHECK THIS", clock=clock, sleep=clock.sleep,
-                           connect=lambda _: reader, poll=10.0, deadline=600.0, **kw)
+    return wait_for_access(
+        "kubeconfig-text",
+        what_to_check="CHECK THIS",
+        clock=clock,
+        sleep=clock.sleep,
+        connect=lambda _: reader,
+        poll=10.0,
+        deadline=600.0,
+        **kw,
+    )
 
 
 def test_the_wait_ends_when_the_role_reaches_the_api_server() -> None:
@@ -122,16 +138,18 @@ def deployer_assignments(run: ProgramRun) -> list[Any]:
 
 
 @pytest.mark.parametrize(("claims", "kind"), [(USER_CLAIMS, "User"), (APP_CLAIMS, "ServicePrincipal")])
-def test_the_deploying_identity_administers_the_cluster(dev_config_map: dict[str, Any], claims: dict[str, Any],
-                                                        kind: str) -> None:
+def test_the_deploying_identity_administers_the_cluster(
+    dev_config_map: dict[str, Any], claims: dict[str, Any], kind: str
+) -> None:
     run = run_program(dev_config_map, mocks=ProgramMocks(token=unsigned_token(claims)))
     [assignment] = deployer_assignments(run)
     cluster = run.one(MANAGED_CLUSTER)
     assert assignment.inputs["scope"] == f"{cluster.name}_id"  # the mocks' ID of the cluster
     assert assignment.inputs["principalId"] == DEPLOYER_OBJECT_ID
     assert assignment.inputs["principalType"] == kind
-    assert assignment.inputs["roleDefinitionId"].endswith(f"/providers/Microsoft.Authorization/roleDefinitions/"
-                                                          f"{CLUSTER_ADMIN_ROLE}")
+    assert assignment.inputs["roleDefinitionId"].endswith(
+        f"/providers/Microsoft.Authorization/roleDefinitions/{CLUSTER_ADMIN_ROLE}"
+    )
     assert cluster.urn in assignment.property_dependencies["scope"]
 
 
@@ -149,19 +167,25 @@ def test_with_local_accounts_on_the_provider_does_not_wait(dev_config_map: dict[
 
 
 @pytest.mark.parametrize("admin", [True, False])
-def test_with_local_accounts_off_every_kubernetes_object_waits_for_access(dev_config_map: dict[str, Any],
-                                                                          admin: bool) -> None:
+def test_with_local_accounts_off_every_kubernetes_object_waits_for_access(
+    dev_config_map: dict[str, Any], admin: bool
+) -> None:
     cluster = FakeCluster()
-    config = cluster_keys(dev_config_map, disableLocalAccounts=True, deployerAdmin=admin,
-                          adminGroupObjectIds=["11111111-2222-3333-4444-555555555555"])
+    config = cluster_keys(
+        dev_config_map,
+        disableLocalAccounts=True,
+        deployerAdmin=admin,
+        adminGroupObjectIds=["11111111-2222-3333-4444-555555555555"],
+    )
     run = run_program(config, cluster=cluster)
     provider = run.one(K8S_PROVIDER)
     # The provider's kubeconfig comes from the access check, which ran against the API server ...
     assert cluster.reads.count(ACCESS_PROBE) == 1
     # ... after the role assignment exists: every Kubernetes object uses this provider.
     assignments = deployer_assignments(run)
-    assert [a.urn for a in assignments] == [u for u in provider.property_dependencies["kubeconfig"]
-                                            if u.endswith("-deployer-admin")]
+    assert [a.urn for a in assignments] == [
+        u for u in provider.property_dependencies["kubeconfig"] if u.endswith("-deployer-admin")
+    ]
     assert len(assignments) == (1 if admin else 0)
     k8s_objects = [r for r in run.registrations if r.custom and r.type.startswith("kubernetes:")]
     assert k8s_objects and all(r.provider.startswith(provider.urn) for r in k8s_objects)

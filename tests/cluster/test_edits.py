@@ -9,19 +9,29 @@ from typing import Any
 import pytest
 
 from components.cluster.component import agent_pool_args, network_profile, system_pool_profile
-from components.cluster.edits import (AGENT_POOL_FIELDS, NETWORK_FIELDS, REFUSED, REPLACED, SYSTEM_POOL_FIELDS,
-                                      edit_lines, fixed_edits)
+from components.cluster.edits import (
+    AGENT_POOL_FIELDS,
+    NETWORK_FIELDS,
+    REFUSED,
+    REPLACED,
+    SYSTEM_POOL_FIELDS,
+    edit_lines,
+    fixed_edits,
+)
 from testbed.stacks import load_stack
 
-SUBNETS = ("/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/net-rg/providers/Microsoft.Network/"
-           "virtualNetworks/spoke/subnets/")
+SUBNETS = (
+    "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/net-rg/providers/Microsoft.Network/"
+    "virtualNetworks/spoke/subnets/"
+)
 
 
 def changed(config_map: dict[str, Any], pool: str | None = None, **settings: Any) -> dict[str, Any]:
     """The stack with one pool's settings, or the cluster's (pool None), updated."""
     edited = copy.deepcopy(config_map)
-    target = (next(p for p in edited["kueue-aks:nodePools"] if p["name"] == pool) if pool
-              else edited["kueue-aks:cluster"])
+    target = (
+        next(p for p in edited["kueue-aks:nodePools"] if p["name"] == pool) if pool else edited["kueue-aks:cluster"]
+    )
     target.update(settings)
     return edited
 
@@ -41,11 +51,15 @@ def test_a_vm_size_replaces_the_pool_and_says_the_safe_way(dev_config_map: dict[
 
 def test_spot_subnet_and_the_system_pool_make_up_fail(dev_config_map: dict[str, Any]) -> None:
     assert edits(dev_config_map, changed(dev_config_map, "gpu", spot=True)) == [
-        ("pool `gpu`", "spot setting", "kueue-aks:nodePools[1].spot", REFUSED)]
+        ("pool `gpu`", "spot setting", "kueue-aks:nodePools[1].spot", REFUSED)
+    ]
     [line] = edit_lines(load_stack(dev_config_map), load_stack(changed(dev_config_map, "gpu", spot=True)))
-    assert "(on-demand → spot, `kueue-aks:nodePools[1].spot`): `up` fails" in line and "PropertyChangeNotAllowed" in line
+    assert (
+        "(on-demand → spot, `kueue-aks:nodePools[1].spot`): `up` fails" in line and "PropertyChangeNotAllowed" in line
+    )
     assert edits(dev_config_map, changed(dev_config_map, systemPool={"vmSize": "Standard_D8s_v5", "count": 1})) == [
-        ("the system pool", "VM size", "kueue-aks:cluster.systemPool.vmSize", REFUSED)]
+        ("the system pool", "VM size", "kueue-aks:cluster.systemPool.vmSize", REFUSED)
+    ]
     with_subnet = changed(dev_config_map, network={"subnetId": SUBNETS + "a"})
     moved = edits(with_subnet, changed(with_subnet, "cpu", subnetId=SUBNETS + "b"))
     assert moved == [("pool `cpu`", "subnet", "kueue-aks:nodePools[0].subnetId", REFUSED)]
@@ -80,9 +94,19 @@ def test_only_a_created_cluster_is_judged(dev_config_map: dict[str, Any]) -> Non
 
 def test_every_input_the_builders_send_is_judged(dev_config_map: dict[str, Any]) -> None:
     """A new input must be judged in the tables first (the comparison raises on one it lacks)."""
-    stack = load_stack(changed(changed(dev_config_map, "gpu", spot=True), network={
-        "subnetId": SUBNETS + "a", "outboundType": "userDefinedRouting", "podCidr": "10.200.0.0/16",
-        "serviceCidr": "10.0.0.0/16", "dnsServiceIp": "10.0.0.10"}, zones=["1"]))
+    stack = load_stack(
+        changed(
+            changed(dev_config_map, "gpu", spot=True),
+            network={
+                "subnetId": SUBNETS + "a",
+                "outboundType": "userDefinedRouting",
+                "podCidr": "10.200.0.0/16",
+                "serviceCidr": "10.0.0.0/16",
+                "dnsServiceIp": "10.0.0.10",
+            },
+            zones=["1"],
+        )
+    )
     sent = set().union(*(agent_pool_args(p, stack.cluster) for p in stack.node_pools))
     assert sent <= set(AGENT_POOL_FIELDS), sent - set(AGENT_POOL_FIELDS)
     assert set(system_pool_profile(stack.cluster)) <= set(SYSTEM_POOL_FIELDS)

@@ -28,12 +28,29 @@ from components.facts.device_plugin import DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VE
 from components.gpu.values import device_plugin_chart
 from components.kueue.values import KUEUE_CHART_NAME, kueue_chart
 from testbed.config_errors import refused
-from testbed.harness import (K8S_PROVIDER, RELEASE, ProgramMocks, ProgramRun, assert_nothing_registered,
-                             azure_registrations, kubernetes_objects, matching_agent_pools, provider_urn,
-                             run_program)
+from testbed.harness import (
+    K8S_PROVIDER,
+    RELEASE,
+    ProgramMocks,
+    ProgramRun,
+    assert_nothing_registered,
+    azure_registrations,
+    kubernetes_objects,
+    matching_agent_pools,
+    provider_urn,
+    run_program,
+)
 from testbed.paths import CHART_TGZ, SHARED
-from testbed.stacks import (EXISTING, KUBECONFIG, SERVER, TOKEN, kubeconfig_stack, load_stack, stack_file_config,
-                            with_cluster)
+from testbed.stacks import (
+    EXISTING,
+    KUBECONFIG,
+    SERVER,
+    TOKEN,
+    kubeconfig_stack,
+    load_stack,
+    stack_file_config,
+    with_cluster,
+)
 
 AKS_CLUSTER = "kueue-aks:cluster:AksCluster"
 EXISTING_CLUSTER = "kueue-aks:cluster:ExistingAksCluster"
@@ -46,7 +63,13 @@ USER_CREDENTIALS = "azure-native:containerservice:listManagedClusterUserCredenti
 AZURE_EXPORTS = ("clusterName", "resourceGroupName", "oidcIssuerUrl", "kubeconfig")
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"  # how a secret input reaches the mock monitor
 
-PLUGIN_TGZ = SHARED / "nvidia-device-plugin" / f"v{DEVICE_PLUGIN_VERSION}" / "chart" / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz"
+PLUGIN_TGZ = (
+    SHARED
+    / "nvidia-device-plugin"
+    / f"v{DEVICE_PLUGIN_VERSION}"
+    / "chart"
+    / f"nvidia-device-plugin-{DEVICE_PLUGIN_VERSION}.tgz"
+)
 
 # Every creation key with a value that is valid in create mode: only the mode makes it an error.
 CREATION_VALUES: dict[str, Any] = {
@@ -93,7 +116,9 @@ def test_existing_needs_resource_group_and_name(dev_config_map: dict[str, Any], 
 def test_existing_must_be_an_object_naming_the_cluster(dev_config_map: dict[str, Any]) -> None:
     assert "kueue-aks:cluster.existing" in refused(load_stack, with_cluster(dev_config_map, {"existing": {}})).paths
     assert "kueue-aks:cluster.existing" in refused(load_stack, with_cluster(dev_config_map, {"existing": "aks1"})).paths
-    bad_names = refused(load_stack, with_cluster(dev_config_map, {"existing": {"resourceGroup": "rg/x", "name": "-aks"}})).paths
+    bad_names = refused(
+        load_stack, with_cluster(dev_config_map, {"existing": {"resourceGroup": "rg/x", "name": "-aks"}})
+    ).paths
     assert {"kueue-aks:cluster.existing.resourceGroup", "kueue-aks:cluster.existing.name"} <= set(bad_names)
 
 
@@ -105,8 +130,9 @@ def test_creation_values_cover_every_creation_key(dev_config_map: dict[str, Any]
 
 @pytest.mark.parametrize("mode", ["existing", "kubeconfig"])
 @pytest.mark.parametrize("key", CREATION_KEYS)
-def test_a_creation_key_is_an_error_with_a_cluster_made_elsewhere(dev_config_map: dict[str, Any], mode: str,
-                                                                  key: str) -> None:
+def test_a_creation_key_is_an_error_with_a_cluster_made_elsewhere(
+    dev_config_map: dict[str, Any], mode: str, key: str
+) -> None:
     cluster = {mode: EXISTING if mode == "existing" else KUBECONFIG, key: CREATION_VALUES[key]}
     found = refused(load_stack, with_cluster(dev_config_map, cluster)).pairs
     assert [path for path, _ in found] == [f"kueue-aks:cluster.{key}"]
@@ -120,8 +146,9 @@ def test_existing_and_kubeconfig_together_is_an_error(dev_config_map: dict[str, 
 
 
 @pytest.mark.parametrize("cluster", [None, {"existing": EXISTING}], ids=["create", "existing"])
-def test_only_a_kubeconfig_stack_may_leave_out_the_location(dev_config_map: dict[str, Any],
-                                                            cluster: dict[str, Any] | None) -> None:
+def test_only_a_kubeconfig_stack_may_leave_out_the_location(
+    dev_config_map: dict[str, Any], cluster: dict[str, Any] | None
+) -> None:
     config = with_cluster(dev_config_map, cluster)
     del config["azure-native:location"]
     assert refused(load_stack, config).paths == ["azure-native:location"]
@@ -133,8 +160,9 @@ def test_only_a_kubeconfig_stack_may_leave_out_the_location(dev_config_map: dict
     ["s3cr3t-not-a-kubeconfig", "token: s3cr3t-token\nuser: admin", "", {"token": "s3cr3t-in-an-object"}, 42],
     ids=["text", "yaml", "empty", "object", "number"],
 )
-def test_a_value_that_is_not_a_kubeconfig_is_an_error_that_never_echoes_it(dev_config_map: dict[str, Any],
-                                                                           value: Any) -> None:
+def test_a_value_that_is_not_a_kubeconfig_is_an_error_that_never_echoes_it(
+    dev_config_map: dict[str, Any], value: Any
+) -> None:
     config = with_cluster(dev_config_map, {"kubeconfig": value})
     with pytest.raises(ConfigError) as err:
         load_stack(config)
@@ -147,10 +175,18 @@ def test_a_value_that_is_not_a_kubeconfig_is_an_error_that_never_echoes_it(dev_c
     assert_nothing_registered()
 
 
-@pytest.mark.parametrize("text", ["clusters: [server: {token: s3cr3t-token", "- s3cr3t-token", "s3cr3t-token clusters server",
-                                  "clusters: [{name: x, token: s3cr3t-token}]"])
-def test_kubeconfig_text_that_is_not_yaml_is_a_config_error_that_never_echoes_it(dev_config_map: dict[str, Any],
-                                                                                  text: str) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "clusters: [server: {token: s3cr3t-token",
+        "- s3cr3t-token",
+        "s3cr3t-token clusters server",
+        "clusters: [{name: x, token: s3cr3t-token}]",
+    ],
+)
+def test_kubeconfig_text_that_is_not_yaml_is_a_config_error_that_never_echoes_it(
+    dev_config_map: dict[str, Any], text: str
+) -> None:
     config = kubeconfig_stack(dev_config_map)
     config["kueue-aks:cluster"] = {"kubeconfig": text}
     with pytest.raises(pulumi.RunError) as err:
@@ -185,8 +221,9 @@ def test_the_shared_charts_hold_the_pinned_versions() -> None:
     assert packaged_version(PLUGIN_TGZ) == DEVICE_PLUGIN_VERSION, PLUGIN_TGZ
 
 
-@pytest.mark.parametrize(("key", "name", "own_tgz"), [("kueue", "kueue", CHART_TGZ),
-                                                      ("devicePlugin", "nvidia-device-plugin", PLUGIN_TGZ)])
+@pytest.mark.parametrize(
+    ("key", "name", "own_tgz"), [("kueue", "kueue", CHART_TGZ), ("devicePlugin", "nvidia-device-plugin", PLUGIN_TGZ)]
+)
 def test_chart_sources(dev_config_map: dict[str, Any], tmp_path: Path, key: str, name: str, own_tgz: Path) -> None:
     path = f"kueue-aks:{key}.chart"
 
@@ -264,14 +301,19 @@ def test_image_repositories(dev_config_map: dict[str, Any], key: str, repository
         ({"kubeconfig": KUBECONFIG, "zones": ["1"]}, {}, "kueue-aks:cluster.zones"),
         (None, {"kueue": {"chart": "oci://x.azurecr.io/helm/kueue:0.19.2"}}, "kueue-aks:kueue.chart"),
         (None, {"kueue": {"chart": "/nowhere/kueue-0.19.2.tgz"}}, "kueue-aks:kueue.chart"),
-        (None, {"kueue": {"imageRepository": "myacr.azurecr.io/kueue/kueue:v0.19.2"}}, "kueue-aks:kueue.imageRepository"),
+        (
+            None,
+            {"kueue": {"imageRepository": "myacr.azurecr.io/kueue/kueue:v0.19.2"}},
+            "kueue-aks:kueue.imageRepository",
+        ),
         (None, {"devicePlugin": {"chart": "http://charts.example.com"}}, "kueue-aks:devicePlugin.chart"),
         (None, {"devicePlugin": {"imageRepository": "oci://x.azurecr.io/p"}}, "kueue-aks:devicePlugin.imageRepository"),
         (None, {"devicePlugin": {"repository": "x"}}, "kueue-aks:devicePlugin.repository: unknown key"),
     ],
 )
-def test_mode_and_source_errors_stop_before_any_resource(dev_config_map: dict[str, Any], cluster: dict[str, Any] | None,
-                                                         keys: dict[str, Any], expected: str) -> None:
+def test_mode_and_source_errors_stop_before_any_resource(
+    dev_config_map: dict[str, Any], cluster: dict[str, Any] | None, keys: dict[str, Any], expected: str
+) -> None:
     config = with_cluster(dev_config_map, cluster or dev_config_map["kueue-aks:cluster"], **keys)
     with pytest.raises(pulumi.RunError) as err:
         run_program(config)
@@ -287,16 +329,18 @@ def test_chart_ref_of_each_source() -> None:
     oci = chart_ref("oci://myacr.azurecr.io/helm/kueue", "kueue", "0.19.2")
     assert oci == ChartRef(chart="oci://myacr.azurecr.io/helm/kueue", version="0.19.2", repository=None)
     https = chart_ref("https://nvidia.github.io/k8s-device-plugin/", "nvidia-device-plugin", "0.20.0")
-    assert https == ChartRef(chart="nvidia-device-plugin", version="0.20.0",
-                             repository="https://nvidia.github.io/k8s-device-plugin")
+    assert https == ChartRef(
+        chart="nvidia-device-plugin", version="0.20.0", repository="https://nvidia.github.io/k8s-device-plugin"
+    )
     local = chart_ref(str(CHART_TGZ), "kueue", "0.19.2")
     assert local == ChartRef(chart=str(CHART_TGZ), version="0.19.2", repository=None)
 
 
 def test_default_charts_are_the_official_ones(dev_config: StackConfig) -> None:
     assert kueue_chart(dev_config) == ChartRef(DEFAULT_KUEUE_CHART, "0.19.2")
-    assert device_plugin_chart(dev_config) == ChartRef(DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION,
-                                                       DEFAULT_DEVICE_PLUGIN_CHART)
+    assert device_plugin_chart(dev_config) == ChartRef(
+        DEVICE_PLUGIN_CHART, DEVICE_PLUGIN_VERSION, DEFAULT_DEVICE_PLUGIN_CHART
+    )
     assert KUEUE_CHART_NAME == "kueue"
 
 
@@ -385,8 +429,9 @@ def test_kubeconfig_mode_exports_only_what_it_has(kubeconfig_run: ProgramRun) ->
 
 
 @pytest.mark.parametrize("other", ["kubeconfig_run", "existing_run"])
-def test_kueue_objects_and_releases_do_not_depend_on_the_mode(create_run: ProgramRun, other: str,
-                                                              request: pytest.FixtureRequest) -> None:
+def test_kueue_objects_and_releases_do_not_depend_on_the_mode(
+    create_run: ProgramRun, other: str, request: pytest.FixtureRequest
+) -> None:
     # The same pools give the same quotas, queues, policies and Helm values on any cluster.
     created, byo = kubernetes_objects(create_run), kubernetes_objects(request.getfixturevalue(other))
     assert set(created) == set(byo)
@@ -408,7 +453,9 @@ def test_existing_mode_reads_the_cluster_and_creates_nothing_in_azure(existing_r
     provider = existing_run.one(K8S_PROVIDER)
     assert provider.parent == component.urn
     assert "admin-token-not-real" in secret_value(provider.inputs["kubeconfig"])
-    assert provider.inputs["clusterIdentifier"].endswith("/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks1")
+    assert provider.inputs["clusterIdentifier"].endswith(
+        "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks1"
+    )
     for reg in existing_run.registrations:
         if reg.type.startswith("kubernetes:"):
             assert provider_urn(reg.provider) == provider.urn, reg.name
@@ -423,10 +470,13 @@ def test_existing_mode_exports(existing_run: ProgramRun) -> None:
     assert "admin-token-not-real" in exports["kubeconfig"]
 
 
-@pytest.mark.parametrize(("local_accounts_off", "used", "unused"),
-                         [(False, ADMIN_CREDENTIALS, USER_CREDENTIALS), (True, USER_CREDENTIALS, ADMIN_CREDENTIALS)])
+@pytest.mark.parametrize(
+    ("local_accounts_off", "used", "unused"),
+    [(False, ADMIN_CREDENTIALS, USER_CREDENTIALS), (True, USER_CREDENTIALS, ADMIN_CREDENTIALS)],
+)
 def test_existing_mode_credentials_follow_the_clusters_local_accounts(
-        dev_map: dict[str, Any], local_accounts_off: bool, used: str, unused: str) -> None:
+    dev_map: dict[str, Any], local_accounts_off: bool, used: str, unused: str
+) -> None:
     mocks = ProgramMocks(managed_cluster={"disableLocalAccounts": local_accounts_off})
     run = run_program(with_cluster(dev_map, {"existing": EXISTING}), mocks=mocks)
     assert run.invokes.count(used) == 1 and unused not in run.invokes
@@ -484,12 +534,24 @@ def test_existing_pools_that_match_pass(existing_pools_map: dict[str, Any]) -> N
         (0, {"nodeLabels": {"example.com/tier": "interactive"}}, "labels"),
         (0, {"nodeLabels": {}}, "labels"),
     ],
-    ids=["vmSize", "minCount", "maxCount", "not-autoscaled", "tas-autoscaled", "tas-count", "not-spot", "spot",
-         "missing-taint", "label-value", "missing-label"],
+    ids=[
+        "vmSize",
+        "minCount",
+        "maxCount",
+        "not-autoscaled",
+        "tas-autoscaled",
+        "tas-count",
+        "not-spot",
+        "spot",
+        "missing-taint",
+        "label-value",
+        "missing-label",
+    ],
 )
 @pytest.mark.parametrize("preview", [False, True], ids=["up", "preview"])
-def test_an_existing_pool_that_differs_stops_the_run(existing_pools_map: dict[str, Any], index: int,
-                                                     change: dict[str, Any], field: str, preview: bool) -> None:
+def test_an_existing_pool_that_differs_stops_the_run(
+    existing_pools_map: dict[str, Any], index: int, change: dict[str, Any], field: str, preview: bool
+) -> None:
     name = EXISTING_POOLS[index]["name"]
     pools = matching_agent_pools(existing_pools_map)
     pools[name] |= change
@@ -506,21 +568,24 @@ def test_an_existing_pool_that_differs_stops_the_run(existing_pools_map: dict[st
 
 
 def test_a_pool_without_the_governance_taint_is_told_where_it_comes_from_and_how_to_add_it(
-        existing_pools_map: dict[str, Any]) -> None:
+    existing_pools_map: dict[str, Any],
+) -> None:
     pools = matching_agent_pools(existing_pools_map)
     pools["cpu"]["nodeTaints"] = []  # a pool made before governance, as the issue reported
     with pytest.raises(pulumi.RunError) as err:
         run_program(existing_pools_map, preview=True, mocks=ProgramMocks(agent_pools=pools))
     text = str(err.value)
     assert "kueue-aks:governance.enforce puts on every user pool" in text, text
-    assert ("az aks nodepool update --resource-group rg --cluster-name aks1 --name cpu "
-            f"--node-taints {QUEUED_TAINT}") in text.splitlines()[-2].strip(), text
+    assert (
+        f"az aks nodepool update --resource-group rg --cluster-name aks1 --name cpu --node-taints {QUEUED_TAINT}"
+    ) in text.splitlines()[-2].strip(), text
     assert text.splitlines()[-1] == "or, to keep the pool as it is, set kueue-aks:governance.enforce to false."
     assert "Change the stack file" not in text  # the taint was the only difference
 
 
 def test_a_spot_pool_gets_its_whole_taint_list_and_other_differences_are_still_named(
-        existing_pools_map: dict[str, Any]) -> None:
+    existing_pools_map: dict[str, Any],
+) -> None:
     pools = matching_agent_pools(existing_pools_map)
     pools["a100spot"] |= {"nodeTaints": [SPOT_TAINT], "maxCount": 3}
     with pytest.raises(pulumi.RunError) as err:
@@ -532,15 +597,22 @@ def test_a_spot_pool_gets_its_whole_taint_list_and_other_differences_are_still_n
 
 
 def pool(**kw: Any) -> NodePool:
-    config = load_stack(with_cluster(stack_file_config("dev"), None, nodePools=[{"name": "p", **kw}],
-                                     teams=[{"name": "a", "share": 50}]))
+    config = load_stack(
+        with_cluster(
+            stack_file_config("dev"), None, nodePools=[{"name": "p", **kw}], teams=[{"name": "a", "share": 50}]
+        )
+    )
     return config.node_pools[0]
 
 
 def actual(p: NodePool, **changes: Any) -> dict[str, Any]:
     """getAgentPool's result for `p` as the SDK gives it (snake_case), with changes."""
-    fields = {"vm_size": p.vm_size, "node_taints": [str(t) for t in p.node_taints], "node_labels": dict(p.labels),
-              "scale_set_priority": "Spot" if p.spot else None}
+    fields = {
+        "vm_size": p.vm_size,
+        "node_taints": [str(t) for t in p.node_taints],
+        "node_labels": dict(p.labels),
+        "scale_set_priority": "Spot" if p.spot else None,
+    }
     if p.topology:
         fields |= {"enable_auto_scaling": False, "count": p.max_count}
     else:
@@ -598,13 +670,17 @@ def test_pool_mismatches_lists_every_difference() -> None:
 
 
 def test_image_mirrors_set_only_the_repository(dev_map: dict[str, Any]) -> None:
-    config = with_cluster(dev_map, dev_map["kueue-aks:cluster"],
-                          kueue={"imageRepository": "myacr.azurecr.io/kueue/kueue"},
-                          devicePlugin={"imageRepository": "myacr.azurecr.io/nvidia/k8s-device-plugin"})
+    config = with_cluster(
+        dev_map,
+        dev_map["kueue-aks:cluster"],
+        kueue={"imageRepository": "myacr.azurecr.io/kueue/kueue"},
+        devicePlugin={"imageRepository": "myacr.azurecr.io/nvidia/k8s-device-plugin"},
+    )
     found = releases(run_program(config))
     # Only the repository: the tag stays the chart's, so the image follows the pinned version.
     assert found["kueue-release"]["values"]["controllerManager"]["manager"]["image"] == {
-        "repository": "myacr.azurecr.io/kueue/kueue"}
+        "repository": "myacr.azurecr.io/kueue/kueue"
+    }
     assert found["gpu-release"]["values"]["image"] == {"repository": "myacr.azurecr.io/nvidia/k8s-device-plugin"}
     # The charts themselves still come from upstream.
     assert found["kueue-release"]["chart"] == DEFAULT_KUEUE_CHART
@@ -612,14 +688,20 @@ def test_image_mirrors_set_only_the_repository(dev_map: dict[str, Any]) -> None:
 
 
 def test_charts_from_a_local_file_and_an_oci_mirror(dev_map: dict[str, Any]) -> None:
-    config = with_cluster(dev_map, dev_map["kueue-aks:cluster"], kueue={"chart": str(CHART_TGZ)},
-                          devicePlugin={"chart": "oci://myacr.azurecr.io/helm/nvidia-device-plugin"})
+    config = with_cluster(
+        dev_map,
+        dev_map["kueue-aks:cluster"],
+        kueue={"chart": str(CHART_TGZ)},
+        devicePlugin={"chart": "oci://myacr.azurecr.io/helm/nvidia-device-plugin"},
+    )
     found = releases(run_program(config))
     kueue, plugin = found["kueue-release"], found["gpu-release"]
     assert (kueue["chart"], kueue["version"]) == (str(CHART_TGZ), "0.19.2")  # still pinned
     assert "repositoryOpts" not in kueue
-    assert (plugin["chart"], plugin["version"]) == ("oci://myacr.azurecr.io/helm/nvidia-device-plugin",
-                                                    DEVICE_PLUGIN_VERSION)
+    assert (plugin["chart"], plugin["version"]) == (
+        "oci://myacr.azurecr.io/helm/nvidia-device-plugin",
+        DEVICE_PLUGIN_VERSION,
+    )
     assert "repositoryOpts" not in plugin
 
 
@@ -635,14 +717,21 @@ def test_kueue_chart_from_an_https_mirror(dev_map: dict[str, Any]) -> None:
 
 def test_kubeconfig_server_follows_the_current_context() -> None:
     doc = {
-        "clusters": [{"name": "one", "cluster": {"server": "https://one.invalid"}},
-                     {"name": "two", "cluster": {"server": "https://two.invalid:6443"}}],
-        "contexts": [{"name": "a", "context": {"cluster": "one", "user": "u"}},
-                     {"name": "b", "context": {"cluster": "two", "user": "u"}}],
+        "clusters": [
+            {"name": "one", "cluster": {"server": "https://one.invalid"}},
+            {"name": "two", "cluster": {"server": "https://two.invalid:6443"}},
+        ],
+        "contexts": [
+            {"name": "a", "context": {"cluster": "one", "user": "u"}},
+            {"name": "b", "context": {"cluster": "two", "user": "u"}},
+        ],
         "current-context": "b",
     }
     assert kubeconfig_server(yaml.safe_dump(doc)) == "https://two.invalid:6443"
     assert kubeconfig_server(yaml.safe_dump(doc | {"current-context": "a"})) == "https://one.invalid"
     # Without a current context: the first cluster.
-    assert kubeconfig_server(yaml.safe_dump({k: v for k, v in doc.items() if k != "current-context"})) == "https://one.invalid"
+    assert (
+        kubeconfig_server(yaml.safe_dump({k: v for k, v in doc.items() if k != "current-context"}))
+        == "https://one.invalid"
+    )
     assert kubeconfig_server(KUBECONFIG) == SERVER

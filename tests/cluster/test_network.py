@@ -33,31 +33,50 @@ def raw_with(cluster: dict[str, Any], pools: list[dict[str, Any]] | None = None)
 REFUSED = {
     "UDR without a subnet": ({"network": {"outboundType": "userDefinedRouting"}}, "network.outboundType"),
     "user NAT without a subnet": ({"network": {"outboundType": "userAssignedNATGateway"}}, "network.outboundType"),
-    "managed NAT in your subnet": ({"network": {"subnetId": SUBNET, "outboundType": "managedNATGateway"}}, "network.outboundType"),
+    "managed NAT in your subnet": (
+        {"network": {"subnetId": SUBNET, "outboundType": "managedNATGateway"}},
+        "network.outboundType",
+    ),
     "a subnet ID of another type": ({"network": {"subnetId": VNET}}, "network.subnetId"),
     "a subnet ID with a line break": ({"network": {"subnetId": SUBNET + "\n"}}, "network.subnetId"),
     "host bits set": ({"network": {"podCidr": "10.244.1.0/16"}}, "network.podCidr"),
     "not a CIDR": ({"network": {"podCidr": "10.244.0.0"}}, "network.podCidr"),
     "prefix past 32": ({"network": {"podCidr": "10.244.0.0/33"}}, "network.podCidr"),
-    "pods and services overlap": ({"network": {"serviceCidr": "10.244.0.0/20", "dnsServiceIp": "10.244.0.10"}},
-                                  "network.serviceCidr"),
-    "a reserved service range": ({"network": {"serviceCidr": "172.31.0.0/16", "dnsServiceIp": "172.31.0.10"}},
-                                 "network.serviceCidr"),
-    "DNS outside the range": ({"network": {"serviceCidr": "10.1.0.0/16", "dnsServiceIp": "10.0.0.10"}},
-                              "network.dnsServiceIp"),
-    "DNS on the first address": ({"network": {"serviceCidr": "10.1.0.0/16", "dnsServiceIp": "10.1.0.1"}},
-                                 "network.dnsServiceIp"),
+    "pods and services overlap": (
+        {"network": {"serviceCidr": "10.244.0.0/20", "dnsServiceIp": "10.244.0.10"}},
+        "network.serviceCidr",
+    ),
+    "a reserved service range": (
+        {"network": {"serviceCidr": "172.31.0.0/16", "dnsServiceIp": "172.31.0.10"}},
+        "network.serviceCidr",
+    ),
+    "DNS outside the range": (
+        {"network": {"serviceCidr": "10.1.0.0/16", "dnsServiceIp": "10.0.0.10"}},
+        "network.dnsServiceIp",
+    ),
+    "DNS on the first address": (
+        {"network": {"serviceCidr": "10.1.0.0/16", "dnsServiceIp": "10.1.0.1"}},
+        "network.dnsServiceIp",
+    ),
     "service range without DNS": ({"network": {"serviceCidr": "10.1.0.0/16"}}, "network.dnsServiceIp"),
     "DNS without a range": ({"network": {"dnsServiceIp": "10.0.0.53"}}, "network.serviceCidr"),
-    "ranges on a private cluster": ({"apiServer": {"private": True, "authorizedIpRanges": ["203.0.113.0/24"]}},
-                                    "apiServer.authorizedIpRanges"),
+    "ranges on a private cluster": (
+        {"apiServer": {"private": True, "authorizedIpRanges": ["203.0.113.0/24"]}},
+        "apiServer.authorizedIpRanges",
+    ),
     "an empty range list": ({"apiServer": {"authorizedIpRanges": []}}, "apiServer.authorizedIpRanges"),
-    "a range that is an address": ({"apiServer": {"authorizedIpRanges": ["203.0.113.7"]}},
-                                   "apiServer.authorizedIpRanges[0]"),
-    "201 ranges": ({"apiServer": {"authorizedIpRanges": [f"10.{i // 256}.{i % 256}.0/24" for i in range(201)]}},
-                   "apiServer.authorizedIpRanges"),
-    "network on an existing cluster": ({"existing": {"resourceGroup": "rg", "name": "aks"}, "network": {"subnetId": SUBNET}},
-                                       "network"),
+    "a range that is an address": (
+        {"apiServer": {"authorizedIpRanges": ["203.0.113.7"]}},
+        "apiServer.authorizedIpRanges[0]",
+    ),
+    "201 ranges": (
+        {"apiServer": {"authorizedIpRanges": [f"10.{i // 256}.{i % 256}.0/24" for i in range(201)]}},
+        "apiServer.authorizedIpRanges",
+    ),
+    "network on an existing cluster": (
+        {"existing": {"resourceGroup": "rg", "name": "aks"}, "network": {"subnetId": SUBNET}},
+        "network",
+    ),
 }
 
 
@@ -68,9 +87,16 @@ def test_what_aks_refuses_is_refused_first_naming_the_key(cluster: dict[str, Any
 
 def test_a_pools_subnet_needs_the_clusters_and_its_vnet() -> None:
     pool = {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 2, "subnetId": GPU_SUBNET}
-    assert refused(parse_config, raw_with({}, [pool]), stack="t", location="eastus2").paths == ["kueue-aks:nodePools[0].subnetId"]
+    assert refused(parse_config, raw_with({}, [pool]), stack="t", location="eastus2").paths == [
+        "kueue-aks:nodePools[0].subnetId"
+    ]
     other = f"/subscriptions/{SUB}/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/hub/subnets/x"
-    assert refused(parse_config, raw_with({"network": {"subnetId": SUBNET}}, [{**pool, "subnetId": other}]), stack="t", location="eastus2").paths == ["kueue-aks:nodePools[0].subnetId"]
+    assert refused(
+        parse_config,
+        raw_with({"network": {"subnetId": SUBNET}}, [{**pool, "subnetId": other}]),
+        stack="t",
+        location="eastus2",
+    ).paths == ["kueue-aks:nodePools[0].subnetId"]
 
 
 def test_a_byo_subnet_stack_puts_every_pool_in_the_subnet_after_the_control_planes_role() -> None:
@@ -110,16 +136,23 @@ def test_a_stack_without_network_keys_sends_what_it_always_did() -> None:
     assert cluster.inputs["identity"] == {"type": "SystemAssigned"}
     assert "apiServerAccessProfile" not in cluster.inputs and not run.of_type(IDENTITY)
     assert set(cluster.inputs["networkProfile"]) == {
-        "networkPlugin", "networkPluginMode", "networkDataplane", "networkPolicy", "loadBalancerSku"
+        "networkPlugin",
+        "networkPluginMode",
+        "networkDataplane",
+        "networkPolicy",
+        "loadBalancerSku",
     }
     assert all("vnetSubnetID" not in r.inputs for r in run.of_type(POOL))
 
 
-def test_the_plan_says_where_the_nodes_are_and_from_where_up_must_run(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_plan_says_where_the_nodes_are_and_from_where_up_must_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    for api_server, says in (({"authorizedIpRanges": ["203.0.113.0/24"]}, "only 203.0.113.0/24 reach it"),
-                             ({"private": True}, "self-hosted runner")):
+    for api_server, says in (
+        ({"authorizedIpRanges": ["203.0.113.0/24"]}, "only 203.0.113.0/24 reach it"),
+        ({"private": True}, "self-hosted runner"),
+    ):
         (tmp_path / "Pulumi.byo.yaml").write_text(yaml.safe_dump({"config": byo_config(api_server)}))
         assert plan_main(["--stack", "byo", "--root", str(tmp_path)]) == 0
         out = capsys.readouterr().out

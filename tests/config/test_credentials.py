@@ -52,7 +52,13 @@ def kubeconfig(user: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("user", PLAIN_USERS.values(), ids=PLAIN_USERS.keys())
 def test_a_kubeconfig_with_a_plain_text_credential_is_refused_without_quoting_it(user: dict[str, Any]) -> None:
-    found = refused(parse_config, {**MINIMAL, **{"cluster": {"kubeconfig": kubeconfig(user)}}}, stack="t", location="eastus2", secret_keys=()).pairs
+    found = refused(
+        parse_config,
+        {**MINIMAL, **{"cluster": {"kubeconfig": kubeconfig(user)}}},
+        stack="t",
+        location="eastus2",
+        secret_keys=(),
+    ).pairs
     assert [path for path, _ in found] == ["kueue-aks:cluster.kubeconfig"], found
     assert "pulumi config set --secret" in found[0][1] and TOKEN not in found[0][1]
 
@@ -69,7 +75,9 @@ def test_the_same_kubeconfig_handed_to_the_program_as_a_secret_is_taken(user: di
 
 
 def test_a_kubeconfig_whose_users_sign_in_by_exec_holds_no_credential_and_stays_plain() -> None:
-    config = parse_config({**MINIMAL, "cluster": {"kubeconfig": kubeconfig(EXEC_USER)}}, stack="t", location=None, secret_keys=())
+    config = parse_config(
+        {**MINIMAL, "cluster": {"kubeconfig": kubeconfig(EXEC_USER)}}, stack="t", location=None, secret_keys=()
+    )
     assert config.cluster.kubeconfig is not None and "kubelogin" in config.cluster.kubeconfig
 
 
@@ -77,7 +85,16 @@ def test_a_kubeconfig_of_nested_aliases_is_refused_before_it_expands() -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(12)
     )
-    assert [path for path, _ in refused(parse_config, {**MINIMAL, **{"cluster": {"kubeconfig": bomb}}}, stack="t", location="eastus2", secret_keys=()).pairs] == ["kueue-aks:cluster.kubeconfig"]
+    assert [
+        path
+        for path, _ in refused(
+            parse_config,
+            {**MINIMAL, **{"cluster": {"kubeconfig": bomb}}},
+            stack="t",
+            location="eastus2",
+            secret_keys=(),
+        ).pairs
+    ] == ["kueue-aks:cluster.kubeconfig"]
 
 
 CHART_KEYS = {
@@ -97,20 +114,29 @@ CHART_KEYS = {
         {"kueue": {"chart": f"https://acct.blob.core.windows.net/charts?sv=2024&sig={TOKEN}"}},
         "kueue-aks:kueue.chart",
     ),
-    "image": ({"kueue": {"imageRepository": f"ci:{TOKEN}@myregistry.azurecr.io/kueue/kueue"}}, "kueue-aks:kueue.imageRepository"),
+    "image": (
+        {"kueue": {"imageRepository": f"ci:{TOKEN}@myregistry.azurecr.io/kueue/kueue"}},
+        "kueue-aks:kueue.imageRepository",
+    ),
 }
 
 
 @pytest.mark.parametrize(("raw", "path"), CHART_KEYS.values(), ids=CHART_KEYS.keys())
-def test_a_credential_in_a_chart_url_or_image_repository_is_refused_without_quoting_it(raw: dict[str, Any], path: str) -> None:
-    found = refused(parse_config, {**MINIMAL, **raw}, stack="t", location="eastus2", secret_keys=None).pairs  # whoever calls: the URL itself is the leak
+def test_a_credential_in_a_chart_url_or_image_repository_is_refused_without_quoting_it(
+    raw: dict[str, Any], path: str
+) -> None:
+    found = refused(
+        parse_config, {**MINIMAL, **raw}, stack="t", location="eastus2", secret_keys=None
+    ).pairs  # whoever calls: the URL itself is the leak
     assert path in [p for p, _ in found], found
     assert all(TOKEN not in message for _, message in found), found
 
 
 @pytest.mark.parametrize("source", ["https://", "oci://", "https:///kueue", "oci://a b/kueue"])
 def test_a_chart_url_without_a_host_is_refused_at_its_key(source: str) -> None:
-    found = refused(parse_config, {**MINIMAL, **{"kueue": {"chart": source}}}, stack="t", location="eastus2", secret_keys=()).pairs
+    found = refused(
+        parse_config, {**MINIMAL, **{"kueue": {"chart": source}}}, stack="t", location="eastus2", secret_keys=()
+    ).pairs
     assert [p for p, _ in found] == ["kueue-aks:kueue.chart"], found
 
 
@@ -129,16 +155,37 @@ def logins(password: Any) -> list[dict[str, Any]]:
 
 
 def test_a_registry_password_in_plain_text_is_refused_naming_the_secret_command() -> None:
-    found = refused(parse_config, {**MINIMAL, **{**PRIVATE, "registryCredentials": logins(TOKEN)}}, stack="t", location="eastus2", secret_keys=()).pairs
+    found = refused(
+        parse_config,
+        {**MINIMAL, **{**PRIVATE, "registryCredentials": logins(TOKEN)}},
+        stack="t",
+        location="eastus2",
+        secret_keys=(),
+    ).pairs
     assert [p for p, _ in found] == [f"kueue-aks:registryCredentials[{i}].password" for i in (0, 1)], found
     assert all("pulumi config set --secret --path" in m and TOKEN not in m for _, m in found)
 
 
 def test_a_sign_in_for_a_registry_no_chart_comes_from_or_given_twice_is_refused() -> None:
-    twice = [*logins({"secure": "v1:x"}), {"registry": "myregistry.azurecr.io", "username": "x", "password": {"secure": "v1:y"}}]
-    found = refused(parse_config, {**MINIMAL, **{**PRIVATE, "registryCredentials": twice}}, stack="t", location="eastus2", secret_keys=()).pairs
+    twice = [
+        *logins({"secure": "v1:x"}),
+        {"registry": "myregistry.azurecr.io", "username": "x", "password": {"secure": "v1:y"}},
+    ]
+    found = refused(
+        parse_config,
+        {**MINIMAL, **{**PRIVATE, "registryCredentials": twice}},
+        stack="t",
+        location="eastus2",
+        secret_keys=(),
+    ).pairs
     assert [p for p, _ in found] == ["kueue-aks:registryCredentials[2].registry"], found
-    unused = refused(parse_config, {**MINIMAL, **{"registryCredentials": logins({"secure": "v1:x"})}}, stack="t", location="eastus2", secret_keys=()).pairs
+    unused = refused(
+        parse_config,
+        {**MINIMAL, **{"registryCredentials": logins({"secure": "v1:x"})}},
+        stack="t",
+        location="eastus2",
+        secret_keys=(),
+    ).pairs
     assert [p for p, _ in unused] == [f"kueue-aks:registryCredentials[{i}].registry" for i in (0, 1)], unused
 
 
@@ -162,7 +209,9 @@ def plain(value: Any, needle: str) -> list[str]:
     if is_rpc_secret(value):
         return []
     if isinstance(value, dict):
-        return [f"{k}.{w}" for k, v in value.items() for w in plain(v, needle)] + ([str(k) for k in value if needle in str(k)])
+        return [f"{k}.{w}" for k, v in value.items() for w in plain(v, needle)] + (
+            [str(k) for k in value if needle in str(k)]
+        )
     if isinstance(value, list):
         return [f"[{i}].{w}" for i, v in enumerate(value) for w in plain(v, needle)]
     return ["(here)"] if needle in str(value) else []
@@ -187,7 +236,11 @@ def test_the_program_hands_helm_the_password_as_a_secret_and_nowhere_else() -> N
 
 
 def test_the_program_refuses_the_password_the_engine_did_not_mark_secret() -> None:
-    config = {**stack_file_config("dev"), "kueue-aks:kueue": PRIVATE["kueue"], "kueue-aks:registryCredentials": logins(TOKEN)[:1]}
+    config = {
+        **stack_file_config("dev"),
+        "kueue-aks:kueue": PRIVATE["kueue"],
+        "kueue-aks:registryCredentials": logins(TOKEN)[:1],
+    }
     with pytest.raises(Exception) as err:
         run_program(config, secret_keys=[])
     assert "kueue-aks:registryCredentials[0].password" in str(err.value) and TOKEN not in str(err.value)

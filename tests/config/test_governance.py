@@ -57,7 +57,9 @@ def test_enforce_false_removes_the_queued_taint_from_every_pool() -> None:
         assert pool.node_taints == before.node_taints[:-1], pool.name
     assert cfg.pool("cpu").node_taints == ()
     assert [str(t) for t in cfg.pool("gpuspot").node_taints] == [
-        "nvidia.com/gpu=present:NoSchedule", "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]
+        "nvidia.com/gpu=present:NoSchedule",
+        "kubernetes.azure.com/scalesetpriority=spot:NoSchedule",
+    ]
 
 
 def test_a_configured_queued_taint_is_not_doubled() -> None:
@@ -80,24 +82,41 @@ def test_exempt_namespaces_come_after_the_system_ones() -> None:
 @pytest.mark.parametrize(
     ("governance", "expected"),
     [
-        ({"enfore": False}, "kueue-aks:governance.enfore: unknown key (did you mean 'enforce'?); "
-                            "allowed keys: enforce, exemptNamespaces"),
-        ({"exemptNamespace": ["monitoring"]}, "kueue-aks:governance.exemptNamespace: unknown key "
-                                              "(did you mean 'exemptNamespaces'?); allowed keys: enforce, exemptNamespaces"),
+        (
+            {"enfore": False},
+            "kueue-aks:governance.enfore: unknown key (did you mean 'enforce'?); "
+            "allowed keys: enforce, exemptNamespaces",
+        ),
+        (
+            {"exemptNamespace": ["monitoring"]},
+            "kueue-aks:governance.exemptNamespace: unknown key "
+            "(did you mean 'exemptNamespaces'?); allowed keys: enforce, exemptNamespaces",
+        ),
         ("off", "kueue-aks:governance: must be an object with keys enforce, exemptNamespaces; got a string"),
-        ({"enforce": "false"}, "kueue-aks:governance.enforce: must be true or false; got a string 'false' (the Pulumi CLI reads yes, no, on "
-         "and off as text, and quoted words are text: write true or false, unquoted)"),
+        (
+            {"enforce": "false"},
+            "kueue-aks:governance.enforce: must be true or false; got a string 'false' (the Pulumi CLI reads yes, no, on "
+            "and off as text, and quoted words are text: write true or false, unquoted)",
+        ),
         ({"enforce": 0}, "kueue-aks:governance.enforce: must be true or false; got an integer 0"),
-        ({"exemptNamespaces": "monitoring"},
-         "kueue-aks:governance.exemptNamespaces: must be a list of namespace names; got a string"),
-        ({"exemptNamespaces": ["monitoring", "Ingress"]},
-         "kueue-aks:governance.exemptNamespaces[1]: 'Ingress' is not a namespace name (a DNS-1123 label)"),
+        (
+            {"exemptNamespaces": "monitoring"},
+            "kueue-aks:governance.exemptNamespaces: must be a list of namespace names; got a string",
+        ),
+        (
+            {"exemptNamespaces": ["monitoring", "Ingress"]},
+            "kueue-aks:governance.exemptNamespaces[1]: 'Ingress' is not a namespace name (a DNS-1123 label)",
+        ),
         ({"exemptNamespaces": [7]}, "kueue-aks:governance.exemptNamespaces[0]: must be a string; got an integer 7"),
-        ({"exemptNamespaces": ["monitoring", "ingress", "monitoring"]},
-         "kueue-aks:governance.exemptNamespaces[2]: 'monitoring' is listed twice"),
-        ({"exemptNamespaces": ["monitoring", "research"]},
-         "kueue-aks:governance.exemptNamespaces[1]: 'research' is a team namespace; its pods are queued by Kueue "
-         "and cannot be exempt"),
+        (
+            {"exemptNamespaces": ["monitoring", "ingress", "monitoring"]},
+            "kueue-aks:governance.exemptNamespaces[2]: 'monitoring' is listed twice",
+        ),
+        (
+            {"exemptNamespaces": ["monitoring", "research"]},
+            "kueue-aks:governance.exemptNamespaces[1]: 'research' is a team namespace; its pods are queued by Kueue "
+            "and cannot be exempt",
+        ),
     ],
 )
 def test_bad_governance_names_the_key_and_what_is_allowed(governance: Any, expected: str) -> None:

@@ -10,16 +10,23 @@ from testbed.config_errors import refused
 from testbed.stacks import parse_raw, with_changes
 
 
-@pytest.mark.parametrize(("changes", "key"), [
-    ({"teams": [{"name": "aks-ml", "share": 50}]}, "kueue-aks:teams[0].name"),
-    ({"priorityClasses": [{"name": "normal", "value": 0}, {"name": "aks-high-priority", "value": 1000}]},
-     "kueue-aks:priorityClasses[1].name"),
-])
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"teams": [{"name": "aks-ml", "share": 50}]}, "kueue-aks:teams[0].name"),
+        (
+            {"priorityClasses": [{"name": "normal", "value": 0}, {"name": "aks-high-priority", "value": 1000}]},
+            "kueue-aks:priorityClasses[1].name",
+        ),
+    ],
+)
 def test_names_in_the_aks_prefix_are_refused(changes: dict[str, Any], key: str) -> None:
     """AKS's managed Kueue extension owns every aks-… object (learn.microsoft.com/azure/aks/
     configure-queues-with-automatic-resource-flavors)."""
     problems = refused(parse_raw, with_changes(**changes)).lines
-    assert [p for p in problems if p.startswith(key)] and all("'aks-' prefix" in p for p in problems if p.startswith(key)), problems
+    assert [p for p in problems if p.startswith(key)] and all(
+        "'aks-' prefix" in p for p in problems if p.startswith(key)
+    ), problems
     assert parse_raw(with_changes(teams=[{"name": "masks", "share": 50}])).teams[0].name == "masks"  # only the prefix
 
 

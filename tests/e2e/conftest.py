@@ -11,6 +11,7 @@ lane (testbed/lanes.py), so two stacks' control planes run side by side, one per
 process the session starts (kwokctl's components, the Kueue controller, the forwarder thread) is
 stopped in its finalizer, whatever the tests did.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -10,9 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.facts.azure_names import (ASSOCIATION_NAME_LIMIT, ENDPOINT_NAME_LIMIT, RULE_NAME_LIMIT,
-                                            association_name, dns_prefix, endpoint_name, grafana_name,
-                                            node_resource_group_length, rule_name)
+from components.facts.azure_names import (
+    ASSOCIATION_NAME_LIMIT,
+    ENDPOINT_NAME_LIMIT,
+    RULE_NAME_LIMIT,
+    association_name,
+    dns_prefix,
+    endpoint_name,
+    grafana_name,
+    node_resource_group_length,
+    rule_name,
+)
 from components.config.keys import CLUSTER_NAME
 
 # aka.ms/aks-naming-rules: 1-54 characters, letters, digits and '-', starting and ending alphanumeric.
@@ -35,7 +43,11 @@ def test_every_derived_name_is_valid_for_every_cluster_name(cluster: str, region
     assert DNS_PREFIX.match(prefix), prefix
     name = grafana_name(cluster)
     assert GRAFANA_NAME.match(name), name
-    endpoint, rule, association = endpoint_name(region, cluster), rule_name(region, cluster), association_name(region, cluster)
+    endpoint, rule, association = (
+        endpoint_name(region, cluster),
+        rule_name(region, cluster),
+        association_name(region, cluster),
+    )
     assert ENDPOINT.match(endpoint) and len(endpoint) <= ENDPOINT_NAME_LIMIT, endpoint
     assert RULE.match(rule) and len(rule) <= RULE_NAME_LIMIT, rule
     assert RULE.match(association) and len(association) <= ASSOCIATION_NAME_LIMIT, association
@@ -46,26 +58,32 @@ def test_every_derived_name_is_valid_for_every_cluster_name(cluster: str, region
         assert name == cluster
 
 
-@pytest.mark.parametrize(("cluster", "expected"), [
-    ("kueue-dev", "kueue-dev"),
-    ("kueue_dev", "kueue-dev"),  # '_' is not allowed in a DNS prefix
-    ("a" * 63, "a" * 54),
-    ("a" * 53 + "_b", "a" * 53),  # cut at 54, then no trailing '-'
-    ("_" * 0 + "1x", "1x"),
-])
+@pytest.mark.parametrize(
+    ("cluster", "expected"),
+    [
+        ("kueue-dev", "kueue-dev"),
+        ("kueue_dev", "kueue-dev"),  # '_' is not allowed in a DNS prefix
+        ("a" * 63, "a" * 54),
+        ("a" * 53 + "_b", "a" * 53),  # cut at 54, then no trailing '-'
+        ("_" * 0 + "1x", "1x"),
+    ],
+)
 def test_dns_prefix_examples(cluster: str, expected: str) -> None:
     assert dns_prefix(cluster) == expected
 
 
-@pytest.mark.parametrize(("cluster", "expected"), [
-    ("kueue-dev", "kueue-dev"),
-    ("kueue_dev", "kueue-dev"),  # '_' is not allowed in a Grafana name
-    ("1cluster", "g-1cluster"),  # nor a leading digit
-    ("a", "a0"),  # at least two characters
-    ("A" * 63, "A" * 23),
-    ("a" * 22 + "-b", "a" * 22),  # cut at 23, then no trailing '-'
-    ("a" + "_" * 30 + "b", "a0"),  # only '-' left after the first letter
-])
+@pytest.mark.parametrize(
+    ("cluster", "expected"),
+    [
+        ("kueue-dev", "kueue-dev"),
+        ("kueue_dev", "kueue-dev"),  # '_' is not allowed in a Grafana name
+        ("1cluster", "g-1cluster"),  # nor a leading digit
+        ("a", "a0"),  # at least two characters
+        ("A" * 63, "A" * 23),
+        ("a" * 22 + "-b", "a" * 22),  # cut at 23, then no trailing '-'
+        ("a" + "_" * 30 + "b", "a0"),  # only '-' left after the first letter
+    ],
+)
 def test_grafana_name_examples(cluster: str, expected: str) -> None:
     assert grafana_name(cluster) == expected
 
@@ -75,8 +93,11 @@ def test_prometheus_names_and_their_limits() -> None:
     assert association_name("West Europe", "kueue-dev") == "MSProm-westeurope-kueue-dev"
     long_name = "c" * 63
     assert endpoint_name("westeurope", long_name) == f"MSProm-westeurope-{long_name}"[:44]
-    assert rule_name("westeurope", long_name) == association_name("westeurope", long_name) == \
-        f"MSProm-westeurope-{long_name}"[:64]
+    assert (
+        rule_name("westeurope", long_name)
+        == association_name("westeurope", long_name)
+        == f"MSProm-westeurope-{long_name}"[:64]
+    )
     # The endpoint drops '_' (Azure refuses it there); the rule and association keep it; none ends in either.
     assert endpoint_name("eastus2", "my_cluster") == "MSProm-eastus2-mycluster"
     assert rule_name("eastus2", "my_cluster") == "MSProm-eastus2-my_cluster"

@@ -11,7 +11,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.facts.capacity import _SIZES, CATALOG, EVICTION_THRESHOLD_MIB, MAX_PODS, NAME_NOTES, NodeResources, VmSize, is_gpu_family, kube_reserved_cpu_millicores, kube_reserved_memory_mib, lookup_vm_size, main, name_note, nearest_sizes, node_allocatable, pool_capacity, sizes_markdown
+from components.facts.capacity import (
+    _SIZES,
+    CATALOG,
+    EVICTION_THRESHOLD_MIB,
+    MAX_PODS,
+    NAME_NOTES,
+    NodeResources,
+    VmSize,
+    is_gpu_family,
+    kube_reserved_cpu_millicores,
+    kube_reserved_memory_mib,
+    lookup_vm_size,
+    main,
+    name_note,
+    nearest_sizes,
+    node_allocatable,
+    pool_capacity,
+    sizes_markdown,
+)
 from components.k8s.resources import RESOURCE_CPU, RESOURCE_GPU, RESOURCE_MEMORY
 from testbed.paths import ROOT
 
@@ -198,16 +216,12 @@ def test_catalog_covers_the_required_sizes() -> None:
         ("Standard_E96as_v6", 96, 672, 0),
     ],
 )
-def test_catalog_spot_checks_against_azure_size_pages(
-    name: str, vcpus: int, memory_gib: int, gpus: int
-) -> None:
+def test_catalog_spot_checks_against_azure_size_pages(name: str, vcpus: int, memory_gib: int, gpus: int) -> None:
     vm = CATALOG[name]
     assert (vm.vcpus, vm.memory_gib, vm.gpus) == (vcpus, memory_gib, gpus)
 
 
-@pytest.mark.parametrize(
-    "name", ["Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5"]
-)
+@pytest.mark.parametrize("name", ["Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5", "Standard_NV18ads_A10_v5"])
 def test_partial_a10_sizes_claim_no_whole_gpu(name: str) -> None:
     vm = CATALOG[name]
     assert vm.gpus == 0
@@ -270,14 +284,24 @@ def test_the_40_gb_and_80_gb_a100_nd_sizes_are_kept_apart() -> None:
     assert "8 × A100 80 GB is Standard_ND96amsr_A100_v4" in note
     assert "- `Standard_ND96asr_A100_v4` reads like the 80 GB A100 size" in sizes_markdown()
     reference = (ROOT / "docs" / "configuration.md").read_text()
-    assert ("`Standard_ND96asr_v4` is the 8 × A100 **40 GB** size and `Standard_ND96amsr_A100_v4` the 8 × A100 "
-            "**80 GB** one") in reference
+    assert (
+        "`Standard_ND96asr_v4` is the 8 × A100 **40 GB** size and `Standard_ND96amsr_A100_v4` the 8 × A100 "
+        "**80 GB** one"
+    ) in reference
 
 
-@pytest.mark.parametrize(("name", "gpu_family"), [
-    ("Standard_NC24s_v3", True), ("Standard_ND96isr_MI300X_v5", True), ("standard_nv6ads_a10_v5", True),
-    ("Standard_NG32ads_V620_v1", True), ("Standard_D16s_v6", False), ("Standard_E96as_v6", False), ("nope", False),
-])
+@pytest.mark.parametrize(
+    ("name", "gpu_family"),
+    [
+        ("Standard_NC24s_v3", True),
+        ("Standard_ND96isr_MI300X_v5", True),
+        ("standard_nv6ads_a10_v5", True),
+        ("Standard_NG32ads_V620_v1", True),
+        ("Standard_D16s_v6", False),
+        ("Standard_E96as_v6", False),
+        ("nope", False),
+    ],
+)
 def test_gpu_family_is_the_n_family(name: str, gpu_family: bool) -> None:
     assert is_gpu_family(name) is gpu_family
 
@@ -297,7 +321,8 @@ def test_name_notes_are_never_catalog_names() -> None:
 
 def test_vm_sizes_page_is_generated_from_the_catalog() -> None:
     assert VM_SIZES_PAGE.read_text() == sizes_markdown(), (
-        "docs/vm-sizes.md is out of date: python -m components.facts.capacity --markdown > docs/vm-sizes.md")
+        "docs/vm-sizes.md is out of date: python -m components.facts.capacity --markdown > docs/vm-sizes.md"
+    )
 
 
 def test_vm_sizes_page_lists_every_size_with_its_allocatable() -> None:
@@ -306,7 +331,8 @@ def test_vm_sizes_page_lists_every_size_with_its_allocatable() -> None:
     assert set(rows) == set(CATALOG)
     # By hand, as test_node_allocatable_by_hand: 24 vCPU, 220 GiB, 1 A100 -> 23.66 vCPU, 222930 MiB.
     assert rows["Standard_NC24ads_A100_v4"] == (
-        "| `Standard_NC24ads_A100_v4` | 1 × NVIDIA A100 80GB PCIe | 24 | 220 | 340m | 2,350 MiB | 23.66 | 217.71 |")
+        "| `Standard_NC24ads_A100_v4` | 1 × NVIDIA A100 80GB PCIe | 24 | 220 | 340m | 2,350 MiB | 23.66 | 217.71 |"
+    )
     assert rows["Standard_D16s_v5"] == "| `Standard_D16s_v5` | 16 | 64 | 260m | 2,350 MiB | 15.74 | 61.71 |"
     # 25 % cap: 8 GiB -> 2048 + 100 MiB kept.
     assert rows["Standard_D2s_v6"] == "| `Standard_D2s_v6` | 2 | 8 | 100m | 2,148 MiB | 1.90 | 5.90 |"
@@ -367,9 +393,7 @@ def test_memory_reserve_is_the_lesser_of_both_rules(mem: int, pods: int) -> None
 
 
 @given(vcpus=cores, mem=memory_mib, gpus=st.integers(min_value=0, max_value=16), pods=max_pods)
-def test_allocatable_never_negative_and_below_raw(
-    vcpus: int, mem: int, gpus: int, pods: int
-) -> None:
+def test_allocatable_never_negative_and_below_raw(vcpus: int, mem: int, gpus: int, pods: int) -> None:
     vm = VmSize("Standard_T", vcpus, mem / 1024, gpus, "NVIDIA T" if gpus else None)
     node = node_allocatable(vm, pods)
     assert 0 <= node.cpu_millicores < vcpus * 1000

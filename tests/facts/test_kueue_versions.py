@@ -26,15 +26,27 @@ GATE_COUNTS = {"0.18.4": 74, "0.19.2": 89}
 # The locked gates: GA ones and the locked Deprecated ones, per versioned_feature_list.yaml.
 LOCKED = {
     "0.18.4": {
-        "HierarchicalCohorts", "ObjectRetentionPolicies", "PropagateBatchJobLabelsToWorkload",
-        "SkipFinalizersForPodsSuspendedByParent", "MultiKueueWaitForWorkloadAdmitted",
-        "MultiKueueRedoAdmissionOnEvictionInWorker", "MultiKueueBatchJobWithManagedBy", "LendingLimit",
-        "LocalQueueDefaulting", "SanitizePodSets", "DRAExtendedResources", "DynamicResourceAllocation",
+        "HierarchicalCohorts",
+        "ObjectRetentionPolicies",
+        "PropagateBatchJobLabelsToWorkload",
+        "SkipFinalizersForPodsSuspendedByParent",
+        "MultiKueueWaitForWorkloadAdmitted",
+        "MultiKueueRedoAdmissionOnEvictionInWorker",
+        "MultiKueueBatchJobWithManagedBy",
+        "LendingLimit",
+        "LocalQueueDefaulting",
+        "SanitizePodSets",
+        "DRAExtendedResources",
+        "DynamicResourceAllocation",
     },
     "0.19.2": {
-        "HierarchicalCohorts", "ObjectRetentionPolicies", "ManagedJobsNamespaceSelectorAlwaysRespected",
-        "PropagateBatchJobLabelsToWorkload", "SkipFinalizersForPodsSuspendedByParent",
-        "MultiKueueWaitForWorkloadAdmitted", "MultiKueueRedoAdmissionOnEvictionInWorker",
+        "HierarchicalCohorts",
+        "ObjectRetentionPolicies",
+        "ManagedJobsNamespaceSelectorAlwaysRespected",
+        "PropagateBatchJobLabelsToWorkload",
+        "SkipFinalizersForPodsSuspendedByParent",
+        "MultiKueueWaitForWorkloadAdmitted",
+        "MultiKueueRedoAdmissionOnEvictionInWorker",
         "MultiKueueAllowInsecureKubeconfigs",
     },
 }
@@ -42,7 +54,9 @@ LOCKED = {
 
 def chart_frameworks(release: str = VERSION) -> set[str]:
     """Every framework the chart's default config names, enabled or commented out."""
-    text = yaml.safe_load((kueue_data(release) / "values.yaml").read_text())["managerConfig"]["controllerManagerConfigYaml"]
+    text = yaml.safe_load((kueue_data(release) / "values.yaml").read_text())["managerConfig"][
+        "controllerManagerConfigYaml"
+    ]
     section = text.split("integrations:", 1)[1].split("externalFrameworks", 1)[0]
     return set(re.findall(r'^\s*#?\s*- "([^"]+)"', section, re.M))
 
@@ -50,8 +64,11 @@ def chart_frameworks(release: str = VERSION) -> set[str]:
 def gate_differences(table: Mapping[str, Gate], upstream: Mapping[str, Gate]) -> list[str]:
     problems = [f"{name}: not in upstream list" for name in sorted(set(table) - set(upstream))]
     problems += [f"{name}: missing from table" for name in sorted(set(upstream) - set(table))]
-    problems += [f"{name}: table {table[name]} != upstream {upstream[name]}"
-                 for name in sorted(set(table) & set(upstream)) if table[name] != upstream[name]]
+    problems += [
+        f"{name}: table {table[name]} != upstream {upstream[name]}"
+        for name in sorted(set(table) & set(upstream))
+        if table[name] != upstream[name]
+    ]
     return problems
 
 

@@ -25,8 +25,15 @@ from components.kueue.objects import queue_set
 from components.multikueue.manager import manager_queue_set
 from components.multikueue.worker import worker_facts
 from testbed.harness import ROOT
-from testbed.stacks import (MULTIKUEUE_MANAGER, MULTIKUEUE_SWEDEN, MULTIKUEUE_WEST, load_stack, multikueue_example,
-                            with_shares, workers_of)
+from testbed.stacks import (
+    MULTIKUEUE_MANAGER,
+    MULTIKUEUE_SWEDEN,
+    MULTIKUEUE_WEST,
+    load_stack,
+    multikueue_example,
+    with_shares,
+    workers_of,
+)
 
 
 def side(config_map: dict[str, Any]) -> tuple[Any, Any]:
@@ -86,8 +93,10 @@ def test_the_plain_plans_forecast_names_its_trace_and_what_it_leaves_out(dev_con
     assert lines[3].startswith("Trace: synthetic, seed 1, load 0.8, ")
     assert "jobs over " in lines[3] and "(research 60 %, platform 40 %)" in lines[3]
     assert set(rows(text)) == {"research", "platform"} and all(" → " not in c for c in rows(text)["research"])
-    assert any(line.startswith("Not modelled: the simulator admits on quota alone") and "ProvisioningRequest" in line
-               for line in lines)
+    assert any(
+        line.startswith("Not modelled: the simulator admits on quota alone") and "ProvisioningRequest" in line
+        for line in lines
+    )
     assert lines[-1].startswith("Fidelity: the e2e tier replays traces through real Kueue")
 
 
@@ -98,7 +107,8 @@ def test_a_measured_error_is_stated(dev_config_map: dict[str, Any], monkeypatch:
         "Fidelity: the e2e tier replays traces through real Kueue and holds the simulator to each team's p95 wait "
         "within 15 and its median within 30 percentile points of Kueue's, at least 90% of the waiting jobs admitted "
         "in Kueue's order, and 0.5 to 1.25 times Kueue's preemptions (traces/dev.csv, seeds 1-5; "
-        "docs/forecast.md#fidelity).")
+        "docs/forecast.md#fidelity)."
+    )
 
 
 def test_not_yet_measured_says_so(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,8 +119,12 @@ def test_not_yet_measured_says_so(dev_config_map: dict[str, Any], monkeypatch: p
 
 def test_the_stacks_own_trace_serves_both_sides(dev_config_map: dict[str, Any], tmp_path: Path) -> None:
     gpu = Pod(1000, 1024, 1)
-    jobs = [TraceJob("a", "research", 0.0, 3600.0, 1, gpu), TraceJob("b", "research", 0.0, 3600.0, 1, gpu),
-            TraceJob("c", "research", 0.0, 3600.0, 1, gpu), TraceJob("d", "platform", 60.0, 3600.0, 1, gpu, "high")]
+    jobs = [
+        TraceJob("a", "research", 0.0, 3600.0, 1, gpu),
+        TraceJob("b", "research", 0.0, 3600.0, 1, gpu),
+        TraceJob("c", "research", 0.0, 3600.0, 1, gpu),
+        TraceJob("d", "platform", 60.0, 3600.0, 1, gpu, "high"),
+    ]
     (tmp_path / "traces").mkdir()
     (tmp_path / "traces" / "dev.csv").write_text(write_trace(jobs))
     base, head = side(dev_config_map), side(with_shares(dev_config_map, research=70, platform=30))
@@ -125,27 +139,41 @@ def test_the_stacks_own_trace_serves_both_sides(dev_config_map: dict[str, Any], 
 
 def test_a_trace_that_does_not_read_is_said_instead_of_a_table(dev_config_map: dict[str, Any], tmp_path: Path) -> None:
     (tmp_path / "traces").mkdir()
-    (tmp_path / "traces" / "dev.csv").write_text("submit_s,team,pods,cpu,memory,gpus,duration_s\n0,ghosts,1,1,1Gi,0,5\n")
+    (tmp_path / "traces" / "dev.csv").write_text(
+        "submit_s,team,pods,cpu,memory,gpus,duration_s\n0,ghosts,1,1,1Gi,0,5\n"
+    )
     text = forecast_markdown(None, side(dev_config_map), tmp_path)
     assert fc.HEADER not in text
     assert "Not forecast: traces/dev.csv: line 2, column `team`: 'ghosts' is not a team of the stack" in text
 
 
 def test_what_the_simulator_cannot_model_is_said_instead_of_a_table(dev_config_map: dict[str, Any]) -> None:
-    extension = {**dev_config_map, "azure-native:location": "eastus", "kueue-aks:kueue": {"install": "aksExtension"},
-                 "kueue-aks:cluster": {**dev_config_map["kueue-aks:cluster"], "kubernetesVersion": "1.34"}}
+    extension = {
+        **dev_config_map,
+        "azure-native:location": "eastus",
+        "kueue-aks:kueue": {"install": "aksExtension"},
+        "kueue-aks:cluster": {**dev_config_map["kueue-aks:cluster"], "kubernetesVersion": "1.34"},
+    }
     text = forecast_markdown(side(dev_config_map), side(extension), Path("/nonexistent"))
     assert fc.HEADER not in text
-    assert ("Not forecast: the simulator does not model this change's queues: Kueue's manager configuration is not "
-            "the stack's to read (AKS's managed extension sets its own).") in text
+    assert (
+        "Not forecast: the simulator does not model this change's queues: Kueue's manager configuration is not "
+        "the stack's to read (AKS's managed extension sets its own)."
+    ) in text
 
 
 def test_a_team_the_base_does_not_have_is_said(dev_config_map: dict[str, Any], tmp_path: Path) -> None:
     three = dict(dev_config_map)
-    three["kueue-aks:teams"] = [*dev_config_map["kueue-aks:teams"][:1], {"name": "platform", "share": 20},
-                                {"name": "vision", "share": 20}]
+    three["kueue-aks:teams"] = [
+        *dev_config_map["kueue-aks:teams"][:1],
+        {"name": "platform", "share": 20},
+        {"name": "vision", "share": 20},
+    ]
     (tmp_path / "traces").mkdir()
-    jobs = [TraceJob("v", "vision", 0.0, 60.0, 1, Pod(1000, 1024)), TraceJob("r", "research", 0.0, 60.0, 1, Pod(1000, 1024))]
+    jobs = [
+        TraceJob("v", "vision", 0.0, 60.0, 1, Pod(1000, 1024)),
+        TraceJob("r", "research", 0.0, 60.0, 1, Pod(1000, 1024)),
+    ]
     (tmp_path / "traces" / "dev.csv").write_text(write_trace(jobs))
     text = forecast_markdown(side(dev_config_map), side(three), tmp_path)
     assert "On the base, 1 jobs of `vision` have no queue (the team or its LocalQueue is not there)." in text
@@ -179,15 +207,22 @@ def test_the_example_in_the_docs_is_what_the_forecast_prints(dev_config_map: dic
     """docs/forecast.md shows the forecast of its example: the dev stack against research 70 / platform 30."""
     page = (ROOT / "docs" / "forecast.md").read_text()
     shown = page.split("````markdown\n", 1)[1].split("````", 1)[0]
-    text = forecast_markdown(side(with_shares(dev_config_map, research=70, platform=30)), side(dev_config_map),
-                             Path("/nonexistent"))
+    text = forecast_markdown(
+        side(with_shares(dev_config_map, research=70, platform=30)), side(dev_config_map), Path("/nonexistent")
+    )
     assert text.lstrip("\n") == shown, "update docs/forecast.md's example to what the forecast now prints"
 
 
 def test_a_multikueue_manager_is_not_forecast() -> None:
     manager = load_stack(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
-    facts = {"westus3": worker_facts(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
-             "swedencentral": worker_facts(load_stack(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN))}
-    text = forecast_markdown(None, (manager, manager_queue_set(manager, workers_of(manager, facts))), Path("/nonexistent"))
-    assert text.splitlines()[3] == ("Not forecast: the simulator does not model the stack's queues: a MultiKueue "
-                                    "manager dispatches its jobs to its workers, which are not simulated.")
+    facts = {
+        "westus3": worker_facts(load_stack(multikueue_example(MULTIKUEUE_WEST), MULTIKUEUE_WEST)),
+        "swedencentral": worker_facts(load_stack(multikueue_example(MULTIKUEUE_SWEDEN), MULTIKUEUE_SWEDEN)),
+    }
+    text = forecast_markdown(
+        None, (manager, manager_queue_set(manager, workers_of(manager, facts))), Path("/nonexistent")
+    )
+    assert text.splitlines()[3] == (
+        "Not forecast: the simulator does not model the stack's queues: a MultiKueue "
+        "manager dispatches its jobs to its workers, which are not simulated."
+    )

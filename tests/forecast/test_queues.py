@@ -78,14 +78,22 @@ def changed(objects: list[dict[str, Any]], name: str, **spec: Any) -> list[dict[
     [
         ({"queueingStrategy": "StrictFIFO"}, "ClusterQueue 'research': queueingStrategy StrictFIFO is not modelled"),
         ({"stopPolicy": "Hold"}, "ClusterQueue 'research' is stopped (stopPolicy Hold)"),
-        ({"preemption": {"borrowWithinCohort": {"policy": "LowerPriority"}}},
-         "ClusterQueue 'research': borrowWithinCohort LowerPriority is not modelled"),
-        ({"preemption": {"withinClusterQueue": "LowerOrNewerEqualPriority"}},
-         "ClusterQueue 'research': withinClusterQueue LowerOrNewerEqualPriority is not modelled"),
-        ({"flavorFungibility": {"preference": "PreemptionOverBorrowing"}},
-         "ClusterQueue 'research': flavorFungibility {'preference': 'PreemptionOverBorrowing'} is not modelled"),
-        ({"admissionChecksStrategy": {"admissionChecks": [{"name": "multikueue"}]}},
-         "ClusterQueue 'research': admission check 'multikueue' (None) is not modelled"),
+        (
+            {"preemption": {"borrowWithinCohort": {"policy": "LowerPriority"}}},
+            "ClusterQueue 'research': borrowWithinCohort LowerPriority is not modelled",
+        ),
+        (
+            {"preemption": {"withinClusterQueue": "LowerOrNewerEqualPriority"}},
+            "ClusterQueue 'research': withinClusterQueue LowerOrNewerEqualPriority is not modelled",
+        ),
+        (
+            {"flavorFungibility": {"preference": "PreemptionOverBorrowing"}},
+            "ClusterQueue 'research': flavorFungibility {'preference': 'PreemptionOverBorrowing'} is not modelled",
+        ),
+        (
+            {"admissionChecksStrategy": {"admissionChecks": [{"name": "multikueue"}]}},
+            "ClusterQueue 'research': admission check 'multikueue' (None) is not modelled",
+        ),
     ],
 )
 def test_what_a_cluster_queue_sets_beyond_the_model_is_a_reason(
@@ -103,37 +111,51 @@ def test_two_resource_groups_and_a_cohort_with_a_parent_are_reasons(
     groups = cluster_queue(objects, "platform")["spec"]["resourceGroups"]
     two = changed(objects, "platform", resourceGroups=[*groups, copy.deepcopy(groups[0])])
     assert read_queues(two, manager).reasons == (
-        "ClusterQueue 'platform' has 2 resource groups; the simulator models one",)
+        "ClusterQueue 'platform' has 2 resource groups; the simulator models one",
+    )
     nested = copy.deepcopy(objects)
     next(o for o in nested if o["kind"] == "Cohort")["spec"]["parentName"] = "org"
     assert read_queues(nested, manager).reasons == (
-        "Cohort 'teams' has a parent: hierarchical cohorts are not modelled",)
+        "Cohort 'teams' has a parent: hierarchical cohorts are not modelled",
+    )
 
 
 def test_kueues_configuration_beyond_the_model_is_a_reason(dev: tuple[list[dict[str, Any]], dict[str, Any]]) -> None:
     objects, manager = dev
     assert read_queues(objects, None).reasons == (
-        "Kueue's manager configuration is not the stack's to read (AKS's managed extension sets its own)",)
+        "Kueue's manager configuration is not the stack's to read (AKS's managed extension sets its own)",
+    )
     without = {k: v for k, v in manager.items() if k != "fairSharing"}
-    assert read_queues(objects, without).reasons == ("fair sharing is off: Kueue's classical preemption is not modelled",)
+    assert read_queues(objects, without).reasons == (
+        "fair sharing is off: Kueue's classical preemption is not modelled",
+    )
     default = read_queues(objects, {**manager, "fairSharing": {}})
     assert default.reasons == () and default.strategies == ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
     assert read_queues(objects, {**manager, "admissionFairSharing": {"usageHalfLifeTime": "1h"}}).reasons == (
-        "admission fair sharing (LocalQueue usage) is not modelled",)
+        "admission fair sharing (LocalQueue usage) is not modelled",
+    )
     assert read_queues(objects, {**manager, "waitForPodsReady": {"timeout": "5m"}}).reasons == (
-        "waitForPodsReady is not modelled: the simulator has no pods",)
-    assert read_queues(objects, manager, {"FairSharingPreemptWithinNominal": False, "LocalQueueMetrics": True}).reasons == (
-        "feature gate FairSharingPreemptWithinNominal=false (Kueue 0.19.2's default is the other way)",)
+        "waitForPodsReady is not modelled: the simulator has no pods",
+    )
+    assert read_queues(
+        objects, manager, {"FairSharingPreemptWithinNominal": False, "LocalQueueMetrics": True}
+    ).reasons == ("feature gate FairSharingPreemptWithinNominal=false (Kueue 0.19.2's default is the other way)",)
     multikueue = [*objects, {"kind": "MultiKueueConfig", "metadata": {"name": "workers"}, "spec": {"clusters": []}}]
     assert read_queues(multikueue, manager).reasons[0] == (
-        "a MultiKueue manager's queues dispatch to worker clusters, which are not simulated")
+        "a MultiKueue manager's queues dispatch to worker clusters, which are not simulated"
+    )
 
 
 def test_an_extension_stack_is_not_forecast(dev_config_map: dict[str, Any]) -> None:
     """AKS's managed Kueue extension runs its own manager configuration: its fair sharing is not the stack's."""
-    extension = {**dev_config_map, "azure-native:location": "eastus", "kueue-aks:kueue": {"install": "aksExtension"},
-                 "kueue-aks:cluster": {**dev_config_map["kueue-aks:cluster"], "kubernetesVersion": "1.34"}}
+    extension = {
+        **dev_config_map,
+        "azure-native:location": "eastus",
+        "kueue-aks:kueue": {"install": "aksExtension"},
+        "kueue-aks:cluster": {**dev_config_map["kueue-aks:cluster"], "kubernetesVersion": "1.34"},
+    }
     config = load_stack(extension)
     queues: Queues = stack_queues(config, queue_set(config))
     assert queues.reasons == (
-        "Kueue's manager configuration is not the stack's to read (AKS's managed extension sets its own)",)
+        "Kueue's manager configuration is not the stack's to read (AKS's managed extension sets its own)",
+    )

@@ -29,8 +29,15 @@ def gpus(config_map: dict[str, Any], count: int, **shares: float) -> dict[str, A
     return with_pool(with_shares(config_map, **shares), "gpu", maxCount=count)  # type: ignore[arg-type]
 
 
-def job(name: str, team: str, at: float, pods: int = 1, duration: float = 100.0, priority: str | None = None,
-        pod: Pod = GPU_POD) -> TraceJob:
+def job(
+    name: str,
+    team: str,
+    at: float,
+    pods: int = 1,
+    duration: float = 100.0,
+    priority: str | None = None,
+    pod: Pod = GPU_POD,
+) -> TraceJob:
     return TraceJob(name, team, at, duration, pods, pod, priority)
 
 
@@ -110,8 +117,12 @@ def test_a_gang_that_does_not_fit_waits_whole_while_a_smaller_job_passes(dev_con
 def test_priority_orders_a_queue(dev_config_map: dict[str, Any]) -> None:
     alone = copy.deepcopy(gpus(dev_config_map, 2))
     alone["kueue-aks:teams"] = [{"name": "research", "share": 100}]
-    jobs = [job("first", "research", 0.0, pods=2, priority="high"), job("low", "research", 1.0, pods=2, priority="low"),
-            job("normal", "research", 2.0, pods=2, priority="normal"), job("unlabelled", "research", 3.0, pods=2)]
+    jobs = [
+        job("first", "research", 0.0, pods=2, priority="high"),
+        job("low", "research", 1.0, pods=2, priority="low"),
+        job("normal", "research", 2.0, pods=2, priority="normal"),
+        job("unlabelled", "research", 3.0, pods=2),
+    ]
     started = {name: r[0][0] for name, r in runs(simulate(queues_of(alone), jobs), jobs).items()}
     # Priority first (an unlabelled job is 0, as normal), then submission; each set aside, tried again
     # a second after the one before finishes.
@@ -136,7 +147,11 @@ def test_a_set_aside_job_is_tried_a_second_after_quota_is_first_freed(dev_config
     # an item's earliest time: the second finish, half a second later, does not push the retry back.
     alone = copy.deepcopy(gpus(dev_config_map, 2))
     alone["kueue-aks:teams"] = [{"name": "research", "share": 100}]
-    jobs = [job("r1", "research", 0.0), job("r2", "research", 0.0, duration=100.5), job("gang", "research", 1.0, pods=2)]
+    jobs = [
+        job("r1", "research", 0.0),
+        job("r2", "research", 0.0, duration=100.5),
+        job("gang", "research", 1.0, pods=2),
+    ]
     assert runs(simulate(queues_of(alone), jobs), jobs)["gang"] == [(101.0, 201.0, True)]
 
 
@@ -161,8 +176,12 @@ def test_fair_sharing_lends_the_spare_to_the_queue_with_the_lower_share(
     # The loser's jobs first in the trace, so that trace order (the last tie-break) would pick it.
     teams = (loser_team, spare_to)
     jobs = [job(f"{t[0]}{i}", t, 0.0) for t in teams for i in (1, 2)]
-    started = {n: r[0][0] for n, r in runs(simulate(queues_of(with_shares(dev_config_map, research=research,
-                                                                            platform=platform)), jobs), jobs).items()}
+    started = {
+        n: r[0][0]
+        for n, r in runs(
+            simulate(queues_of(with_shares(dev_config_map, research=research, platform=platform)), jobs), jobs
+        ).items()
+    }
     winner, loser = ("r2", "p2") if spare_to == "research" else ("p2", "r2")
     assert started == {"p1": 0.0, "r1": 0.0, winner: 0.0, loser: 101.0}
 
@@ -174,7 +193,8 @@ def test_jobs_without_a_queue_or_in_a_topology_queue(dev_config_map: dict[str, A
     tas = [TraceJob("t", "research", 0.0, 10.0, 1, Pod(1000, 1024), queue="topology")]
     outcome = simulate(queues, tas)
     assert outcome.runs == () and outcome.reasons == (
-        "jobs of LocalQueue research/topology go to a topology-aware queue: placement by topology is not modelled",)
+        "jobs of LocalQueue research/topology go to a topology-aware queue: placement by topology is not modelled",
+    )
 
 
 def test_a_run_is_the_same_for_a_seed_and_differs_for_another(dev_config_map: dict[str, Any]) -> None:

@@ -23,12 +23,14 @@ def problems(text: str, **kwargs) -> list[tuple[int, str, str]]:
 
 
 def test_a_trace_reads_its_quantities_in_kubernetes_units() -> None:
-    text = "\n".join([
-        "# exported from a cluster",
-        "team,submit_s,pods,cpu,memory,gpus,duration_s",  # any column order; optional columns left out
-        "research,0,2,500m,16Gi,1,3600",
-        "platform,12.5,1,4,1G,0,90.5",
-    ])
+    text = "\n".join(
+        [
+            "# exported from a cluster",
+            "team,submit_s,pods,cpu,memory,gpus,duration_s",  # any column order; optional columns left out
+            "research,0,2,500m,16Gi,1,3600",
+            "platform,12.5,1,4,1G,0,90.5",
+        ]
+    )
     jobs = read_trace(text, teams=TEAMS, priorities=PRIORITIES)
     assert jobs == (
         TraceJob("research-3", "research", 0.0, 3600.0, 2, Pod(500, 16384, 1)),
@@ -58,32 +60,45 @@ def test_write_then_read_gives_the_same_jobs() -> None:
 
 
 def test_the_synthetic_trace_writes_and_reads_back(dev_config_map) -> None:
-    spec = trace.TraceSpec((trace.TeamLoad("research", 60, 0, 20_000, 0.01, 0.5),), Pod(3860, 26322, 1),
-                           Pod(1955, 7604), 4, 3600.0)
+    spec = trace.TraceSpec(
+        (trace.TeamLoad("research", 60, 0, 20_000, 0.01, 0.5),), Pod(3860, 26322, 1), Pod(1955, 7604), 4, 3600.0
+    )
     jobs = tuple(trace.generate(spec, 3))
     assert jobs and read_trace(write_trace(jobs)) == jobs
 
 
 def test_bad_cells_are_each_named_by_line_and_column() -> None:
-    text = "\n".join([
-        HEADER,
-        "-1,research,1,1,1Gi,0,5,,,",  # negative time
-        "0,research,0,1,1Gi,0,5,,,",  # no pods
-        "0,research,1,4x,1Gi,0,5,,,",  # not a quantity
-        "0,research,1,1,-1Gi,0,5,,,",  # negative request
-        "0,research,1,1,1Gi,1.5,5,,,",  # half a GPU
-        "0,ghosts,1,1,1Gi,0,5,,,",  # a team the stack does not have
-        "0,research,1,1,1Gi,0,5,urgent,,",  # a priority class the stack does not define
-        "0,research,1,1,1Gi,0,5,,batch,",  # a LocalQueue the team does not have
-        "0,research,1,2000,1Gi,0,5,,,",  # 2,000 cores a pod
-        "0,research,1,1,1Gi,0,1e9,,,",  # runs for 30 years
-        "0,research,1,1,1Gi,0,nan,,,",
-        "0,research,1,1,1Gi,0",  # too few cells
-    ])
+    text = "\n".join(
+        [
+            HEADER,
+            "-1,research,1,1,1Gi,0,5,,,",  # negative time
+            "0,research,0,1,1Gi,0,5,,,",  # no pods
+            "0,research,1,4x,1Gi,0,5,,,",  # not a quantity
+            "0,research,1,1,-1Gi,0,5,,,",  # negative request
+            "0,research,1,1,1Gi,1.5,5,,,",  # half a GPU
+            "0,ghosts,1,1,1Gi,0,5,,,",  # a team the stack does not have
+            "0,research,1,1,1Gi,0,5,urgent,,",  # a priority class the stack does not define
+            "0,research,1,1,1Gi,0,5,,batch,",  # a LocalQueue the team does not have
+            "0,research,1,2000,1Gi,0,5,,,",  # 2,000 cores a pod
+            "0,research,1,1,1Gi,0,1e9,,,",  # runs for 30 years
+            "0,research,1,1,1Gi,0,nan,,,",
+            "0,research,1,1,1Gi,0",  # too few cells
+        ]
+    )
     found = problems(text)
     assert [(line, column) for line, column, _ in found] == [
-        (2, "submit_s"), (3, "pods"), (4, "cpu"), (5, "memory"), (6, "gpus"), (7, "team"), (8, "priority"),
-        (9, "queue"), (10, "cpu"), (11, "duration_s"), (12, "duration_s"), (13, ""),
+        (2, "submit_s"),
+        (3, "pods"),
+        (4, "cpu"),
+        (5, "memory"),
+        (6, "gpus"),
+        (7, "team"),
+        (8, "priority"),
+        (9, "queue"),
+        (10, "cpu"),
+        (11, "duration_s"),
+        (12, "duration_s"),
+        (13, ""),
     ]
     messages = dict(((line, column), message) for line, column, message in found)
     assert "not a Kubernetes quantity" in messages[(4, "cpu")]
@@ -98,19 +113,25 @@ def test_bad_cells_are_each_named_by_line_and_column() -> None:
 
 def test_the_header_is_checked_before_any_job() -> None:
     assert problems("submit_s,team,pods,cpu,gpus,duration_s,colour\n0,a,1,1,0,5,red") == [
-        (1, "colour", "is no column of a trace; the columns are submit_s, team, pods, cpu, memory, gpus, duration_s, "
-                      "priority, queue, name"),
+        (
+            1,
+            "colour",
+            "is no column of a trace; the columns are submit_s, team, pods, cpu, memory, gpus, duration_s, "
+            "priority, queue, name",
+        ),
         (1, "memory", "is missing; every trace has submit_s, team, pods, cpu, memory, gpus, duration_s"),
     ]
     assert problems("submit_s,team,team,pods,cpu,memory,gpus,duration_s\n")[0][:2] == (1, "team")
-    assert problems("") == [(0, "", "is empty: it needs a header line "
-                                    "(submit_s,team,pods,cpu,memory,gpus,duration_s) and jobs")]
+    assert problems("") == [
+        (0, "", "is empty: it needs a header line (submit_s,team,pods,cpu,memory,gpus,duration_s) and jobs")
+    ]
     assert problems("# only a comment\n\n" + HEADER) == [(0, "", "has a header and no jobs")]
 
 
 def test_names_are_unique_and_rows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert problems("\n".join([HEADER, "0,research,1,1,1Gi,0,5,,,a", "1,research,1,1,1Gi,0,5,,,a"])) == [
-        (3, "name", "'a' is the name of the job on line 2")]
+        (3, "name", "'a' is the name of the job on line 2")
+    ]
     monkeypatch.setattr(trace, "MAX_JOBS", 3)
     rows = [f"{i},research,1,1,1Gi,0,5,,," for i in range(4)]
     assert problems("\n".join([HEADER, *rows])) == [(5, "", "is job 4; a trace holds at most 3")]

@@ -16,7 +16,12 @@ import pytest
 
 from components.config.stack import StackConfig
 from components.governance.policies import POOL_GUARD, pool_guard
-from components.kueue.policies import AGGREGATED_ROLES, PRIORITY_CLASS_LABEL, aggregated_role_guard, priority_class_guard
+from components.kueue.policies import (
+    AGGREGATED_ROLES,
+    PRIORITY_CLASS_LABEL,
+    aggregated_role_guard,
+    priority_class_guard,
+)
 from testbed.stacks import load_stack, stack_file_config
 
 
@@ -25,8 +30,10 @@ def _evaluate(expression: str, obj: dict[str, Any], **bindings: Any) -> Any:
     values, or CEL values such as the `variables` map). cel-python raises on an evaluation error."""
     env = celpy.Environment()
     activation = {"object": celpy.json_to_cel(obj)}
-    activation |= {name: value if isinstance(value, celpy.celtypes.MapType) else celpy.json_to_cel(value)
-                   for name, value in bindings.items()}
+    activation |= {
+        name: value if isinstance(value, celpy.celtypes.MapType) else celpy.json_to_cel(value)
+        for name, value in bindings.items()
+    }
     return env.program(env.compile(expression)).evaluate(activation)
 
 
@@ -58,8 +65,14 @@ def test_other_cluster_roles_are_not_matched(name: str) -> None:
 
 def test_policy_only_sees_creates_of_cluster_roles_and_denies() -> None:
     rules = POLICY["spec"]["matchConstraints"]["resourceRules"]
-    assert rules == [{"apiGroups": ["rbac.authorization.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                      "resources": ["clusterroles"]}]
+    assert rules == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["clusterroles"],
+        }
+    ]
     assert BINDING["spec"] == {"policyName": POLICY["metadata"]["name"], "validationActions": ["Deny"]}
     message = _evaluate(POLICY["spec"]["validations"][0]["messageExpression"], _role(AGGREGATED_ROLES[0]))
     assert AGGREGATED_ROLES[0] in str(message) and POLICY["metadata"]["name"] in str(message)
@@ -80,23 +93,39 @@ def _pod(name: str = "trainer", **spec: Any) -> dict[str, Any]:
             metadata[key] = spec.pop(key)
     if metadata.get("generateName"):
         del metadata["name"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
-            "spec": {"containers": [{"name": "main", "image": "busybox"}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": {"containers": [{"name": "main", "image": "busybox"}], **spec},
+    }
 
 
 def _namespace(name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     # The API server always sets kubernetes.io/metadata.name (NamespaceDefaultLabelName).
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **(labels or {})}},
+    }
 
 
 def _owner(kind: str, api_version: str = "batch/v1") -> list[dict[str, Any]]:
-    return [{"apiVersion": api_version, "kind": kind, "name": "owner", "uid": "00000000-0000-0000-0000-000000000001",
-             "controller": True, "blockOwnerDeletion": True}]
+    return [
+        {
+            "apiVersion": api_version,
+            "kind": kind,
+            "name": "owner",
+            "uid": "00000000-0000-0000-0000-000000000001",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
 
 
-def _admit(config: StackConfig, pod: dict[str, Any], namespace: dict[str, Any],
-           old: dict[str, Any] | None = None) -> tuple[bool, str | None]:
+def _admit(
+    config: StackConfig, pod: dict[str, Any], namespace: dict[str, Any], old: dict[str, Any] | None = None
+) -> tuple[bool, str | None]:
     """The pool guard's verdict on creating `pod` in `namespace` (updating `old` to `pod` when
     given), as the API server reaches it: each variable in order (a later one may use the earlier
     ones), then the validation; for a denial also the messageExpression."""
@@ -119,10 +148,20 @@ def _admit(config: StackConfig, pod: dict[str, Any], namespace: dict[str, Any],
 
 
 def _required_affinity(operator: str, values: list[str]) -> dict[str, Any]:
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
-        {"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": operator, "values": values}]},
-    ]}}}
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]},
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.azure.com/agentpool", "operator": operator, "values": values}
+                        ]
+                    },
+                ]
+            }
+        }
+    }
 
 
 DEFAULT_NS = _namespace("default")
@@ -142,19 +181,31 @@ TEAM_NS = _namespace("research", TEAM_NAMESPACE_LABELS)
         (_pod(affinity=_required_affinity("In", ["gpu"])), DEFAULT_NS, "it selects a pool"),
         (_pod(affinity=_required_affinity("In", ["system", "tas"])), DEFAULT_NS, "it selects a pool"),
         (_pod(nodeName="aks-gpu-12345678-vmss000000"), DEFAULT_NS, "it names a pool node"),
-        (_pod(nodeName="aks-cpu-12345678-vmss00000a", tolerations=[QUEUED_TOLERATION]), DEFAULT_NS, "it names a pool node"),
+        (
+            _pod(nodeName="aks-cpu-12345678-vmss00000a", tolerations=[QUEUED_TOLERATION]),
+            DEFAULT_NS,
+            "it names a pool node",
+        ),
         # In a team namespace: a pod no Kueue-managed job owns and Kueue did not admit itself.
-        (_pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("ReplicaSet", "apps/v1")), TEAM_NS, "it tolerates"),
+        (
+            _pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("ReplicaSet", "apps/v1")),
+            TEAM_NS,
+            "it tolerates",
+        ),
         (_pod(tolerations=[QUEUED_TOLERATION]), TEAM_NS, "it tolerates"),
         (_pod(nodeSelector={"kubernetes.azure.com/agentpool": "cpu"}), TEAM_NS, "it selects a pool"),
         (_pod(tolerations=[QUEUED_TOLERATION], labels={"kueue.x-k8s.io/managed": "false"}), TEAM_NS, "it tolerates"),
         # A namespace that only looks like a team's: the managed label must say "true".
-        (_pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("Job")),
-         _namespace("research", {"kueue-aks.io/team": "research", "kueue-aks.io/managed": "false"}), "it tolerates"),
+        (
+            _pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("Job")),
+            _namespace("research", {"kueue-aks.io/team": "research", "kueue-aks.io/managed": "false"}),
+            "it tolerates",
+        ),
     ],
 )
-def test_pool_guard_denies_pods_that_would_reach_a_pool_without_kueue(pod: dict[str, Any], namespace: dict[str, Any],
-                                                                      reason: str) -> None:
+def test_pool_guard_denies_pods_that_would_reach_a_pool_without_kueue(
+    pod: dict[str, Any], namespace: dict[str, Any], reason: str
+) -> None:
     allowed, message = _admit(DEV, pod, namespace)
     assert not allowed
     assert message is not None
@@ -179,12 +230,25 @@ def test_pool_guard_denies_pods_that_would_reach_a_pool_without_kueue(pod: dict[
         (_pod(nodeName="aks-cpux-12345678-vmss000000"), DEFAULT_NS),
         # Tolerating other taints (the GPU one, added for any nvidia.com/gpu request) is not enough
         # to reach a pool, whose queued taint still holds.
-        (_pod(tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-                           {"key": "CriticalAddonsOnly", "operator": "Exists"}]), DEFAULT_NS),
+        (
+            _pod(
+                tolerations=[
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                ]
+            ),
+            DEFAULT_NS,
+        ),
         # In a team namespace, what Kueue admitted: a Job's pod (tolerations from the flavor)...
         (_pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("Job")), TEAM_NS),
-        (_pod(nodeSelector={"kubernetes.azure.com/agentpool": "gpu"}, tolerations=[QUEUED_TOLERATION],
-              ownerReferences=_owner("Job")), TEAM_NS),
+        (
+            _pod(
+                nodeSelector={"kubernetes.azure.com/agentpool": "gpu"},
+                tolerations=[QUEUED_TOLERATION],
+                ownerReferences=_owner("Job"),
+            ),
+            TEAM_NS,
+        ),
         # ...a pod of another framework Kueue queues there...
         (_pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("RayCluster", "ray.io/v1")), TEAM_NS),
         (_pod(tolerations=[QUEUED_TOLERATION], ownerReferences=_owner("PyTorchJob", "kubeflow.org/v1")), TEAM_NS),
@@ -205,8 +269,11 @@ def test_pool_guard_judges_an_update_by_the_pod_it_makes() -> None:
     # Kueue admitting a pod of its pod integration: it drops the gate and adds the flavor's tolerations.
     managed = {"labels": {"kueue.x-k8s.io/managed": "true", "kueue.x-k8s.io/queue-name": "default"}}
     old = _pod(**copy.deepcopy(gated), **copy.deepcopy(managed))
-    new = _pod(tolerations=[QUEUED_TOLERATION], nodeSelector={"kubernetes.azure.com/agentpool": "cpu"},
-               **copy.deepcopy(managed))
+    new = _pod(
+        tolerations=[QUEUED_TOLERATION],
+        nodeSelector={"kubernetes.azure.com/agentpool": "cpu"},
+        **copy.deepcopy(managed),
+    )
     assert _admit(DEV, new, TEAM_NS, old=old) == (True, None)
 
 
@@ -236,10 +303,14 @@ def test_pool_guard_sees_pod_creates_outside_the_exempt_namespaces(dev_config_ma
     assert policy["spec"]["failurePolicy"] == "Fail"
     constraints = policy["spec"]["matchConstraints"]
     # Updates too: a gated pod can still gain tolerations or a pool selector before it is scheduled.
-    assert constraints["resourceRules"] == [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
-                                             "resources": ["pods"]}]
-    assert constraints["namespaceSelector"] == {"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(DEV.governance.exempt)}]}
+    assert constraints["resourceRules"] == [
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}
+    ]
+    assert constraints["namespaceSelector"] == {
+        "matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": list(DEV.governance.exempt)}
+        ]
+    }
     assert list(DEV.governance.exempt) == ["kube-system", "nvidia-device-plugin"]
     assert binding["spec"] == {"policyName": POOL_GUARD, "validationActions": ["Deny"]}
     config_map = copy.deepcopy(dev_config_map)
@@ -257,13 +328,16 @@ def test_no_pool_guard_without_governance(dev_config_map: dict[str, Any]) -> Non
 
 def _expressions(policy: dict[str, Any]) -> list[str]:
     spec = policy["spec"]
-    return ([c["expression"] for c in spec.get("matchConditions", [])]
-            + [v["expression"] for v in spec.get("variables", [])]
-            + [e for v in spec["validations"] for e in (v["expression"], v.get("messageExpression")) if e])
+    return (
+        [c["expression"] for c in spec.get("matchConditions", [])]
+        + [v["expression"] for v in spec.get("variables", [])]
+        + [e for v in spec["validations"] for e in (v["expression"], v.get("messageExpression")) if e]
+    )
 
 
-@pytest.mark.parametrize("policy", [aggregated_role_guard()[0], pool_guard(DEV)[0]],
-                         ids=["aggregated-role-guard", "pool-guard"])
+@pytest.mark.parametrize(
+    "policy", [aggregated_role_guard()[0], pool_guard(DEV)[0]], ids=["aggregated-role-guard", "pool-guard"]
+)
 def test_every_cel_expression_compiles(policy: dict[str, Any]) -> None:
     expressions = _expressions(policy)
     assert len(expressions) >= 3
@@ -272,12 +346,15 @@ def test_every_cel_expression_compiles(policy: dict[str, Any]) -> None:
         env.compile(expression)  # raises CELParseError on a syntax error
 
 
-@pytest.mark.parametrize(("operation", "old_node", "checked"), [
-    ("CREATE", None, True),
-    ("UPDATE", None, True),  # still unbound, e.g. held by a scheduling gate: may gain a way onto a pool
-    ("UPDATE", "", True),
-    ("UPDATE", "aks-gpu-12345678-vmss000000", False),  # bound: placement is fixed, its owner may update it
-])
+@pytest.mark.parametrize(
+    ("operation", "old_node", "checked"),
+    [
+        ("CREATE", None, True),
+        ("UPDATE", None, True),  # still unbound, e.g. held by a scheduling gate: may gain a way onto a pool
+        ("UPDATE", "", True),
+        ("UPDATE", "aks-gpu-12345678-vmss000000", False),  # bound: placement is fixed, its owner may update it
+    ],
+)
 def test_updates_are_checked_only_until_the_pod_is_bound(operation: str, old_node: str | None, checked: bool) -> None:
     [condition] = pool_guard(DEV)[0]["spec"]["matchConditions"]
     old = {"spec": {"nodeName": old_node}} if old_node is not None else {"spec": {}}
@@ -290,7 +367,11 @@ def test_updates_are_checked_only_until_the_pod_is_bound(operation: str, old_nod
 
 def _labelled(value: str | None, kind: str = "Job") -> dict[str, Any]:
     labels = {"kueue.x-k8s.io/queue-name": "default"} | ({PRIORITY_CLASS_LABEL: value} if value is not None else {})
-    return {"apiVersion": "batch/v1", "kind": kind, "metadata": {"name": "j", "namespace": "research", "labels": labels}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": kind,
+        "metadata": {"name": "j", "namespace": "research", "labels": labels},
+    }
 
 
 def test_priority_guard_passes_the_stacks_classes_and_refuses_others_with_the_list() -> None:
@@ -304,7 +385,8 @@ def test_priority_guard_passes_the_stacks_classes_and_refuses_others_with_the_li
     assert _evaluate(rule["messageExpression"], _labelled("urgent")) == (
         "kueue.x-k8s.io/priority-class: urgent is not a WorkloadPriorityClass of this cluster; use one of: high, "
         "normal, low (kubectl get workloadpriorityclasses), or leave the label out to run as normal "
-        "(policy kueue-aks-priority-class-guard)")
+        "(policy kueue-aks-priority-class-guard)"
+    )
     # Without the label, or without labels at all, the policy does not apply: such a job runs as normal.
     assert not _evaluate(match, _labelled(None))
     assert not _evaluate(match, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
@@ -315,8 +397,12 @@ def test_priority_guard_passes_the_stacks_classes_and_refuses_others_with_the_li
 
 
 def test_priority_guard_follows_the_configured_classes() -> None:
-    config = load_stack({**stack_file_config("dev"), "kueue-aks:priorityClasses": [
-        {"name": "batch", "value": 0}, {"name": "urgent", "value": 500}]})
+    config = load_stack(
+        {
+            **stack_file_config("dev"),
+            "kueue-aks:priorityClasses": [{"name": "batch", "value": 0}, {"name": "urgent", "value": 500}],
+        }
+    )
     policy, _ = priority_class_guard(config)
     rule = policy["spec"]["validations"][0]
     assert _evaluate(rule["expression"], _labelled("urgent"))

@@ -55,9 +55,10 @@ def test_the_charts_modules_and_binaries_share_it(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv(binaries.CACHE_ENV, raising=False)
     assert crds.cache_root() == user_cache() / "charts"
-    assert crds.cache_root({"XDG_CACHE_HOME": str(tmp_path / "child")}) == user_cache(
-        {"XDG_CACHE_HOME": str(tmp_path / "child")}
-    ) / "charts"
+    assert (
+        crds.cache_root({"XDG_CACHE_HOME": str(tmp_path / "child")})
+        == user_cache({"XDG_CACHE_HOME": str(tmp_path / "child")}) / "charts"
+    )
     assert sources._cache_dir() == user_cache() / "modules"
     assert binaries.cache_root() == user_cache() / "e2e"
     # The e2e tier's own variable wins (.ci/run and the workflows set it).

@@ -9,28 +9,39 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.utils.quantity import parse_quantity as client_parse_quantity
 
-from components.k8s.quantity import (MIB, QUANTITY_PATTERN, QuantityError, canonical, format_count, format_cpu,
-                                     format_memory, parse_quantity)
+from components.k8s.quantity import (
+    MIB,
+    QUANTITY_PATTERN,
+    QuantityError,
+    canonical,
+    format_count,
+    format_cpu,
+    format_memory,
+    parse_quantity,
+)
 
 
 # (what a user or the program writes, what Quantity.String() returns for it): Kubernetes'
 # canonicalisation rules (k8s.io/apimachinery pkg/api/resource/quantity.go, CanonicalizeBytes).
-@pytest.mark.parametrize(("written", "binary", "returned"), [
-    ("0.6", False, "600m"),   # a ClusterQueue's fairSharing weight for a 60 % share
-    ("0", False, "0"),
-    ("1000m", False, "1"),
-    ("1500m", False, "1500m"),
-    ("2000", False, "2k"),
-    ("1500", False, "1500"),
-    ("0.25", False, "250m"),
-    ("1e3", False, "1k"),
-    ("1024Mi", True, "1Gi"),
-    ("1536Mi", True, "1536Mi"),
-    ("1.5Gi", True, "1536Mi"),
-    ("1048576Mi", True, "1Ti"),
-    ("512", True, "512"),      # below 1024 binary SI prints as decimal
-    ("1.5", True, "1500m"),    # not whole: decimal SI
-])
+@pytest.mark.parametrize(
+    ("written", "binary", "returned"),
+    [
+        ("0.6", False, "600m"),  # a ClusterQueue's fairSharing weight for a 60 % share
+        ("0", False, "0"),
+        ("1000m", False, "1"),
+        ("1500m", False, "1500m"),
+        ("2000", False, "2k"),
+        ("1500", False, "1500"),
+        ("0.25", False, "250m"),
+        ("1e3", False, "1k"),
+        ("1024Mi", True, "1Gi"),
+        ("1536Mi", True, "1536Mi"),
+        ("1.5Gi", True, "1536Mi"),
+        ("1048576Mi", True, "1Ti"),
+        ("512", True, "512"),  # below 1024 binary SI prints as decimal
+        ("1.5", True, "1500m"),  # not whole: decimal SI
+    ],
+)
 def test_canonical_matches_kubernetes(written: str, binary: bool, returned: str) -> None:
     assert canonical(parse_quantity(written), binary=binary) == returned
 

@@ -42,11 +42,32 @@ def make_client_cert(folder: Path) -> tuple[Path, Path]:
     """A self-signed client certificate (clientAuth) that the test server trusts as its own CA;
     make_tls's certificate is for serverAuth only."""
     folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", f"/CN={CLIENT_CN}",
-                    "-keyout", str(folder / "client.key"), "-out", str(folder / "client.crt"),
-                    "-addext", "basicConstraints=critical,CA:TRUE",
-                    "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
-                    "-addext", "extendedKeyUsage=clientAuth"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            f"/CN={CLIENT_CN}",
+            "-keyout",
+            str(folder / "client.key"),
+            "-out",
+            str(folder / "client.crt"),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,digitalSignature,keyCertSign",
+            "-addext",
+            "extendedKeyUsage=clientAuth",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return folder / "client.crt", folder / "client.key"
 
 
@@ -59,8 +80,15 @@ class Seen:
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": reason, "code": code}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
 
 
 class FakeApiServer:
@@ -117,8 +145,12 @@ class FakeApiServer:
         if seen.authorization in self.refused:
             return 401, status(401, "Unauthorized", "Unauthorized")
         if seen.path in self.forbidden:
-            return 403, status(403, "Forbidden", 'clusterqueues.kueue.x-k8s.io is forbidden: User "reader" cannot '
-                                                 'list resource "clusterqueues" in API group "kueue.x-k8s.io"')
+            return 403, status(
+                403,
+                "Forbidden",
+                'clusterqueues.kueue.x-k8s.io is forbidden: User "reader" cannot '
+                'list resource "clusterqueues" in API group "kueue.x-k8s.io"',
+            )
         if seen.path in self.objects:
             return 200, self.objects[seen.path]
         if seen.path in self.lists:
@@ -134,8 +166,12 @@ class FakeApiServer:
             if "limit" in seen.query:
                 end = min(end, start + int(seen.query["limit"]))
             metadata = {"resourceVersion": "42", **({"continue": str(end)} if end < len(items) else {})}
-            return 200, {"kind": kind, "apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": metadata,
-                         "items": [dict(i) for i in items[start:end]]}
+            return 200, {
+                "kind": kind,
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "metadata": metadata,
+                "items": [dict(i) for i in items[start:end]],
+            }
         return 404, status(404, "NotFound", "the server could not find the requested resource")
 
 
@@ -152,10 +188,15 @@ def client_tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture
 def api(tls: tuple[Path, Path], client_tls: tuple[Path, Path]) -> Iterator[FakeApiServer]:
     server = FakeApiServer(*tls, client_ca=client_tls[0])
-    server.objects["/api/v1/namespaces/kueue-system"] = {"kind": "Namespace", "apiVersion": "v1",
-                                                         "metadata": {"name": "kueue-system"}}
-    server.lists[CQ] = ("ClusterQueueList", [
-        {"metadata": {"name": f"cq-{n}", "labels": {"team": "a" if n % 2 else "b"}}, "spec": {}} for n in range(5)])
+    server.objects["/api/v1/namespaces/kueue-system"] = {
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": {"name": "kueue-system"},
+    }
+    server.lists[CQ] = (
+        "ClusterQueueList",
+        [{"metadata": {"name": f"cq-{n}", "labels": {"team": "a" if n % 2 else "b"}}, "spec": {}} for n in range(5)],
+    )
     yield server
     server.stop()
 
@@ -164,10 +205,16 @@ def b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
 
 
-def kubeconfig(server: str, *, cluster: dict[str, Any] | None = None, user: dict[str, Any] | None = None,
-               current: str | None = "test") -> str:
+def kubeconfig(
+    server: str,
+    *,
+    cluster: dict[str, Any] | None = None,
+    user: dict[str, Any] | None = None,
+    current: str | None = "test",
+) -> str:
     doc: dict[str, Any] = {
-        "apiVersion": "v1", "kind": "Config",
+        "apiVersion": "v1",
+        "kind": "Config",
         "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
         "contexts": [{"name": "test", "context": {"cluster": "c", "user": "u"}}],
         "users": [{"name": "u", "user": user or {}}],
@@ -184,8 +231,9 @@ def trusted(tls: tuple[Path, Path]) -> dict[str, Any]:
 def plugin(folder: Path, body: str, name: str = "kube-plugin") -> Path:
     """An executable Python script; `info` is the KUBERNETES_EXEC_INFO it was given."""
     script = folder / name
-    script.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
-                      "info = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n" + body)
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\ninfo = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n" + body
+    )
     script.chmod(0o755)
     return script
 
@@ -197,7 +245,10 @@ def test_get_and_paged_list_with_ca_data_and_a_bearer_token(api: FakeApiServer, 
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"token": TOKEN})) as reader:
         assert reader.server == api.url
         assert reader.get("/api/v1/namespaces/kueue-system") == {
-            "kind": "Namespace", "apiVersion": "v1", "metadata": {"name": "kueue-system"}}
+            "kind": "Namespace",
+            "apiVersion": "v1",
+            "metadata": {"name": "kueue-system"},
+        }
         items = reader.list(CQ)
     assert [i["metadata"]["name"] for i in items] == [f"cq-{n}" for n in range(5)]
     assert {(i["kind"], i["apiVersion"]) for i in items} == {("ClusterQueue", "kueue.x-k8s.io/v1beta2")}
@@ -252,7 +303,8 @@ def test_other_errors_name_the_server_the_path_and_the_status(api: FakeApiServer
 
 
 def test_client_certificate_data_is_mutual_tls_from_a_private_directory_removed_on_close(
-        api: FakeApiServer, tls: tuple[Path, Path], client_tls: tuple[Path, Path]) -> None:
+    api: FakeApiServer, tls: tuple[Path, Path], client_tls: tuple[Path, Path]
+) -> None:
     user = {"client-certificate-data": b64(client_tls[0]), "client-key-data": b64(client_tls[1])}
     reader = ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user=user))
     folder = reader.secrets_dir
@@ -279,8 +331,9 @@ def test_the_with_block_removes_the_private_directory(api: FakeApiServer, tls: t
 
 
 @pytest.mark.parametrize("case", ["ca-file+client-files", "token-file", "basic", "insecure", "tls-server-name"])
-def test_kubeconfig_variants(case: str, api: FakeApiServer, tls: tuple[Path, Path], client_tls: tuple[Path, Path],
-                             tmp_path: Path) -> None:
+def test_kubeconfig_variants(
+    case: str, api: FakeApiServer, tls: tuple[Path, Path], client_tls: tuple[Path, Path], tmp_path: Path
+) -> None:
     cluster: dict[str, Any] = trusted(tls)
     user: dict[str, Any] = {}
     expected_auth, expected_client = "", None
@@ -318,7 +371,9 @@ def test_two_open_readers_of_one_kubeconfig_keep_their_own_files(api: FakeApiSer
 
 
 def test_a_token_http_refuses_is_not_quoted(api: FakeApiServer, tls: tuple[Path, Path]) -> None:
-    with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"token": f"{TOKEN}\n"})) as reader:
+    with ClusterReader.from_kubeconfig(
+        kubeconfig(api.url, cluster=trusted(tls), user={"token": f"{TOKEN}\n"})
+    ) as reader:
         with pytest.raises(ReadError, match="could not be sent: the credential holds a character") as err:
             reader.get("/api/v1/namespaces/kueue-system")
     assert TOKEN not in str(err.value)
@@ -333,8 +388,9 @@ def test_tls_server_name_is_the_name_the_certificate_must_hold(api: FakeApiServe
     assert api.seen == []
 
 
-def test_a_server_whose_certificate_is_not_trusted_is_a_read_error(api: FakeApiServer,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_whose_certificate_is_not_trusted_is_a_read_error(
+    api: FakeApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"):
         monkeypatch.delenv(name, raising=False)
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, user={"token": TOKEN})) as reader:
@@ -358,14 +414,22 @@ print(json.dumps({'apiVersion': info['apiVersion'], 'kind': 'ExecCredential',
 
 
 @pytest.mark.parametrize("version", ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"])
-def test_an_exec_plugin_gives_a_token_once_for_many_requests(version: str, api: FakeApiServer,
-                                                              tls: tuple[Path, Path], tmp_path: Path) -> None:
+def test_an_exec_plugin_gives_a_token_once_for_many_requests(
+    version: str, api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
     log = tmp_path / "runs.jsonl"
-    exec_spec = {"apiVersion": version, "command": str(plugin(tmp_path, TOKEN_PLUGIN)), "args": ["exec"],
-                 "env": [{"name": "PLUGIN_LOG", "value": str(log)}, {"name": "PLUGIN_SUFFIX", "value": "tok"}],
-                 "interactiveMode": "IfAvailable", "provideClusterInfo": True}
-    cluster = {**trusted(tls), "extensions": [{"name": "client.authentication.k8s.io/exec",
-                                               "extension": {"audience": "6dae42f8"}}]}
+    exec_spec = {
+        "apiVersion": version,
+        "command": str(plugin(tmp_path, TOKEN_PLUGIN)),
+        "args": ["exec"],
+        "env": [{"name": "PLUGIN_LOG", "value": str(log)}, {"name": "PLUGIN_SUFFIX", "value": "tok"}],
+        "interactiveMode": "IfAvailable",
+        "provideClusterInfo": True,
+    }
+    cluster = {
+        **trusted(tls),
+        "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"audience": "6dae42f8"}}],
+    }
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=cluster, user={"exec": exec_spec})) as reader:
         assert reader.get("/api/v1/namespaces/kueue-system") is not None
         assert len(reader.list(CQ)) == 5
@@ -380,13 +444,15 @@ def test_an_exec_plugin_gives_a_token_once_for_many_requests(version: str, api: 
     assert info["spec"]["cluster"]["config"] == {"audience": "6dae42f8"}
 
 
-def test_a_refused_exec_token_is_fetched_again_once(api: FakeApiServer, tls: tuple[Path, Path],
-                                                    tmp_path: Path) -> None:
+def test_a_refused_exec_token_is_fetched_again_once(api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path) -> None:
     log = tmp_path / "runs.jsonl"
-    exec_spec = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin(tmp_path, TOKEN_PLUGIN)),
-                 "args": ["exec"], "env": [{"name": "PLUGIN_LOG", "value": str(log)},
-                                           {"name": "PLUGIN_SUFFIX", "value": "tok"}],
-                 "interactiveMode": "Never"}
+    exec_spec = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "command": str(plugin(tmp_path, TOKEN_PLUGIN)),
+        "args": ["exec"],
+        "env": [{"name": "PLUGIN_LOG", "value": str(log)}, {"name": "PLUGIN_SUFFIX", "value": "tok"}],
+        "interactiveMode": "Never",
+    }
     api.refused.add("Bearer exec-tok-1")
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})) as reader:
         assert reader.get("/api/v1/namespaces/kueue-system") is not None
@@ -394,12 +460,15 @@ def test_a_refused_exec_token_is_fetched_again_once(api: FakeApiServer, tls: tup
     assert "cluster" not in json.loads(log.read_text().splitlines()[0])["info"]["spec"]  # provideClusterInfo unset
 
 
-def test_an_exec_plugin_can_give_a_client_certificate(api: FakeApiServer, tls: tuple[Path, Path],
-                                                      client_tls: tuple[Path, Path], tmp_path: Path) -> None:
-    body = (f"print(json.dumps({{'apiVersion': info['apiVersion'], 'kind': 'ExecCredential', 'status': {{\n"
-            f"    'clientCertificateData': open({str(client_tls[0])!r}).read(),\n"
-            f"    'clientKeyData': open({str(client_tls[1])!r}).read(),\n"
-            f"    'expirationTimestamp': '2999-01-01T00:00:00Z'}}}}))\n")
+def test_an_exec_plugin_can_give_a_client_certificate(
+    api: FakeApiServer, tls: tuple[Path, Path], client_tls: tuple[Path, Path], tmp_path: Path
+) -> None:
+    body = (
+        f"print(json.dumps({{'apiVersion': info['apiVersion'], 'kind': 'ExecCredential', 'status': {{\n"
+        f"    'clientCertificateData': open({str(client_tls[0])!r}).read(),\n"
+        f"    'clientKeyData': open({str(client_tls[1])!r}).read(),\n"
+        f"    'expirationTimestamp': '2999-01-01T00:00:00Z'}}}}))\n"
+    )
     exec_spec = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin(tmp_path, body))}
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})) as reader:
         assert reader.get("/api/v1/namespaces/kueue-system") is not None
@@ -408,11 +477,16 @@ def test_an_exec_plugin_can_give_a_client_certificate(api: FakeApiServer, tls: t
     assert folder is not None and not os.path.exists(folder)
 
 
-def test_a_failing_exec_plugin_names_its_command_and_its_last_words(api: FakeApiServer, tls: tuple[Path, Path],
-                                                                   tmp_path: Path) -> None:
-    script = plugin(tmp_path, "print('starting login', file=sys.stderr)\n"
-                              "print('error: AADSTS700082: the refresh token has expired', file=sys.stderr)\n"
-                              "sys.exit(3)\n", name="kubelogin")
+def test_a_failing_exec_plugin_names_its_command_and_its_last_words(
+    api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
+    script = plugin(
+        tmp_path,
+        "print('starting login', file=sys.stderr)\n"
+        "print('error: AADSTS700082: the refresh token has expired', file=sys.stderr)\n"
+        "sys.exit(3)\n",
+        name="kubelogin",
+    )
     exec_spec = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(script), "args": ["get-token"]}
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})) as reader:
         with pytest.raises(ReadError) as err:
@@ -424,8 +498,9 @@ def test_a_failing_exec_plugin_names_its_command_and_its_last_words(api: FakeApi
     assert api.seen == []
 
 
-def test_an_exec_plugin_that_prints_no_credential_is_a_read_error(api: FakeApiServer, tls: tuple[Path, Path],
-                                                                  tmp_path: Path) -> None:
+def test_an_exec_plugin_that_prints_no_credential_is_a_read_error(
+    api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
     script = plugin(tmp_path, f"print('not json {TOKEN}')\n")
     exec_spec = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(script)}
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})) as reader:
@@ -434,8 +509,9 @@ def test_an_exec_plugin_that_prints_no_credential_is_a_read_error(api: FakeApiSe
     assert TOKEN not in str(err.value)
 
 
-def test_an_exec_plugin_that_hangs_is_stopped_at_the_timeout(api: FakeApiServer, tls: tuple[Path, Path],
-                                                             tmp_path: Path) -> None:
+def test_an_exec_plugin_that_hangs_is_stopped_at_the_timeout(
+    api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
     script = plugin(tmp_path, "import time\ntime.sleep(60)\n")
     exec_spec = {"apiVersion": "client.authentication.k8s.io/v1", "command": str(script)}
     config = kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})
@@ -446,10 +522,14 @@ def test_an_exec_plugin_that_hangs_is_stopped_at_the_timeout(api: FakeApiServer,
     assert time.monotonic() - started < 30
 
 
-def test_a_missing_exec_command_gives_its_install_hint(api: FakeApiServer, tls: tuple[Path, Path],
-                                                       tmp_path: Path) -> None:
-    exec_spec = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(tmp_path / "kubelogin"),
-                 "installHint": "install kubelogin: az aks install-cli"}
+def test_a_missing_exec_command_gives_its_install_hint(
+    api: FakeApiServer, tls: tuple[Path, Path], tmp_path: Path
+) -> None:
+    exec_spec = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": str(tmp_path / "kubelogin"),
+        "installHint": "install kubelogin: az aks install-cli",
+    }
     with ClusterReader.from_kubeconfig(kubeconfig(api.url, cluster=trusted(tls), user={"exec": exec_spec})) as reader:
         with pytest.raises(ReadError, match="could not be started .*install kubelogin: az aks install-cli"):
             reader.get("/api/v1/namespaces/kueue-system")
@@ -481,27 +561,43 @@ def test_a_server_that_never_answers_times_out(tls: tuple[Path, Path]) -> None:
     assert f"{server} could not be reached" in str(err.value) and "0.5 s" in str(err.value), str(err.value)
 
 
-@pytest.mark.parametrize(("current", "message"), [
-    (None, "the kubeconfig has no current-context"),
-    ("elsewhere", "the kubeconfig's current-context 'elsewhere' is not among its contexts (it has: test)"),
-])
+@pytest.mark.parametrize(
+    ("current", "message"),
+    [
+        (None, "the kubeconfig has no current-context"),
+        ("elsewhere", "the kubeconfig's current-context 'elsewhere' is not among its contexts (it has: test)"),
+    ],
+)
 def test_a_missing_or_unknown_current_context_is_named(current: str | None, message: str) -> None:
     with pytest.raises(ReadError) as err:
         ClusterReader.from_kubeconfig(kubeconfig("https://127.0.0.1:1", current=current))
     assert message in str(err.value)
 
 
-@pytest.mark.parametrize(("user", "message"), [
-    ({"client-certificate-data": "bm90LWEta2V5"}, "only one of client-certificate-data and client-key-data"),
-    ({"client-certificate-data": "***", "client-key-data": "***"}, "client-certificate-data is not valid base64"),
-    ({"token": TOKEN, "username": "admin"}, "both a token and a username/password"),
-    ({"tokenFile": "/nonexistent/token"}, "tokenFile: /nonexistent/token does not exist"),
-    ({"exec": {"apiVersion": "client.authentication.k8s.io/v1alpha1", "command": "kubelogin"}},
-     "apiVersion 'client.authentication.k8s.io/v1alpha1'"),
-    ({"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "kubelogin", "interactiveMode": "Always"}},
-     "interactiveMode: Always"),
-    ({"auth-provider": {"name": "azure", "config": {"access-token": TOKEN}}}, "azure auth-provider"),
-])
+@pytest.mark.parametrize(
+    ("user", "message"),
+    [
+        ({"client-certificate-data": "bm90LWEta2V5"}, "only one of client-certificate-data and client-key-data"),
+        ({"client-certificate-data": "***", "client-key-data": "***"}, "client-certificate-data is not valid base64"),
+        ({"token": TOKEN, "username": "admin"}, "both a token and a username/password"),
+        ({"tokenFile": "/nonexistent/token"}, "tokenFile: /nonexistent/token does not exist"),
+        (
+            {"exec": {"apiVersion": "client.authentication.k8s.io/v1alpha1", "command": "kubelogin"}},
+            "apiVersion 'client.authentication.k8s.io/v1alpha1'",
+        ),
+        (
+            {
+                "exec": {
+                    "apiVersion": "client.authentication.k8s.io/v1",
+                    "command": "kubelogin",
+                    "interactiveMode": "Always",
+                }
+            },
+            "interactiveMode: Always",
+        ),
+        ({"auth-provider": {"name": "azure", "config": {"access-token": TOKEN}}}, "azure auth-provider"),
+    ],
+)
 def test_unusable_users_are_read_errors_naming_the_entry(user: dict[str, Any], message: str, tmp_path: Path) -> None:
     with pytest.raises(ReadError) as err:
         ClusterReader.from_kubeconfig(kubeconfig("https://127.0.0.1:1", user=user))
@@ -525,11 +621,13 @@ def test_a_kubeconfig_that_is_not_yaml_is_not_quoted() -> None:
     assert TOKEN not in str(err.value)
 
 
-def test_a_failed_build_leaves_no_private_directory(tls: tuple[Path, Path], tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_build_leaves_no_private_directory(
+    tls: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     with pytest.raises(ReadError, match="tokenFile"):
-        ClusterReader.from_kubeconfig(kubeconfig("https://127.0.0.1:1", cluster=trusted(tls),
-                                                 user={"tokenFile": "/nonexistent/token"}))
+        ClusterReader.from_kubeconfig(
+            kubeconfig("https://127.0.0.1:1", cluster=trusted(tls), user={"tokenFile": "/nonexistent/token"})
+        )
     assert list(tmp_path.iterdir()) == []

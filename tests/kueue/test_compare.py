@@ -8,14 +8,30 @@ import dataclasses
 from decimal import Decimal
 from typing import Any
 
-from components.kueue.compare import (DETAILS, NO_CHANGE, Quota, StackQuotas, callouts, comparison_markdown,
-                                      membership, quota_changes, stack_quotas)
+from components.kueue.compare import (
+    DETAILS,
+    NO_CHANGE,
+    Quota,
+    StackQuotas,
+    callouts,
+    comparison_markdown,
+    membership,
+    quota_changes,
+    stack_quotas,
+)
 from components.k8s.quantity import cpu_millicores, memory_mib, parse_quantity
 from components.kueue.objects import QueueSet, queue_set
 from components.multikueue.manager import manager_queue_set
 from components.multikueue.worker import worker_facts
-from testbed.stacks import (MULTIKUEUE_MANAGER, MULTIKUEUE_WORKERS, load_stack, multikueue_example, with_pool,
-                            with_shares, workers_of)
+from testbed.stacks import (
+    MULTIKUEUE_MANAGER,
+    MULTIKUEUE_WORKERS,
+    load_stack,
+    multikueue_example,
+    with_pool,
+    with_shares,
+    workers_of,
+)
 
 
 def quotas(config_map: dict[str, Any]) -> StackQuotas:
@@ -27,7 +43,7 @@ def opening(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
     """The comparison's lines between its heading and the details."""
     lines = comparison_markdown("dev", "`main`", quotas(before) if before else None, quotas(after)).splitlines()
     assert lines[:2] == ["### Quota changes: stack `dev`, `main` → this change", ""]
-    return lines[2:lines.index(DETAILS)]
+    return lines[2 : lines.index(DETAILS)]
 
 
 def test_the_quotas_are_read_from_the_built_cluster_queues(dev_config_map: dict[str, Any]) -> None:
@@ -53,7 +69,8 @@ def stated(queues: QueueSet) -> dict[tuple[str, str, str], Quota]:
                 for r in flavor["resources"]:
                     limits = [parse[r["name"]](r[k]) if k in r else None for k in ("borrowingLimit", "lendingLimit")]
                     found[(team, flavor["name"], r["name"])] = Quota(
-                        parse[r["name"]](r["nominalQuota"]), *limits, parse_quantity(spec["fairSharing"]["weight"]))
+                        parse[r["name"]](r["nominalQuota"]), *limits, parse_quantity(spec["fairSharing"]["weight"])
+                    )
     return found
 
 
@@ -66,12 +83,15 @@ def test_the_quotas_are_the_ones_the_cluster_queues_state(dev_config_map: dict[s
         config = load_stack(config_map)
         queues = queue_set(config)
         assert list(stack_quotas(config, queues).quotas.items()) == list(stated(queues).items())
-    assert stack_quotas(config, queues).quotas[("research", "gpu", "nvidia.com/gpu")] == Quota(1, 2, None, Decimal("0.6"))
+    assert stack_quotas(config, queues).quotas[("research", "gpu", "nvidia.com/gpu")] == Quota(
+        1, 2, None, Decimal("0.6")
+    )
     assert [f for t, f, r in stated(queues) if t == "research" and r == "cpu"] == ["cpu", "gpu", "tas"]
     manager = load_stack(multikueue_example(MULTIKUEUE_MANAGER), MULTIKUEUE_MANAGER)
     facts = {w: worker_facts(load_stack(multikueue_example(w), w)) for w in MULTIKUEUE_WORKERS}
-    queues = manager_queue_set(manager, workers_of(manager, {w.name: facts[w.stack.rsplit("/", 1)[1]]
-                                                             for w in manager.multi_kueue.workers}))
+    queues = manager_queue_set(
+        manager, workers_of(manager, {w.name: facts[w.stack.rsplit("/", 1)[1]] for w in manager.multi_kueue.workers})
+    )
     built = stack_quotas(manager, queues)
     assert list(built.quotas.items()) == list(stated(queues).items()) and built.quotas
     assert built.shares == {"research": Decimal(60), "platform": Decimal(40)}  # the workers' shares
@@ -89,13 +109,18 @@ def test_a_gpu_that_moves_is_called_out_first(dev_config_map: dict[str, Any]) ->
 
 
 def test_the_table_shows_each_changed_row_before_and_after(dev_config_map: dict[str, Any]) -> None:
-    text = comparison_markdown("dev", "`origin/main`", quotas(dev_config_map),
-                               quotas(with_shares(dev_config_map, research=30, platform=70)))
+    text = comparison_markdown(
+        "dev", "`origin/main`", quotas(dev_config_map), quotas(with_shares(dev_config_map, research=30, platform=70))
+    )
     assert text.startswith("### Quota changes: stack `dev`, `origin/main` → this change\n")
-    assert ("| research | gpu | nvidia.com/gpu (GPU) | 1 → 0 (-1) | no limit | no limit | 0.6 → 0.3 (-0.3) |"
-            in text.splitlines())
-    assert ("| platform | cpu | cpu (vCPU) | 12.51 → 21.90 (+9.38) | no limit | no limit | 0.4 → 0.7 (+0.3) |"
-            in text.splitlines())
+    assert (
+        "| research | gpu | nvidia.com/gpu (GPU) | 1 → 0 (-1) | no limit | no limit | 0.6 → 0.3 (-0.3) |"
+        in text.splitlines()
+    )
+    assert (
+        "| platform | cpu | cpu (vCPU) | 12.51 → 21.90 (+9.38) | no limit | no limit | 0.4 → 0.7 (+0.3) |"
+        in text.splitlines()
+    )
     assert NO_CHANGE not in text
 
 
@@ -108,7 +133,8 @@ def test_identical_versions_have_no_quota_change(dev_config_map: dict[str, Any])
 def test_added_and_removed_teams_pools_and_capacity(dev_config_map: dict[str, Any]) -> None:
     after_map = copy.deepcopy(dev_config_map)
     after_map["kueue-aks:nodePools"] = [p for p in after_map["kueue-aks:nodePools"] if p["name"] != "tas"] + [
-        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2}]
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2}
+    ]
     next(p for p in after_map["kueue-aks:nodePools"] if p["name"] == "gpu")["maxCount"] = 4
     after_map["kueue-aks:teams"] = [{"name": "research", "share": 60}, {"name": "vision", "share": 40}]
     before, after = quotas(dev_config_map), quotas(after_map)
@@ -217,8 +243,9 @@ def test_a_share_change_alone_names_the_shares_and_only_the_gpus_that_move(dev_c
 
 def test_a_gpu_pool_gained_added_or_removed_says_whose_guarantees_change(dev_config_map: dict[str, Any]) -> None:
     after = copy.deepcopy(dev_config_map)
-    after["kueue-aks:nodePools"].append({"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0,
-                                         "maxCount": 2})
+    after["kueue-aks:nodePools"].append(
+        {"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "minCount": 0, "maxCount": 2}
+    )
     # 2 A100s: 60 % -> 1, 40 % -> 0, 1 spare. The T4 pool does not change: no line for it.
     assert opening(dev_config_map, after) == [
         "- The pool `a100` is added with 2 GPUs: guaranteed to research 1; 1 spare, which no team is guaranteed and "
@@ -265,9 +292,13 @@ def test_borrowing_and_lending_limits_lead_the_summary(dev_config_map: dict[str,
 
     # Before, a table row was all a reviewer saw of a team that can no longer borrow.
     assert opening(dev_config_map, teams(borrowing=0)) == [
-        "- **research can no longer borrow** on `cpu`, `gpu`, `tas` (borrowing limit).", ""]
+        "- **research can no longer borrow** on `cpu`, `gpu`, `tas` (borrowing limit).",
+        "",
+    ]
     assert opening(teams(borrowing=0), dev_config_map) == [
-        "- **research may borrow without limit** on `cpu`, `gpu`, `tas` (borrowing limit).", ""]
+        "- **research may borrow without limit** on `cpu`, `gpu`, `tas` (borrowing limit).",
+        "",
+    ]
     assert opening(dev_config_map, teams(borrowing=1)) == [
         "- **research's borrowing limits change**: GPUs on `gpu` no limit → 1; vCPU and memory on `cpu`, `gpu`, "
         "`tas` too (details below).",
@@ -275,9 +306,13 @@ def test_borrowing_and_lending_limits_lead_the_summary(dev_config_map: dict[str,
     ]
     # No key sets a lending limit; the built objects may (a MultiKueue manager's, Kueue's own).
     dev = quotas(dev_config_map)
-    lent = dataclasses.replace(dev, quotas={
-        k: dataclasses.replace(q, lending_limit=0) if k[0] == "research" and k[1] == "gpu" else q
-        for k, q in dev.quotas.items()})
+    lent = dataclasses.replace(
+        dev,
+        quotas={
+            k: dataclasses.replace(q, lending_limit=0) if k[0] == "research" and k[1] == "gpu" else q
+            for k, q in dev.quotas.items()
+        },
+    )
     text = comparison_markdown("dev", "`main`", dev, lent)
     assert "- **research no longer lends its idle quota** on `gpu` (lending limit)." in text.splitlines()
 
@@ -297,17 +332,24 @@ def test_kueue_and_operator_upgrades_lead_the_summary(dev_config_map: dict[str, 
     fewer = copy.deepcopy(dev_config_map)
     fewer["kueue-aks:kueue"] = {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]}
     lines = opening(dev_config_map, fewer)
-    assert "- **KubeRay 1.6.2 is uninstalled**: no enabled framework needs it; `up` removes it and its CRDs, with "\
-        "every object of its kinds." in lines, lines
+    assert (
+        "- **KubeRay 1.6.2 is uninstalled**: no enabled framework needs it; `up` removes it and its CRDs, with "
+        "every object of its kinds." in lines
+    ), lines
     assert not any("JobSet" in line for line in lines), lines
 
 
 def test_priority_classes_changed_are_named(dev_config_map: dict[str, Any]) -> None:
     after = copy.deepcopy(dev_config_map)
-    after["kueue-aks:priorityClasses"] = [{"name": "urgent", "value": 2000}, {"name": "normal", "value": 0},
-                                          {"name": "low", "value": -500}]
+    after["kueue-aks:priorityClasses"] = [
+        {"name": "urgent", "value": 2000},
+        {"name": "normal", "value": 0},
+        {"name": "low", "value": -500},
+    ]
     assert opening(dev_config_map, after) == [
-        "- Priority classes: `urgent` added (2000), `low` -1000 → -500, `high` removed (was 1000).", ""]
+        "- Priority classes: `urgent` added (2000), `low` -1000 → -500, `high` removed (was 1000).",
+        "",
+    ]
 
 
 def test_a_cpu_only_change_says_so_in_one_line_and_keeps_the_details(dev_config_map: dict[str, Any]) -> None:
@@ -320,4 +362,7 @@ def test_a_cpu_only_change_says_so_in_one_line_and_keeps_the_details(dev_config_
 
 def test_identical_stacks_say_no_quota_change_and_nothing_else(dev_config_map: dict[str, Any]) -> None:
     assert comparison_markdown("dev", "`main`", quotas(dev_config_map), quotas(dev_config_map)).splitlines() == [
-        "### Quota changes: stack `dev`, `main` → this change", "", NO_CHANGE]
+        "### Quota changes: stack `dev`, `main` → this change",
+        "",
+        NO_CHANGE,
+    ]

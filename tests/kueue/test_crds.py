@@ -126,7 +126,11 @@ class ChartServer:
     def answer(self, path: str, authorization: str) -> Route:
         if path == "/token" and self.login:
             good = "Basic " + base64.b64encode(":".join(self.login).encode()).decode()
-            return (200, {"Content-Type": "application/json"}, b'{"token": "t0ken"}') if authorization == good else (401, {}, b"")
+            return (
+                (200, {"Content-Type": "application/json"}, b'{"token": "t0ken"}')
+                if authorization == good
+                else (401, {}, b"")
+            )
         if self.login and path.startswith("/charts/"):  # a chart repository behind basic auth
             good = "Basic " + base64.b64encode(":".join(self.login).encode()).decode()
             if authorization != good:
@@ -134,7 +138,9 @@ class ChartServer:
         if self.login and path.startswith("/v2/") and authorization != "Bearer t0ken":
             challenge = f'Bearer realm="https://{self.host}/token",service="{self.host}",scope="repository:{REPO}:pull"'
             return 401, {"Www-Authenticate": challenge}, b'{"errors": [{"code": "UNAUTHORIZED"}]}'
-        return self.routes.get(path, (404, {"Content-Type": "application/json"}, b'{"errors": [{"code": "NOT_FOUND"}]}'))
+        return self.routes.get(
+            path, (404, {"Content-Type": "application/json"}, b'{"errors": [{"code": "NOT_FOUND"}]}')
+        )
 
     def serve_oci(self, data: bytes = CHART, *, tag: str = VERSION, layer_digest: str | None = None) -> None:
         """A Helm chart pushed to an OCI registry: manifest -> config + one chart layer."""
@@ -143,12 +149,19 @@ class ChartServer:
         manifest = {
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {"mediaType": "application/vnd.cncf.helm.config.v1+json",
-                       "digest": "sha256:" + hashlib.sha256(config).hexdigest(), "size": len(config)},
+            "config": {
+                "mediaType": "application/vnd.cncf.helm.config.v1+json",
+                "digest": "sha256:" + hashlib.sha256(config).hexdigest(),
+                "size": len(config),
+            },
             "layers": [{"mediaType": kc.HELM_CHART_LAYER, "digest": digest, "size": len(data)}],
         }
         self.routes["/v2/"] = (200, {"Content-Type": "application/json"}, b"{}")
-        self.routes[f"/v2/{REPO}/manifests/{tag}"] = (200, {"Content-Type": manifest["mediaType"]}, json.dumps(manifest).encode())
+        self.routes[f"/v2/{REPO}/manifests/{tag}"] = (
+            200,
+            {"Content-Type": manifest["mediaType"]},
+            json.dumps(manifest).encode(),
+        )
         self.routes[f"/v2/{REPO}/blobs/{digest}"] = (200, {"Content-Type": "application/octet-stream"}, data)
 
     def serve_repository(self, data: bytes = CHART, *, version: str = VERSION, digest: bool = True) -> None:
@@ -203,10 +216,20 @@ def cel_only_breakage() -> list[dict[str, Any]]:
     """Objects only the CRDs' CEL rules reject: a taint effect Kubernetes does not know (RF4) and a
     Topology with a level twice (TP3). The webhook and cross-object rules accept both."""
     return [
-        {"apiVersion": V, "kind": "Topology", "metadata": {"name": "twice"},
-         "spec": {"levels": [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "topology.kubernetes.io/zone"}]}},
-        {"apiVersion": V, "kind": "ResourceFlavor", "metadata": {"name": "tainted"},
-         "spec": {"nodeLabels": {"pool": "x"}, "nodeTaints": [{"key": "k", "value": "v", "effect": "Sometimes"}]}},
+        {
+            "apiVersion": V,
+            "kind": "Topology",
+            "metadata": {"name": "twice"},
+            "spec": {
+                "levels": [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "topology.kubernetes.io/zone"}]
+            },
+        },
+        {
+            "apiVersion": V,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "tainted"},
+            "spec": {"nodeLabels": {"pool": "x"}, "nodeTaints": [{"key": "k", "value": "v", "effect": "Sometimes"}]},
+        },
     ]
 
 
@@ -290,9 +313,12 @@ def test_the_cel_parser_from_its_cache_parses_every_rule_as_cel_pythons_own(tmp_
 
     from components.k8s.crd_schema import cel_environment
 
-    rules = {r.expression for r in validate.crds_from_documents(
-        kc.crd_documents(kc.read_chart(shared_chart(DEFAULT_VERSION), label="c").templates, label="c"),
-        source="c").cel_rules}
+    rules = {
+        r.expression
+        for r in validate.crds_from_documents(
+            kc.crd_documents(kc.read_chart(shared_chart(DEFAULT_VERSION), label="c").templates, label="c"), source="c"
+        ).cel_rules
+    }
     saved = CELParser.CEL_PARSER
     try:
         CELParser.CEL_PARSER = None
@@ -314,7 +340,8 @@ def test_the_cel_parser_from_its_cache_parses_every_rule_as_cel_pythons_own(tmp_
 
 @pytest.mark.parametrize("kind", ["oci", "https"])
 def test_a_clean_setup_validates_with_the_charts_crds_then_offline_from_the_cache(
-        kind: str, server: ChartServer, cache: Path) -> None:
+    kind: str, server: ChartServer, cache: Path
+) -> None:
     server.serve_oci() if kind == "oci" else server.serve_repository()
     source = server.oci if kind == "oci" else server.https
 
@@ -334,8 +361,9 @@ def test_a_clean_setup_validates_with_the_charts_crds_then_offline_from_the_cach
     assert len(server.seen) == asked
 
 
-def test_the_program_validates_with_the_chart_from_its_configured_source(server: ChartServer, cache: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_program_validates_with_the_chart_from_its_configured_source(
+    server: ChartServer, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.serve_oci()
     config = load_stack({**stack_file_config("dev"), "kueue-aks:kueue": {"chart": server.oci}})
     warnings: list[str] = []
@@ -360,10 +388,10 @@ def test_a_private_mirror_is_read_with_helms_registry_login(server: ChartServer,
     assert_chart_crds_catch_cel(kc.kueue_crds(server.oci, VERSION), server.oci)
 
 
-
 @pytest.mark.parametrize("kind", ["oci", "https"])
-def test_the_program_reads_a_private_mirror_with_the_stacks_registry_sign_in(kind: str, server: ChartServer, cache: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_program_reads_a_private_mirror_with_the_stacks_registry_sign_in(
+    kind: str, server: ChartServer, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No `helm registry login` on this machine: the sign-in of kueue-aks:registryCredentials, which
     the Helm release gets as a secret, is also what the program reads the CRDs with."""
     server.serve_oci() if kind == "oci" else server.serve_repository()
@@ -371,14 +399,22 @@ def test_the_program_reads_a_private_mirror_with_the_stacks_registry_sign_in(kin
     source = server.oci if kind == "oci" else server.https
     login = {"registry": server.host, "username": "puller", "password": "s3cret"}
     stack = {**stack_file_config("dev"), "kueue-aks:kueue": {"chart": source}}
-    config = parse_config({k.split(":", 1)[1]: v for k, v in {**stack, "kueue-aks:registryCredentials": [login]}.items()
-                           if k.startswith("kueue-aks:")}, stack="dev", location="eastus2",
-                          secret_keys=["kueue-aks:registryCredentials"])
+    config = parse_config(
+        {
+            k.split(":", 1)[1]: v
+            for k, v in {**stack, "kueue-aks:registryCredentials": [login]}.items()
+            if k.startswith("kueue-aks:")
+        },
+        stack="dev",
+        location="eastus2",
+        secret_keys=["kueue-aks:registryCredentials"],
+    )
     warnings: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda msg, *a, **k: warnings.append(msg))
 
     assert queues.validated_objects(config, queue_set(config)) == build_objects(config)
     assert warnings == [] and (kc.cache_entry(source, VERSION) / "kueue-0.19.2.tgz").is_file()
+
 
 def test_a_local_tgz_is_read_in_place(cache: Path) -> None:
     found = kc.kueue_crds(str(CHART_TGZ), VERSION)
@@ -397,15 +433,24 @@ def test_kueue_crds_dir_comes_first(cache: Path, monkeypatch: pytest.MonkeyPatch
 # Neither cache nor network
 
 
-def test_no_chart_anywhere_says_how_to_get_it_and_is_an_error_in_ci(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_chart_anywhere_says_how_to_get_it_and_is_an_error_in_ci(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = f"oci://127.0.0.1:{closed_port()}/{REPO}"
 
     found = kc.kueue_crds(source, VERSION)
 
     assert found.crds is None and found.missing
     entry = kc.cache_entry(source, VERSION)
-    for words in (source, "Connection refused", str(entry), f"helm pull {source} --version {VERSION} -d {entry}`",
-                  CRDS_ENV, "WITHOUT the CRD schema and CEL rules", "network access"):
+    for words in (
+        source,
+        "Connection refused",
+        str(entry),
+        f"helm pull {source} --version {VERSION} -d {entry}`",
+        CRDS_ENV,
+        "WITHOUT the CRD schema and CEL rules",
+        "network access",
+    ):
         assert words in found.missing
     assert cache_files(cache) == []
 
@@ -414,7 +459,9 @@ def test_no_chart_anywhere_says_how_to_get_it_and_is_an_error_in_ci(cache: Path,
         kc.kueue_crds(source, VERSION)
 
 
-def test_the_program_warns_once_and_fails_in_ci_before_registering(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_program_warns_once_and_fails_in_ci_before_registering(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = {**stack_file_config("dev"), "kueue-aks:kueue": {"chart": f"oci://127.0.0.1:{closed_port()}/{REPO}"}}
     warnings: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda msg, *a, **k: warnings.append(msg))
@@ -439,8 +486,13 @@ def write_stack(root: Path, chart: str) -> None:
     (root / "Pulumi.offline.yaml").write_text(yaml.safe_dump({"config": config}))
 
 
-def test_the_plan_command_takes_the_same_path(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str], server: ChartServer) -> None:
+def test_the_plan_command_takes_the_same_path(
+    cache: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    server: ChartServer,
+) -> None:
     write_stack(tmp_path, f"oci://127.0.0.1:{closed_port()}/{REPO}")
 
     assert plan.main(["--stack", "offline", "--root", str(tmp_path)]) == 0
@@ -483,20 +535,48 @@ def failing(setup: Setup, status: int) -> Setup:
 TRUNCATED = CHART[: len(CHART) // 2]
 FAILURES: dict[str, tuple[Setup, type[CrdError], str]] = {
     # The registry's bytes do not hash to the manifest's digest.
-    "oci-truncated-blob": (oci(TRUNCATED, layer_digest="sha256:" + hashlib.sha256(CHART).hexdigest()),
-                           kc.ChartError, "does not match its manifest digest"),
+    "oci-truncated-blob": (
+        oci(TRUNCATED, layer_digest="sha256:" + hashlib.sha256(CHART).hexdigest()),
+        kc.ChartError,
+        "does not match its manifest digest",
+    ),
     # A truncated archive pushed as such: the archive itself is unreadable.
     "oci-truncated-archive": (oci(TRUNCATED), kc.ChartError, "not a readable chart archive .truncated or corrupt"),
-    "https-truncated-archive": (repo(TRUNCATED, digest=False), kc.ChartError, "not a readable chart archive .truncated or corrupt"),
-    "https-digest-mismatch": (lambda s: (s.serve_repository(), s.routes.update({"/charts/kueue-0.19.2.tgz": (200, {}, TRUNCATED)}), s.https)[2],
-                              kc.ChartError, "does not match the digest in"),
-    "oci-wrong-version": (oci(repacked(version="0.19.1")), kc.ChartError, "holds Kueue chart version 0.19.1, not the pinned 0.19.2"),
-    "https-wrong-version": (repo(repacked(version="0.19.1")), kc.ChartError, "holds Kueue chart version 0.19.1, not the pinned 0.19.2"),
+    "https-truncated-archive": (
+        repo(TRUNCATED, digest=False),
+        kc.ChartError,
+        "not a readable chart archive .truncated or corrupt",
+    ),
+    "https-digest-mismatch": (
+        lambda s: (s.serve_repository(), s.routes.update({"/charts/kueue-0.19.2.tgz": (200, {}, TRUNCATED)}), s.https)[
+            2
+        ],
+        kc.ChartError,
+        "does not match the digest in",
+    ),
+    "oci-wrong-version": (
+        oci(repacked(version="0.19.1")),
+        kc.ChartError,
+        "holds Kueue chart version 0.19.1, not the pinned 0.19.2",
+    ),
+    "https-wrong-version": (
+        repo(repacked(version="0.19.1")),
+        kc.ChartError,
+        "holds Kueue chart version 0.19.1, not the pinned 0.19.2",
+    ),
     "oci-401": (failing(oci(), 401), kc.ChartError, "requires a login"),
     "https-401": (failing(repo(), 401), kc.ChartError, r"refused index.yaml \(401"),
-    "oci-404": (oci(tag="0.19.1"), kc.ChartError, r"has no chart .*0.19.2 \(404 Not Found\): check kueue-aks:kueue.chart"),
+    "oci-404": (
+        oci(tag="0.19.1"),
+        kc.ChartError,
+        r"has no chart .*0.19.2 \(404 Not Found\): check kueue-aks:kueue.chart",
+    ),
     "https-404": (failing(repo(), 404), kc.ChartError, r"has no index.yaml \(404"),
-    "https-no-such-version": (repo(version="0.19.1"), kc.ChartError, "has no kueue chart version 0.19.2 in its index.yaml"),
+    "https-no-such-version": (
+        repo(version="0.19.1"),
+        kc.ChartError,
+        "has no kueue chart version 0.19.2 in its index.yaml",
+    ),
     "oci-500": (failing(oci(), 500), kc.ChartError, r"failed to serve chart .* \(500"),
     "https-500": (failing(repo(), 500), kc.ChartError, r"failed to serve index.yaml \(500"),
 }
@@ -515,13 +595,16 @@ def test_a_wrong_answer_is_a_clear_error_and_leaves_no_cache_entry(case: str, se
 
 
 @pytest.mark.parametrize("kind", ["oci", "https"])
-def test_a_timeout_names_the_source_and_leaves_no_cache_entry(kind: str, server: ChartServer, cache: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_timeout_names_the_source_and_leaves_no_cache_entry(
+    kind: str, server: ChartServer, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = oci()(server) if kind == "oci" else repo()(server)
     server.delay = 1.5
     started = time.monotonic()
 
-    with pytest.raises(kc.ChartUnavailable, match=rf"{source} did not answer within 0.3 s, and the chart is not in the cache"):
+    with pytest.raises(
+        kc.ChartUnavailable, match=rf"{source} did not answer within 0.3 s, and the chart is not in the cache"
+    ):
         kc.chart_archive(source, VERSION, transport=kc.Transport(timeout=0.3))
 
     assert time.monotonic() - started < 1.4  # no retries with sleeps
@@ -574,7 +657,9 @@ def test_a_bad_cache_entry_is_an_error_that_says_what_to_delete(cache: Path) -> 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG rule of Linux (components/k8s/cache.py)")
 @pytest.mark.parametrize("xdg", [None, "", "  ", "relative"])
-def test_the_cache_lives_in_the_users_cache_dir(xdg: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_cache_lives_in_the_users_cache_dir(
+    xdg: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     if xdg is None:
         monkeypatch.delenv("XDG_CACHE_HOME")

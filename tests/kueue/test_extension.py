@@ -21,13 +21,18 @@ from testbed.stacks import extension_stack, load_stack, stack_file_config
 
 EXTENSION = "azure-native:kubernetesconfiguration:Extension"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
-              "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n")
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
+    "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
+)
 
 
 def kubeconfig_stack(install: str) -> dict[str, Any]:
-    config = {k: v for k, v in stack_file_config().items()
-              if k not in ("azure-native:location", "kueue-aks:cluster", "kueue-aks:monitoring")}
+    config = {
+        k: v
+        for k, v in stack_file_config().items()
+        if k not in ("azure-native:location", "kueue-aks:cluster", "kueue-aks:monitoring")
+    }
     return {**config, "kueue-aks:cluster": {"kubeconfig": KUBECONFIG}, "kueue-aks:kueue": {"install": install}}
 
 
@@ -49,7 +54,9 @@ def test_create_registers_one_pinned_extension_and_no_kueue_release(create_run: 
     assert "releaseTrain" not in extension.inputs
     assert extension.inputs["scope"] == {"cluster": {"releaseNamespace": KUEUE_NAMESPACE}}
     assert (extension.inputs["clusterRp"], extension.inputs["clusterResourceName"]) == (
-        "Microsoft.ContainerService", "managedClusters")
+        "Microsoft.ContainerService",
+        "managedClusters",
+    )
     releases = [r.name for r in create_run.of_type(RELEASE)]
     assert "kueue-release" not in releases, releases
     assert create_run.exports["kueueVersion"] == "0.19.6"
@@ -86,9 +93,16 @@ def test_a_helm_stack_on_the_extension_stops_before_any_resource() -> None:
     assert "kueue-aks:kueue.install" in str(err.value) and "AKS's managed Kueue extension" in str(err.value)
 
 
-@pytest.mark.parametrize("key, value", [("version", "0.19.2"), ("featureGates", {"TopologyAwareScheduling": True}),
-                                        ("replicas", 1), ("chart", "oci://example.com/kueue"),
-                                        ("imageRepository", "example.azurecr.io/kueue/kueue")])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("version", "0.19.2"),
+        ("featureGates", {"TopologyAwareScheduling": True}),
+        ("replicas", 1),
+        ("chart", "oci://example.com/kueue"),
+        ("imageRepository", "example.azurecr.io/kueue/kueue"),
+    ],
+)
 def test_what_the_extension_sets_itself_is_an_error_naming_the_key(key: str, value: Any) -> None:
     found = refused(load_stack, extension_stack(**{key: value})).by_path
     assert f"kueue-aks:kueue.{key}" in found, found
@@ -97,8 +111,10 @@ def test_what_the_extension_sets_itself_is_an_error_naming_the_key(key: str, val
 
 def test_frameworks_beyond_the_extensions_kinds_are_refused() -> None:
     found = refused(load_stack, extension_stack(frameworks=["batch/job", "kubeflow.org/pytorchjob"])).by_path
-    assert "kueue-aks:kueue.frameworks[1]" in found and "batch/job, jobset.x-k8s.io/jobset, ray.io/rayjob" in \
-        found["kueue-aks:kueue.frameworks[1]"]
+    assert (
+        "kueue-aks:kueue.frameworks[1]" in found
+        and "batch/job, jobset.x-k8s.io/jobset, ray.io/rayjob" in found["kueue-aks:kueue.frameworks[1]"]
+    )
 
 
 def test_region_and_kubernetes_version_are_checked() -> None:
@@ -106,7 +122,10 @@ def test_region_and_kubernetes_version_are_checked() -> None:
     config["azure-native:location"] = "eastus2"
     config["kueue-aks:cluster"]["kubernetesVersion"] = "1.33"
     found = refused(load_stack, config).by_path
-    assert "eastus2" in found["azure-native:location"] and "centralus, eastus, westus, westus2" in found["azure-native:location"]
+    assert (
+        "eastus2" in found["azure-native:location"]
+        and "centralus, eastus, westus, westus2" in found["azure-native:location"]
+    )
     assert "1.34" in found["kueue-aks:cluster.kubernetesVersion"]
     del config["kueue-aks:cluster"]["kubernetesVersion"]
     assert "is required" in refused(load_stack, config).by_path["kueue-aks:cluster.kubernetesVersion"]

@@ -158,8 +158,19 @@ def test_release_waits_for_the_cluster_and_only_the_provisioning_pools(dev_run: 
 
 def test_dependency_walk_finds_a_pool_behind_the_provider() -> None:
     def reg(urn: str, deps: tuple[str, ...] = (), provider: str = "") -> Registration:
-        return Registration(type="t", name=urn, urn=urn, parent="", custom=True, inputs={}, dependencies=list(deps),
-                            property_dependencies={}, ignore_changes=[], provider=provider, deleted_with="")
+        return Registration(
+            type="t",
+            name=urn,
+            urn=urn,
+            parent="",
+            custom=True,
+            inputs={},
+            dependencies=list(deps),
+            property_dependencies={},
+            ignore_changes=[],
+            provider=provider,
+            deleted_with="",
+        )
 
     run = ProgramRun([reg("pool"), reg("provider", ("pool",)), reg("release", provider="provider::id")], {}, set())
     assert upstream(run, run.by_urn("release")) == {"provider", "pool"}
@@ -225,14 +236,20 @@ def test_kueue_objects_can_wait_for_ready_and_carry_the_retry_hook(dev_map: dict
         provider = k8s.Provider("k8s", kubeconfig="{}")
         part = next(p for p in stack_parts(config, queue_set(config)) if p.name == KUEUE)
         installation = kueue.KueueInstallation(
-            "kueue", part, config=config, opts=pulumi.ResourceOptions(providers={"kubernetes": provider}))
+            "kueue", part, config=config, opts=pulumi.ResourceOptions(providers={"kubernetes": provider})
+        )
         seen["installation"] = installation
         # What the queues component does with each Kueue object.
         flavor = k8s.apiextensions.CustomResource(
-            "flavor", api_version="kueue.x-k8s.io/v1beta2", kind="ResourceFlavor", metadata={"name": "cpu"},
+            "flavor",
+            api_version="kueue.x-k8s.io/v1beta2",
+            kind="ResourceFlavor",
+            metadata={"name": "cpu"},
             spec={"nodeLabels": {"kubernetes.azure.com/agentpool": "cpu"}},
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=installation.ready,
-                                        hooks=installation.webhook_retry))
+            opts=pulumi.ResourceOptions(
+                provider=provider, depends_on=installation.ready, hooks=installation.webhook_retry
+            ),
+        )
         return pulumi.Output.all(flavor.urn, *(r.urn for r in installation.ready))
 
     program()
@@ -247,8 +264,14 @@ def test_kueue_objects_can_wait_for_ready_and_carry_the_retry_hook(dev_map: dict
     release = next(r for r in monitor.registrations if r.name == "kueue-release")
     assert release.urn in flavor.dependencies
     # A real rejection is answered at once, without retrying (and without sleeping).
-    denied = pulumi.ErrorHookArgs("urn", "", "flavor", "t", failed_operation="create",
-                                  errors=['admission webhook "vresourceflavor.kb.io" denied the request: bad'])
+    denied = pulumi.ErrorHookArgs(
+        "urn",
+        "",
+        "flavor",
+        "t",
+        failed_operation="create",
+        errors=['admission webhook "vresourceflavor.kb.io" denied the request: bad'],
+    )
     assert asyncio.run(hook(denied)) is False
     component = next(r for r in monitor.registrations if r.type == KUEUE_COMPONENT)
     outputs = monitor.outputs[component.urn]
@@ -269,12 +292,12 @@ NOT_READY = [
     'no endpoints available for service "kueue-webhook-service"',
     f'Internal error occurred: failed calling webhook "mclusterqueue.kb.io": failed to call webhook: Post "{_URL}": '
     "tls: failed to verify certificate: x509: certificate signed by unknown authority",
-    f'resource cq was not successfully created by the Kubernetes API server: Internal error occurred: failed calling '
+    f"resource cq was not successfully created by the Kubernetes API server: Internal error occurred: failed calling "
     f'webhook "mclusterqueue.kb.io": failed to call webhook: Post "{_URL}": context deadline exceeded',
     # What the first `pulumi up` died of (docs/kueue.md#kueues-webhook-at-start-up); no transport list names it.
     f'Internal error occurred: failed calling webhook "mresourceflavor.kb.io": failed to call webhook: Post "{_URL}": EOF',
     # A v1beta1 read or write converted by Kueue's conversion webhook before it serves.
-    'conversion webhook for kueue.x-k8s.io/v1beta2, Kind=ClusterQueue failed: Post '
+    "conversion webhook for kueue.x-k8s.io/v1beta2, Kind=ClusterQueue failed: Post "
     '"https://kueue-webhook-service.kueue-system.svc:443/convert?timeout=30s": dial tcp 10.0.1.2:443: connect: connection refused',
 ]
 OTHER = [
@@ -306,7 +329,8 @@ def test_any_cause_of_failing_to_call_kueues_webhook_is_retried(cause: str) -> N
     # The API server's words decide, not the transport error after them (the real ones: tests/e2e).
     assert kueue.is_webhook_not_ready_error(
         f'Internal error occurred: failed calling webhook "vclusterqueue.kb.io": failed to call webhook: '
-        f'Post "{_URL}": {cause}')
+        f'Post "{_URL}": {cause}'
+    )
 
 
 @given(prefix=st.text(max_size=40), suffix=st.text(max_size=40))
@@ -337,8 +361,9 @@ def test_retry_attempts_and_delay_cover_the_reported_window() -> None:
 
 
 def _args(errors: list[str], operation: str = "create") -> pulumi.ErrorHookArgs:
-    return pulumi.ErrorHookArgs("urn:x", "", "cq", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
-                                failed_operation=operation, errors=errors)
+    return pulumi.ErrorHookArgs(
+        "urn:x", "", "cq", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", failed_operation=operation, errors=errors
+    )
 
 
 def test_hook_body_sleeps_then_retries_and_stops_at_the_cap() -> None:

@@ -11,7 +11,17 @@ from components.facts.capacity import lookup_vm_size, pool_capacity
 from components.config.parse import parse_config
 from components.config.stack import StackConfig
 from components.k8s.resources import format_quantity
-from components.kueue.objects import API_VERSION, COHORT_NAME, build_objects, flavor_capacity, local_queue_targets, most_held, quota_table, team_queues, team_quota
+from components.kueue.objects import (
+    API_VERSION,
+    COHORT_NAME,
+    build_objects,
+    flavor_capacity,
+    local_queue_targets,
+    most_held,
+    quota_table,
+    team_queues,
+    team_quota,
+)
 from components.k8s.quantity import parse_quantity
 from components.kueue.validate import validate_objects
 from testbed.stacks import design_example, load_stack
@@ -20,7 +30,12 @@ POOLS = [
     {"name": "cpu", "vmSize": "Standard_D16s_v5", "maxCount": 10},
     {"name": "gpuspot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 4, "spot": True},
     {"name": "gpu", "vmSize": "Standard_NC4as_T4_v3", "maxCount": 3},
-    {"name": "tainted", "vmSize": "Standard_E8s_v5", "maxCount": 2, "taints": ["dedicated=batch:NoSchedule", "slow:PreferNoSchedule"]},
+    {
+        "name": "tainted",
+        "vmSize": "Standard_E8s_v5",
+        "maxCount": 2,
+        "taints": ["dedicated=batch:NoSchedule", "slow:PreferNoSchedule"],
+    },
 ]
 # Topology-aware pools, fixed-size as the config requires (minCount == maxCount).
 TAS_CPU = {"name": "tascpu", "vmSize": "Standard_D8s_v5", "minCount": 2, "maxCount": 2, "topology": True}
@@ -38,7 +53,9 @@ def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
 
 def even_teams(n: int) -> list[dict[str, Any]]:
     share = Decimal(100) / n
-    return [{"name": f"team{i}", "share": float(share.quantize(Decimal("0.01"), rounding="ROUND_DOWN"))} for i in range(n)]
+    return [
+        {"name": f"team{i}", "share": float(share.quantize(Decimal("0.01"), rounding="ROUND_DOWN"))} for i in range(n)
+    ]
 
 
 def test_every_kueue_object_is_v1beta2_with_an_explicit_name() -> None:
@@ -56,7 +73,12 @@ def test_one_flavor_per_pool_selecting_exactly_that_pool() -> None:
 
 
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
-SPOT_TOLERATION = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+SPOT_TOLERATION = {
+    "key": "kubernetes.azure.com/scalesetpriority",
+    "operator": "Equal",
+    "value": "spot",
+    "effect": "NoSchedule",
+}
 # Governance (on by default) taints every user pool; Kueue gives admitted pods the flavor's tolerations.
 QUEUED_TOLERATION = {"key": "kueue-aks.io/queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
@@ -109,8 +131,15 @@ def test_team_quota_is_its_share_of_pool_capacity_rounded_down() -> None:
     cfg = config_with([{"name": "a", "share": 60}, {"name": "b", "share": 40}])
     cq = by_kind(build_objects(cfg), "ClusterQueue")
     # Standard_NC4as_T4_v3 × 3: 3 GPUs; 60 % of 3 = 1.8 -> 1, 40 % = 1.2 -> 1, cohort keeps 1.
-    gpu_quota = {name: {r["name"]: r["nominalQuota"] for f in q["spec"]["resourceGroups"][0]["flavors"] if f["name"] == "gpu"
-                        for r in f["resources"]} for name, q in cq.items()}
+    gpu_quota = {
+        name: {
+            r["name"]: r["nominalQuota"]
+            for f in q["spec"]["resourceGroups"][0]["flavors"]
+            if f["name"] == "gpu"
+            for r in f["resources"]
+        }
+        for name, q in cq.items()
+    }
     assert gpu_quota["a"]["nvidia.com/gpu"] == "1" and gpu_quota["b"]["nvidia.com/gpu"] == "1"
     # D16s_v5 × 10: (16000 - 260) m per node = 157400 m; 60 % = 94440 m.
     cpu_flavor = cq["a"]["spec"]["resourceGroups"][0]["flavors"][0]
@@ -140,7 +169,6 @@ def test_quotas_add_up_to_no_more_than_capacity(teams: int) -> None:
         assert team_cpu <= cap.cpu_millicores
 
 
-
 FINE_SPLITS = {
     "three ways to 10 decimals": ["33.3333333333"] * 3,
     "the smallest share beside the rest": ["0.01", "99.99"],
@@ -149,17 +177,22 @@ FINE_SPLITS = {
 
 
 @pytest.mark.parametrize("shares", FINE_SPLITS.values(), ids=FINE_SPLITS.keys())
-def test_fine_shares_give_quantities_kubernetes_holds_and_never_more_than_the_pool(shares: list[str], crds: Any) -> None:
+def test_fine_shares_give_quantities_kubernetes_holds_and_never_more_than_the_pool(
+    shares: list[str], crds: Any
+) -> None:
     """A share may have 10 decimals; a quantity holds 9 (1n). Quotas round down, the weight to the
     nearest nano, and the result passes the pinned CRDs' schema and the capacity check."""
     cfg = config_with([{"name": f"t{i}", "share": float(s)} for i, s in enumerate(shares)])  # as JSON gives it
     objects = build_objects(cfg)
-    weights = {name: parse_quantity(q["spec"]["fairSharing"]["weight"]) for name, q in by_kind(objects, "ClusterQueue").items()}
+    weights = {
+        name: parse_quantity(q["spec"]["fairSharing"]["weight"]) for name, q in by_kind(objects, "ClusterQueue").items()
+    }
     for i, share in enumerate(shares):
         assert abs(weights[f"t{i}"] - Decimal(share) / 100) <= Decimal("0.5e-9"), weights
     for row in quota_table(cfg):
         assert sum(row.teams.values()) <= row.capacity and row.cohort >= 0, row
     assert validate_objects(objects, crds=crds, capacity=flavor_capacity(cfg)) == []
+
 
 def test_teams_only_get_flavors_of_their_pools() -> None:
     cfg = config_with([{"name": "a", "share": 50, "pools": ["cpu"]}, {"name": "b", "share": 50}])
@@ -181,8 +214,11 @@ def test_cluster_queue_policy() -> None:
     assert spec["preemption"]["withinClusterQueue"] == "LowerPriority"
     assert spec["fairSharing"] == {"weight": "600m"}  # 0.6 in canonical form
     # No limits unless a team sets `borrowing`: it may borrow all its cohort leaves idle.
-    assert not any("borrowingLimit" in r or "lendingLimit" in r
-                   for f in spec["resourceGroups"][0]["flavors"] for r in f["resources"])
+    assert not any(
+        "borrowingLimit" in r or "lendingLimit" in r
+        for f in spec["resourceGroups"][0]["flavors"]
+        for r in f["resources"]
+    )
     limited = config_with([{"name": "research", "share": 60, "borrowing": 2}, {"name": "platform", "share": 40}])
     spec = by_kind(build_objects(limited), "ClusterQueue")["research"]["spec"]
     # Every resource with a quota may borrow twice it, one without (the CPU pools' GPUs) has no
@@ -197,21 +233,38 @@ def test_cluster_queue_policy() -> None:
 A100S = [{"name": "a100", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 24}]  # 24 GPUs, one a node
 
 
-@pytest.mark.parametrize(("borrowing", "limit", "most"), [
-    ({}, None, 24),  # the default: no limit, the whole pool while the others are idle
-    ({"borrowing": 2}, "8", 12),  # twice research's 4 GPUs (20 % of 24), so 12 at most
-    ({"borrowing": 1}, "4", 8),
-    ({"borrowing": 0.5}, "2", 6),
-    ({"borrowing": 0}, "0", 4),  # its quota and nothing more
-    ({"borrowing": "unlimited"}, None, 24),
-])
-def test_a_team_borrows_up_to_its_borrowing_times_its_quota(borrowing: dict[str, Any], limit: str | None,
-                                                            most: int, crds: Any) -> None:
-    cfg = config_with([{"name": "research", "share": 20, **borrowing}, {"name": "vision", "share": 50, "borrowing": 2},
-                       {"name": "tiny", "share": 2, "borrowing": 2}], pools=A100S)
+@pytest.mark.parametrize(
+    ("borrowing", "limit", "most"),
+    [
+        ({}, None, 24),  # the default: no limit, the whole pool while the others are idle
+        ({"borrowing": 2}, "8", 12),  # twice research's 4 GPUs (20 % of 24), so 12 at most
+        ({"borrowing": 1}, "4", 8),
+        ({"borrowing": 0.5}, "2", 6),
+        ({"borrowing": 0}, "0", 4),  # its quota and nothing more
+        ({"borrowing": "unlimited"}, None, 24),
+    ],
+)
+def test_a_team_borrows_up_to_its_borrowing_times_its_quota(
+    borrowing: dict[str, Any], limit: str | None, most: int, crds: Any
+) -> None:
+    cfg = config_with(
+        [
+            {"name": "research", "share": 20, **borrowing},
+            {"name": "vision", "share": 50, "borrowing": 2},
+            {"name": "tiny", "share": 2, "borrowing": 2},
+        ],
+        pools=A100S,
+    )
     queues = by_kind(build_objects(cfg), "ClusterQueue")
-    gpu = {q: next(r for f in queues[q]["spec"]["resourceGroups"][0]["flavors"] for r in f["resources"]
-                   if r["name"] == "nvidia.com/gpu") for q in queues}
+    gpu = {
+        q: next(
+            r
+            for f in queues[q]["spec"]["resourceGroups"][0]["flavors"]
+            for r in f["resources"]
+            if r["name"] == "nvidia.com/gpu"
+        )
+        for q in queues
+    }
     assert gpu["research"]["nominalQuota"] == "4" and gpu["research"].get("borrowingLimit") == limit
     assert gpu["vision"] == {"name": "nvidia.com/gpu", "nominalQuota": "12", "borrowingLimit": "24"}
     # 2 % of 24 rounds down to 0 GPUs: a limit would shut it out, so it borrows without one.
@@ -223,7 +276,9 @@ def test_a_team_borrows_up_to_its_borrowing_times_its_quota(borrowing: dict[str,
 
 
 def test_namespaces_local_queues_and_priority_classes() -> None:
-    cfg = config_with([{"name": "research", "share": 60}], priorityClasses=[{"name": "urgent", "value": 5000, "description": "now"}])
+    cfg = config_with(
+        [{"name": "research", "share": 60}], priorityClasses=[{"name": "urgent", "value": 5000, "description": "now"}]
+    )
     objects = build_objects(cfg)
     ns = by_kind(objects, "Namespace")["research"]
     assert ns["apiVersion"] == "v1"
@@ -231,7 +286,8 @@ def test_namespaces_local_queues_and_priority_classes() -> None:
     assert ns["metadata"]["labels"]["kueue-aks.io/managed"] == "true"
     lq = [o for o in objects if o["kind"] == "LocalQueue"]
     assert [(o["metadata"]["namespace"], o["metadata"]["name"], o["spec"]["clusterQueue"]) for o in lq] == [
-        ("research", "default", "research")]
+        ("research", "default", "research")
+    ]
     (wpc,) = by_kind(objects, "WorkloadPriorityClass").values()
     assert (wpc["metadata"]["name"], wpc["value"], wpc["description"]) == ("urgent", 5000, "now")
     assert "spec" not in wpc
@@ -240,9 +296,18 @@ def test_namespaces_local_queues_and_priority_classes() -> None:
 def test_topology_only_when_a_pool_asks_for_it() -> None:
     assert not by_kind(build_objects(config_with([{"name": "a", "share": 1}])), "Topology")
     pools = [POOLS[0], TAS_GPU]
-    objects = build_objects(config_with([{"name": "a", "share": 1}], pools=pools, topology={"levels": ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]}))
+    objects = build_objects(
+        config_with(
+            [{"name": "a", "share": 1}],
+            pools=pools,
+            topology={"levels": ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]},
+        )
+    )
     topo = by_kind(objects, "Topology")["default"]
-    assert topo["spec"]["levels"] == [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "kubernetes.io/hostname"}]
+    assert topo["spec"]["levels"] == [
+        {"nodeLabel": "topology.kubernetes.io/zone"},
+        {"nodeLabel": "kubernetes.io/hostname"},
+    ]
     flavors = by_kind(objects, "ResourceFlavor")
     assert flavors["h100"]["spec"]["topologyName"] == "default"
     assert "topologyName" not in flavors["cpu"]["spec"]
@@ -268,8 +333,11 @@ def flavor_names(cq: dict[str, Any]) -> list[str]:
 
 def local_queues(objects: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     """(namespace, LocalQueue) -> the ClusterQueue it feeds."""
-    return {(o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
-            for o in objects if o["kind"] == "LocalQueue"}
+    return {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o["spec"]["clusterQueue"]
+        for o in objects
+        if o["kind"] == "LocalQueue"
+    }
 
 
 def test_team_with_only_ordinary_pools_gets_one_queue_and_local_queue_default() -> None:
@@ -283,7 +351,9 @@ def test_team_with_only_ordinary_pools_gets_one_queue_and_local_queue_default() 
 
 
 def test_team_without_topology_aware_pools_in_a_stack_that_has_some() -> None:
-    cfg = config_with([{"name": "a", "share": 50, "pools": ["cpu", "gpu"]}, {"name": "b", "share": 50}], pools=MIXED_POOLS)
+    cfg = config_with(
+        [{"name": "a", "share": 50, "pools": ["cpu", "gpu"]}, {"name": "b", "share": 50}], pools=MIXED_POOLS
+    )
     objects = build_objects(cfg)
     assert set(by_kind(objects, "ClusterQueue")) == {"a", "b", "b-topology"}
     assert {k: v for k, v in local_queues(objects).items() if k[0] == "a"} == {("a", "default"): "a"}
@@ -307,37 +377,54 @@ def test_team_with_both_kinds_gets_a_queue_for_each() -> None:
         assert spec["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/team": "research"}}
         assert (spec["cohortName"], spec["fairSharing"]) == (COHORT_NAME, {"weight": "600m"})
     assert local_queues(objects) == {
-        ("research", "default"): "research", ("research", "topology"): "research-topology",
-        ("platform", "default"): "platform", ("platform", "topology"): "platform-topology",
+        ("research", "default"): "research",
+        ("research", "topology"): "research-topology",
+        ("platform", "default"): "platform",
+        ("platform", "topology"): "platform-topology",
     }
     research = cfg.teams[0]
     assert [(q.name, q.topology, q.pools) for q in team_queues(cfg, research)] == [
-        ("research", False, ("cpu", "tainted", "gpu", "gpuspot")), ("research-topology", True, ("tascpu", "h100"))]
+        ("research", False, ("cpu", "tainted", "gpu", "gpuspot")),
+        ("research-topology", True, ("tascpu", "h100")),
+    ]
     assert {lq: q.name for lq, q in local_queue_targets(cfg, research).items()} == {
-        "default": "research", "topology": "research-topology"}
+        "default": "research",
+        "topology": "research-topology",
+    }
 
 
 def test_team_with_only_topology_aware_pools_gets_only_its_topology_queue() -> None:
-    cfg = config_with([{"name": "a", "share": 50}, {"name": "hpc", "share": 20, "pools": ["h100", "tascpu"]}],
-                      pools=MIXED_POOLS)
+    cfg = config_with(
+        [{"name": "a", "share": 50}, {"name": "hpc", "share": 20, "pools": ["h100", "tascpu"]}], pools=MIXED_POOLS
+    )
     objects = build_objects(cfg)
     cqs = by_kind(objects, "ClusterQueue")
     assert "hpc" not in cqs
     assert flavor_names(cqs["hpc-topology"]) == ["tascpu", "h100"]
     # Jobs that name no queue go to `default`: for this team that is the topology-aware queue.
     assert {k: v for k, v in local_queues(objects).items() if k[0] == "hpc"} == {
-        ("hpc", "default"): "hpc-topology", ("hpc", "topology"): "hpc-topology"}
+        ("hpc", "default"): "hpc-topology",
+        ("hpc", "topology"): "hpc-topology",
+    }
     hpc = cfg.teams[1]
     assert [q.name for q in team_queues(cfg, hpc)] == ["hpc-topology"]
     assert {lq: q.name for lq, q in local_queue_targets(cfg, hpc).items()} == {
-        "default": "hpc-topology", "topology": "hpc-topology"}
+        "default": "hpc-topology",
+        "topology": "hpc-topology",
+    }
 
 
 def test_split_queues_keep_each_flavors_quota() -> None:
     """Splitting a team's pools over two ClusterQueues moves quotas, never changes them: each flavor
     sits in exactly one of the team's queues with its share of capacity; the cohort keeps the rest."""
-    cfg = config_with([{"name": "research", "share": 60}, {"name": "platform", "share": 33.3},
-                       {"name": "hpc", "share": 5, "pools": ["tascpu"]}], pools=MIXED_POOLS)
+    cfg = config_with(
+        [
+            {"name": "research", "share": 60},
+            {"name": "platform", "share": 33.3},
+            {"name": "hpc", "share": 5, "pools": ["tascpu"]},
+        ],
+        pools=MIXED_POOLS,
+    )
     objects = build_objects(cfg)
     cqs = by_kind(objects, "ClusterQueue")
     cohort = by_kind(objects, "Cohort")[COHORT_NAME]["spec"]["resourceGroups"][0]["flavors"]
@@ -358,13 +445,22 @@ def test_split_queues_keep_each_flavors_quota() -> None:
     # D8s_v5 x 2 = 15640 m: 60 % -> 9384 m, 33.3 % -> 5208 m, 5 % -> 782 m; the cohort keeps 266 m.
     tascpu = {r.resource: r for r in quota_table(cfg) if r.flavor == "tascpu"}["cpu"]
     assert (tascpu.capacity, dict(tascpu.teams), tascpu.cohort) == (
-        15640, {"research": 9384, "platform": 5208, "hpc": 782}, 266)
+        15640,
+        {"research": 9384, "platform": 5208, "hpc": 782},
+        266,
+    )
     assert quotas(cqs["research-topology"]["spec"]["resourceGroups"][0]["flavors"], "tascpu")["cpu"] == "9384m"
 
 
 def _mixed_stack() -> StackConfig:
-    return config_with([{"name": "research", "share": 50}, {"name": "platform", "share": 30, "pools": ["cpu", "gpu"]},
-                        {"name": "hpc", "share": 20, "pools": ["tascpu", "h100"]}], pools=MIXED_POOLS)
+    return config_with(
+        [
+            {"name": "research", "share": 50},
+            {"name": "platform", "share": 30, "pools": ["cpu", "gpu"]},
+            {"name": "hpc", "share": 20, "pools": ["tascpu", "h100"]},
+        ],
+        pools=MIXED_POOLS,
+    )
 
 
 def test_no_cluster_queue_mixes_topology_aware_and_ordinary_flavors(dev_config: StackConfig, crds: Any) -> None:
@@ -383,7 +479,9 @@ def test_the_validator_sees_a_cluster_queue_that_mixes_the_kinds(crds: Any) -> N
     cfg = _mixed_stack()
     objects = build_objects(cfg)
     cqs = by_kind(objects, "ClusterQueue")
-    cqs["research"]["spec"]["resourceGroups"][0]["flavors"] += cqs["research-topology"]["spec"]["resourceGroups"][0]["flavors"]
+    cqs["research"]["spec"]["resourceGroups"][0]["flavors"] += cqs["research-topology"]["spec"]["resourceGroups"][0][
+        "flavors"
+    ]
     # No capacity check: research-topology still holds the copied quotas, counted twice.
     violations = validate_objects(objects, crds=crds)
     assert [(v.object, v.rule) for v in violations] == [("ClusterQueue/research", "TAS-mixed")]

@@ -28,8 +28,11 @@ def kueue_objects(run: ProgramRun) -> list[Registration]:
 
 
 def named(run: ProgramRun, kind: str, name: str, namespace: str | None = None) -> Registration:
-    found = [r for r in run.of_type(KUEUE + kind) if r.inputs["metadata"]["name"] == name
-             and r.inputs["metadata"].get("namespace") == namespace]
+    found = [
+        r
+        for r in run.of_type(KUEUE + kind)
+        if r.inputs["metadata"]["name"] == name and r.inputs["metadata"].get("namespace") == namespace
+    ]
     assert len(found) == 1, (kind, name, namespace)
     return found[0]
 
@@ -37,8 +40,15 @@ def named(run: ProgramRun, kind: str, name: str, namespace: str | None = None) -
 def test_every_object_is_created_with_its_explicit_name_through_the_cluster_provider(dev_run: ProgramRun) -> None:
     objects = kueue_objects(dev_run)
     assert {r.type.removeprefix(KUEUE) for r in objects} == {
-        "Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass",
-        "ProvisioningRequestConfig", "AdmissionCheck"}
+        "Topology",
+        "ResourceFlavor",
+        "Cohort",
+        "ClusterQueue",
+        "LocalQueue",
+        "WorkloadPriorityClass",
+        "ProvisioningRequestConfig",
+        "AdmissionCheck",
+    }
     provider = dev_run.one("pulumi:providers:kubernetes")
     for r in objects:
         assert r.inputs["apiVersion"] == "kueue.x-k8s.io/v1beta2"
@@ -70,7 +80,9 @@ def test_each_object_depends_on_what_it_references(dev_run: ProgramRun) -> None:
         ns = next(r for r in dev_run.of_type("kubernetes:core/v1:Namespace") if r.inputs["metadata"]["name"] == team)
         assert {urn("ClusterQueue", team), ns.urn} <= set(lq.dependencies)
         cq = named(dev_run, "ClusterQueue", team)
-        assert {urn("ResourceFlavor", "cpu"), urn("ResourceFlavor", "gpu"), urn("Cohort", "teams")} <= set(cq.dependencies)
+        assert {urn("ResourceFlavor", "cpu"), urn("ResourceFlavor", "gpu"), urn("Cohort", "teams")} <= set(
+            cq.dependencies
+        )
         # The team's second pair: LocalQueue `topology` -> ClusterQueue `<team>-topology` -> flavor tas.
         topology_lq = named(dev_run, "LocalQueue", "topology", team)
         assert {urn("ClusterQueue", f"{team}-topology"), ns.urn} <= set(topology_lq.dependencies)
@@ -81,7 +93,8 @@ def test_each_object_depends_on_what_it_references(dev_run: ProgramRun) -> None:
         other = "platform" if team == "research" else "research"
         assert urn("ClusterQueue", other) not in ns.dependencies
     assert {urn("ResourceFlavor", "cpu"), urn("ResourceFlavor", "gpu"), urn("ResourceFlavor", "tas")} <= set(
-        named(dev_run, "Cohort", "teams").dependencies)
+        named(dev_run, "Cohort", "teams").dependencies
+    )
 
 
 def test_flavor_depends_on_its_topology(dev_run: ProgramRun) -> None:
@@ -100,8 +113,11 @@ def test_no_topology_without_a_topology_aware_pool(dev_config_map: dict[str, Any
     # Without a topology-aware pool a team has one ClusterQueue and only LocalQueue `default`.
     assert sorted(r.inputs["metadata"]["name"] for r in run.of_type(KUEUE + "ClusterQueue")) == ["platform", "research"]
     assert run.exports["localQueues"] == {
-        team: {"default": {"clusterQueue": team, "topologyAware": False, "pools": ["cpu", "tas", "gpu"]}}  # flavor order
-        for team in ("research", "platform")}
+        team: {
+            "default": {"clusterQueue": team, "topologyAware": False, "pools": ["cpu", "tas", "gpu"]}
+        }  # flavor order
+        for team in ("research", "platform")
+    }
 
 
 def test_team_namespaces_depend_on_but_do_not_belong_to_the_release(dev_run: ProgramRun) -> None:
@@ -109,8 +125,11 @@ def test_team_namespaces_depend_on_but_do_not_belong_to_the_release(dev_run: Pro
     # destroy deletes their jobs and Workloads while Kueue still clears the finalizers.
     release = dev_run.one("kubernetes:helm.sh/v3:Release", "kueue-release")
     component = dev_run.one("kueue-aks:queues:KueueQueues")
-    teams = [ns for ns in dev_run.of_type("kubernetes:core/v1:Namespace")
-             if ns.inputs["metadata"]["name"] in ("research", "platform")]
+    teams = [
+        ns
+        for ns in dev_run.of_type("kubernetes:core/v1:Namespace")
+        if ns.inputs["metadata"]["name"] in ("research", "platform")
+    ]
     assert len(teams) == 2
     for ns in teams:
         assert release.urn in ns.dependencies
@@ -130,34 +149,51 @@ def test_stack_exports_where_to_submit_and_how_much(dev_run: ProgramRun) -> None
     rows = {(r["flavor"], r["resource"]): r for r in dev_run.exports["quotaTable"]}
     # Flavor order: CPU pools (config order) first, then GPU; every covered resource of each.
     assert list(rows) == [(f, r) for f in ("cpu", "tas", "gpu") for r in ("cpu", "memory", "nvidia.com/gpu")]
-    assert {f: rows[(f, "cpu")]["topologyAware"] for f in ("cpu", "tas", "gpu")} == {"cpu": False, "tas": True, "gpu": False}
+    assert {f: rows[(f, "cpu")]["topologyAware"] for f in ("cpu", "tas", "gpu")} == {
+        "cpu": False,
+        "tas": True,
+        "gpu": False,
+    }
     gpu = rows[("gpu", "nvidia.com/gpu")]
     assert (gpu["capacity"], gpu["teams"], gpu["cohortShared"]) == (3, {"research": 1, "platform": 1}, 1)
     # One D8s_v5 node: 7820 m allocatable; 60 % -> 4692 m, 40 % -> 3128 m, in the -topology queues.
     tas = rows[("tas", "cpu")]
     assert (tas["unit"], tas["capacity"], tas["teams"], tas["cohortShared"]) == (
-        "millicores", 7820, {"research": 4692, "platform": 3128}, 0)
+        "millicores",
+        7820,
+        {"research": 4692, "platform": 3128},
+        0,
+    )
     assert all(r["nominalQuotaTotal"] + r["cohortShared"] == r["capacity"] for r in rows.values())
 
 
 def test_reports_show_which_queue_covers_which_pools() -> None:
     """A team with only topology-aware pools submits to `default` and `topology`, both feeding
     `<team>-topology`; a team with only ordinary pools has `default` alone."""
-    config = load_stack({
-        "azure-native:location": "eastus2",
-        "kueue-aks:nodePools": [
-            {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
-            {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
-        ],
-        "kueue-aks:teams": [{"name": "web", "share": 40, "pools": ["cpu"]}, {"name": "hpc", "share": 30, "pools": ["packed"]},
-                            {"name": "data", "share": 30}],
-    })
+    config = load_stack(
+        {
+            "azure-native:location": "eastus2",
+            "kueue-aks:nodePools": [
+                {"name": "cpu", "vmSize": "Standard_D8s_v5", "maxCount": 2},
+                {"name": "packed", "vmSize": "Standard_D4s_v5", "minCount": 2, "maxCount": 2, "topology": True},
+            ],
+            "kueue-aks:teams": [
+                {"name": "web", "share": 40, "pools": ["cpu"]},
+                {"name": "hpc", "share": 30, "pools": ["packed"]},
+                {"name": "data", "share": 30},
+            ],
+        }
+    )
     assert builders.local_queue_report(config) == {
         "web": {"default": {"clusterQueue": "web", "topologyAware": False, "pools": ["cpu"]}},
-        "hpc": {"default": {"clusterQueue": "hpc-topology", "topologyAware": True, "pools": ["packed"]},
-                "topology": {"clusterQueue": "hpc-topology", "topologyAware": True, "pools": ["packed"]}},
-        "data": {"default": {"clusterQueue": "data", "topologyAware": False, "pools": ["cpu"]},
-                 "topology": {"clusterQueue": "data-topology", "topologyAware": True, "pools": ["packed"]}},
+        "hpc": {
+            "default": {"clusterQueue": "hpc-topology", "topologyAware": True, "pools": ["packed"]},
+            "topology": {"clusterQueue": "hpc-topology", "topologyAware": True, "pools": ["packed"]},
+        },
+        "data": {
+            "default": {"clusterQueue": "data", "topologyAware": False, "pools": ["cpu"]},
+            "topology": {"clusterQueue": "data-topology", "topologyAware": True, "pools": ["packed"]},
+        },
     }
     rows = {(r["flavor"], r["resource"]): r for r in queues.quota_report(builders.queue_set(config))}
     # Only the teams that use a pool hold quota in it; the cohort keeps the share of those that do not.
@@ -169,8 +205,9 @@ def test_reports_show_which_queue_covers_which_pools() -> None:
     ]
 
 
-def test_invalid_objects_stop_the_program_before_any_resource(dev_config_map: dict[str, Any],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_objects_stop_the_program_before_any_resource(
+    dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = builders.queue_set
 
     def broken(config: Any) -> Any:

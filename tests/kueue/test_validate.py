@@ -254,9 +254,18 @@ def case(id: str, target: str, edits: dict[str, Any], *rules: str) -> Case:
 CASES = [
     # OpenAPI schema (docs/design-notes.md#kueue-rule-ids), reported as "schema"
     case("CQ5-nominalQuota-required", CQ, {f"{CQ_CPU_QUOTAS}[1].nominalQuota": DELETE}, "schema"),
-    case("CQ4-flavor-listmap-duplicate", CQ, {"spec.resourceGroups[0].flavors[1]": {
-        "name": "cpu", "resources": [{"name": "cpu", "nominalQuota": 1}, {"name": "memory", "nominalQuota": 1}]}},
-        "schema", "CQ10"),
+    case(
+        "CQ4-flavor-listmap-duplicate",
+        CQ,
+        {
+            "spec.resourceGroups[0].flavors[1]": {
+                "name": "cpu",
+                "resources": [{"name": "cpu", "nominalQuota": 1}, {"name": "memory", "nominalQuota": 1}],
+            }
+        },
+        "schema",
+        "CQ10",
+    ),
     case("CQ5-resource-listmap-duplicate", CQ, {f"{CQ_CPU_QUOTAS}[1].name": "cpu"}, "schema", "CQ7"),
     case("CQ14-quantity-pattern", CQ, {f"{CQ_CPU_QUOTAS}[1].nominalQuota": "lots"}, "schema", "CQ14"),
     case("CQ20-queueingStrategy-enum", CQ, {"spec.queueingStrategy": "FIFO"}, "schema"),
@@ -264,14 +273,26 @@ CASES = [
     case("CQ23-preemption-enum", CQ, {"spec.preemption.withinClusterQueue": "Always"}, "schema"),
     case("CQ25-preference-enum", CQ, {"spec.flavorFungibility.preference": "Sometimes"}, "schema"),
     case("CQ29-admissionMode-required", CQ, {"spec.admissionScope": {}}, "schema"),
-    case("CQ30-onFlavors-set-duplicate", CQ,
-         {"spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["gpu", "gpu"]}, "schema"),
+    case(
+        "CQ30-onFlavors-set-duplicate",
+        CQ,
+        {"spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["gpu", "gpu"]},
+        "schema",
+    ),
     case("unknown-field-v1beta1-cohort", CQ, {"spec.cohort": "org"}, "schema"),
     case("not-served-apiVersion", CQ, {"apiVersion": "kueue.x-k8s.io/v1alpha1"}, "schema"),
     case("LQ3-stopPolicy-enum", LQ, {"spec.stopPolicy": "Pause"}, "schema"),
     case("RF1-nodeLabels-max-8", RF, {"spec.nodeLabels": {f"example.com/l{i}": "x" for i in range(9)}}, "schema"),
-    case("RF6-tolerations-max-8", RF, {"spec.tolerations": [
-        {"key": f"example.com/t{i}", "operator": "Exists", "effect": "NoSchedule"} for i in range(9)]}, "schema"),
+    case(
+        "RF6-tolerations-max-8",
+        RF,
+        {
+            "spec.tolerations": [
+                {"key": f"example.com/t{i}", "operator": "Exists", "effect": "NoSchedule"} for i in range(9)
+            ]
+        },
+        "schema",
+    ),
     case("RF9-topologyName-pattern", RF, {"spec.topologyName": "Bad_Name"}, "schema", "REF-topology"),
     case("TP1-levels-min-1", TP, {"spec.levels": []}, "schema"),
     case("TP2-nodeLabel-pattern", TP, {"spec.levels[0].nodeLabel": "not a label"}, "schema"),
@@ -281,8 +302,12 @@ CASES = [
     case("WPC2-description-max-2048", WPC, {"description": "x" * 2049}, "schema"),
     # CEL rules of the CRDs
     case("CQ6-resources-count", CQ, {CQ_CPU_QUOTAS: [{"name": "cpu", "nominalQuota": "8"}]}, "CQ6"),
-    case("CQ16-borrowingLimit-needs-cohort", CQ,
-         {"spec.cohortName": DELETE, f"{CQ_CPU_QUOTAS}[0].lendingLimit": DELETE}, "CQ16"),
+    case(
+        "CQ16-borrowingLimit-needs-cohort",
+        CQ,
+        {"spec.cohortName": DELETE, f"{CQ_CPU_QUOTAS}[0].lendingLimit": DELETE},
+        "CQ16",
+    ),
     case("CQ24-borrowWithinCohort-needs-reclaim", CQ, {"spec.preemption.reclaimWithinCohort": DELETE}, "CQ24"),
     case("CQ26-preference-needs-TryNextFlavor", CQ, {"spec.flavorFungibility.whenCanBorrow": DELETE}, "CQ26"),
     case("CO2-resources-count", CO, {"spec.resourceGroups[0].coveredResources": ["cpu", "memory"]}, "CO2"),
@@ -295,43 +320,106 @@ CASES = [
     case("RF10-topology-needs-nodeLabels", RF, {"spec.nodeLabels": DELETE}, "RF10"),
     case("RF10-topology-needs-nonempty-nodeLabels", RF, {"spec.nodeLabels": {}}, "RF10"),
     case("TP3-levels-unique", TP, {"spec.levels[0].nodeLabel": "kubernetes.io/hostname"}, "TP3"),
-    case("TP4-hostname-last", TP, {"spec.levels": [
-        {"nodeLabel": "kubernetes.io/hostname"}, {"nodeLabel": "topology.kubernetes.io/zone"}]}, "TP4"),
+    case(
+        "TP4-hostname-last",
+        TP,
+        {"spec.levels": [{"nodeLabel": "kubernetes.io/hostname"}, {"nodeLabel": "topology.kubernetes.io/zone"}]},
+        "TP4",
+    ),
     # Kueue webhook rules (kueue v0.19.2 source: pkg/webhooks/)
-    case("CQ7-coveredResources-order", CQ, {CQ_CPU_QUOTAS: [
-        {"name": "memory", "nominalQuota": "32Gi"}, {"name": "cpu", "nominalQuota": "8"}]}, "CQ7"),
-    case("CQ8-resource-qualified-name", CQ, {"spec.resourceGroups[1].coveredResources": ["gpu!"],
-         "spec.resourceGroups[1].flavors[0].resources[0].name": "gpu!"}, "CQ8"),
-    case("CQ9-resource-in-one-group", CQ, {"spec.resourceGroups[1].coveredResources": ["cpu"],
-         "spec.resourceGroups[1].flavors[0].resources[0].name": "cpu"}, "CQ9"),
-    case("CQ10-flavor-in-one-group", CQ, {"spec.resourceGroups[1].flavors[0].name": "cpu",
-         "spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["cpu"]}, "CQ10"),
+    case(
+        "CQ7-coveredResources-order",
+        CQ,
+        {CQ_CPU_QUOTAS: [{"name": "memory", "nominalQuota": "32Gi"}, {"name": "cpu", "nominalQuota": "8"}]},
+        "CQ7",
+    ),
+    case(
+        "CQ8-resource-qualified-name",
+        CQ,
+        {
+            "spec.resourceGroups[1].coveredResources": ["gpu!"],
+            "spec.resourceGroups[1].flavors[0].resources[0].name": "gpu!",
+        },
+        "CQ8",
+    ),
+    case(
+        "CQ9-resource-in-one-group",
+        CQ,
+        {
+            "spec.resourceGroups[1].coveredResources": ["cpu"],
+            "spec.resourceGroups[1].flavors[0].resources[0].name": "cpu",
+        },
+        "CQ9",
+    ),
+    case(
+        "CQ10-flavor-in-one-group",
+        CQ,
+        {
+            "spec.resourceGroups[1].flavors[0].name": "cpu",
+            "spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["cpu"],
+        },
+        "CQ10",
+    ),
     # The flavors f<g>-<i> of these three have no ResourceFlavor objects, hence REF-flavor.
     case("CQ11-at-most-256-flavors", CQ, {**NO_CHECKS, "spec.resourceGroups": groups(5, 52, 1)}, "CQ11", "REF-flavor"),
-    case("CQ12-at-most-256-resources", CQ, {**NO_CHECKS, "spec.resourceGroups": groups(5, 1, 52)},
-         "CQ12", "REF-flavor"),
-    case("CQ13-at-most-512-pairs-per-group", CQ, {**NO_CHECKS, "spec.resourceGroups": groups(1, 9, 60)},
-         "CQ13", "REF-flavor"),
+    case(
+        "CQ12-at-most-256-resources", CQ, {**NO_CHECKS, "spec.resourceGroups": groups(5, 1, 52)}, "CQ12", "REF-flavor"
+    ),
+    case(
+        "CQ13-at-most-512-pairs-per-group",
+        CQ,
+        {**NO_CHECKS, "spec.resourceGroups": groups(1, 9, 60)},
+        "CQ13",
+        "REF-flavor",
+    ),
     case("CQ15-quota-non-negative", CQ, {f"{CQ_CPU_QUOTAS}[1].nominalQuota": "-1Gi"}, "CQ15"),
-    case("CQ17-lendingLimit-needs-cohort", CQ,
-         {"spec.cohortName": DELETE, f"{CQ_CPU_QUOTAS}[0].borrowingLimit": DELETE}, "CQ17"),
+    case(
+        "CQ17-lendingLimit-needs-cohort",
+        CQ,
+        {"spec.cohortName": DELETE, f"{CQ_CPU_QUOTAS}[0].borrowingLimit": DELETE},
+        "CQ17",
+    ),
     case("CQ18-lendingLimit-within-nominalQuota", CQ, {f"{CQ_CPU_QUOTAS}[0].lendingLimit": "9"}, "CQ18"),
-    case("CQ22-selector-values-with-Exists", CQ,
-         {"spec.namespaceSelector.matchExpressions[0].operator": "Exists"}, "CQ22"),  # Exists takes no values
+    case(
+        "CQ22-selector-values-with-Exists",
+        CQ,
+        {"spec.namespaceSelector.matchExpressions[0].operator": "Exists"},
+        "CQ22",
+    ),  # Exists takes no values
     case("CQ28-weight-non-negative", CQ, {"spec.fairSharing.weight": "-1"}, "CQ28"),
     case("CQ28-weight-above-1n", CQ, {"spec.fairSharing.weight": "1n"}, "CQ28"),
-    case("CQ31-onFlavors-of-this-queue", CQ,
-         {"spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["spot"]}, "CQ31"),
-    case("CQ33-concurrent-admission-one-group", CQ,
-         {"spec.concurrentAdmissionPolicy": {"migration": {"mode": "TryPreferredFlavors"}}}, "CQ33"),
-    case("CQ33-concurrent-admission-max-16-flavors", CQ, {**CONCURRENT, "spec.resourceGroups": groups(1, 17, 1)},
-         "CQ33", "REF-flavor"),
+    case(
+        "CQ31-onFlavors-of-this-queue",
+        CQ,
+        {"spec.admissionChecksStrategy.admissionChecks[0].onFlavors": ["spot"]},
+        "CQ31",
+    ),
+    case(
+        "CQ33-concurrent-admission-one-group",
+        CQ,
+        {"spec.concurrentAdmissionPolicy": {"migration": {"mode": "TryPreferredFlavors"}}},
+        "CQ33",
+    ),
+    case(
+        "CQ33-concurrent-admission-max-16-flavors",
+        CQ,
+        {**CONCURRENT, "spec.resourceGroups": groups(1, 17, 1)},
+        "CQ33",
+        "REF-flavor",
+    ),
     case("CQ33-concurrent-admission-no-StrictFIFO", CQ, {**CONCURRENT, "spec.queueingStrategy": "StrictFIFO"}, "CQ33"),
-    case("CQ33-constraints-need-TryPreferredFlavors", CQ, {**CONCURRENT, "spec.concurrentAdmissionPolicy.migration": {
-        "mode": "RetainFirstAdmission", "constraints": {}}}, "CQ33"),
-    case("CQ33-lastAcceptableFlavorName-of-this-queue", CQ, {
-        **CONCURRENT, "spec.concurrentAdmissionPolicy.migration.constraints": {"lastAcceptableFlavorName": "spot"}},
-         "CQ33"),
+    case(
+        "CQ33-constraints-need-TryPreferredFlavors",
+        CQ,
+        {**CONCURRENT, "spec.concurrentAdmissionPolicy.migration": {"mode": "RetainFirstAdmission", "constraints": {}}},
+        "CQ33",
+    ),
+    case(
+        "CQ33-lastAcceptableFlavorName-of-this-queue",
+        CQ,
+        {**CONCURRENT, "spec.concurrentAdmissionPolicy.migration.constraints": {"lastAcceptableFlavorName": "spot"}},
+        "CQ33",
+    ),
     case("CO3-coveredResources-order", CO, {f"{CO_CPU_QUOTA}.name": "memory"}, "CO3"),
     case("CO3-quota-non-negative", CO, {f"{CO_CPU_QUOTA}.nominalQuota": "-2"}, "CO3"),
     case("CO4-limits-need-parent", CO, {"spec.parentName": DELETE}, "CO4"),
@@ -340,8 +428,12 @@ CASES = [
     case("RF2-nodeLabels-value", RF, {"spec.nodeLabels": {"kubernetes.azure.com/agentpool": "gpu pool"}}, "RF2"),
     case("RF5-taint-key", RF, {"spec.nodeTaints[0].key": "nvidia gpu"}, "RF5"),
     case("RF5-taint-value", RF, {"spec.nodeTaints[0].value": "present!"}, "RF5"),
-    case("RF5-taint-unique-key-effect", RF, {"spec.nodeTaints[1]": {"key": "nvidia.com/gpu", "effect": "NoSchedule"}},
-         "RF5"),
+    case(
+        "RF5-taint-unique-key-effect",
+        RF,
+        {"spec.nodeTaints[1]": {"key": "nvidia.com/gpu", "effect": "NoSchedule"}},
+        "RF5",
+    ),
     case("RF8-toleration-key", RF, {"spec.tolerations[1].key": "spot/priority/x"}, "RF8"),
     # Names and labels
     case("NAME-dns-subdomain", WPC, {"metadata.name": "High"}, "NAME"),
@@ -738,22 +830,47 @@ def test_validates_200_teams_by_12_pools_quickly(crds: CrdSchemas) -> None:
     pools = [f"pool{i}" for i in range(12)]
     objects = [obj for obj in baseline() if obj["kind"] in ("Topology", "WorkloadPriorityClass")]
     objects += [
-        {"apiVersion": V, "kind": "ResourceFlavor", "metadata": {"name": pool},
-         "spec": {"nodeLabels": {"kubernetes.azure.com/agentpool": pool}, "topologyName": "aks"}}
+        {
+            "apiVersion": V,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": pool},
+            "spec": {"nodeLabels": {"kubernetes.azure.com/agentpool": pool}, "topologyName": "aks"},
+        }
         for pool in pools
     ]
     for team in (f"team{i}" for i in range(200)):
         objects += [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team}},
-            {"apiVersion": V, "kind": "ClusterQueue", "metadata": {"name": team}, "spec": {
-                "cohortName": "all",
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team}},
-                "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
-                    {"name": pool, "resources": [{"name": "cpu", "nominalQuota": "500m"},
-                                                 {"name": "memory", "nominalQuota": "1Gi"}]}
-                    for pool in pools]}]}},
-            {"apiVersion": V, "kind": "LocalQueue", "metadata": {"name": "default", "namespace": team},
-             "spec": {"clusterQueue": team}},
+            {
+                "apiVersion": V,
+                "kind": "ClusterQueue",
+                "metadata": {"name": team},
+                "spec": {
+                    "cohortName": "all",
+                    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": team}},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu", "memory"],
+                            "flavors": [
+                                {
+                                    "name": pool,
+                                    "resources": [
+                                        {"name": "cpu", "nominalQuota": "500m"},
+                                        {"name": "memory", "nominalQuota": "1Gi"},
+                                    ],
+                                }
+                                for pool in pools
+                            ],
+                        }
+                    ],
+                },
+            },
+            {
+                "apiVersion": V,
+                "kind": "LocalQueue",
+                "metadata": {"name": "default", "namespace": team},
+                "spec": {"clusterQueue": team},
+            },
         ]
     capacity = {pool: {"cpu": "100", "memory": "200Gi"} for pool in pools}
 
@@ -770,10 +887,14 @@ def test_every_rule_id_the_validator_reports_is_explained() -> None:
     ids = set()
     for module in ("validate", "webhooks", "references", "findings"):
         source = (Path(__file__).parents[2] / "components" / "kueue" / f"{module}.py").read_text()
-        ids |= set(re.findall(r'"((?:CQ|CO|LQ|RF|TP)\d+|NAME|LABEL|DUPLICATE|REF-[a-z]+|TAS-mixed|CAPACITY(?:-missing)?|schema|CEL)"',
-                              source))
+        ids |= set(
+            re.findall(
+                r'"((?:CQ|CO|LQ|RF|TP)\d+|NAME|LABEL|DUPLICATE|REF-[a-z]+|TAS-mixed|CAPACITY(?:-missing)?|schema|CEL)"',
+                source,
+            )
+        )
     notes = (Path(__file__).parents[2] / "docs" / "design-notes.md").read_text()
-    table = notes[notes.index("## Kueue rule ids"):]
+    table = notes[notes.index("## Kueue rule ids") :]
     explained = set(re.findall(r"`([A-Za-z-]+)`|\b((?:CQ|CO|LQ|RF|TP)\d+)\b", table))
     explained = {a or b for a, b in explained}
     assert len(ids) > 40 and not ids - explained, sorted(ids - explained)

@@ -27,14 +27,27 @@ from components.config.stack import StackConfig
 from components.config.device_plugin import DEFAULT_DEVICE_PLUGIN_CHART
 from components.config.kueue import DEFAULT_KUEUE_CHART, NAMESPACE_SELECTOR_GATE
 from components.facts.kueue_resources import DEFAULT_MANAGER_MEMORY_MIB
-from components.kueue.values import CONTROLLER_POD_LABELS, KUEUE_RELEASE_NAME, MANAGER_CONFIG_API_VERSION, kueue_helm_values, manager_config
+from components.kueue.values import (
+    CONTROLLER_POD_LABELS,
+    KUEUE_RELEASE_NAME,
+    MANAGER_CONFIG_API_VERSION,
+    kueue_helm_values,
+    manager_config,
+)
 from components.facts.kueue_versions import DEFAULT_VERSION, POD_BASED_FRAMEWORKS, RELEASES
 from components.facts.operators import needed_operators
 from testbed.harness import ROOT
 from testbed.paths import SHARED
 from testbed.stacks import load_stack, stack_file_config
-from testbed.upstream import (CONFIG_FIELDS, config_fields, kueue_data, minor, unknown_config_fields, upstream_gates,
-                              upstream_removed)
+from testbed.upstream import (
+    CONFIG_FIELDS,
+    config_fields,
+    kueue_data,
+    minor,
+    unknown_config_fields,
+    upstream_gates,
+    upstream_removed,
+)
 
 VERSIONS = sorted(RELEASES)
 PLUGIN_DATA = SHARED / "nvidia-device-plugin" / "v0.20.0"
@@ -44,8 +57,9 @@ PLUGIN_CHART_VALUES = yaml.safe_load((PLUGIN_DATA / "values.yaml").read_text())
 # Each version's chart values.yaml, manager-config field tree, and the chart's default manager config.
 CHART_VALUES = {v: yaml.safe_load((kueue_data(v) / "values.yaml").read_text()) for v in VERSIONS}
 FIELDS = {v: config_fields(v) for v in VERSIONS}
-CHART_DEFAULT_CONFIGS = {v: yaml.safe_load(CHART_VALUES[v]["managerConfig"]["controllerManagerConfigYaml"])
-                         for v in VERSIONS}
+CHART_DEFAULT_CONFIGS = {
+    v: yaml.safe_load(CHART_VALUES[v]["managerConfig"]["controllerManagerConfigYaml"]) for v in VERSIONS
+}
 KUEUE_CHART_VALUES = CHART_VALUES[DEFAULT_VERSION]
 # Kueue 0.19 raised these chart defaults (kubernetes-sigs/kueue CHANGELOG/CHANGELOG-0.19.md: "Increase OOTB QPS
 # and concurrency", kueue#12440). The manager config writes 0.19.2's values on 0.18.4 too: the same fields, only
@@ -163,7 +177,10 @@ def test_value_path_check_catches_mistakes(values: dict[str, Any]) -> None:
 
 def test_dev_feature_gates_are_the_list_of_valid_gates(on_version: StackConfig, version: str) -> None:
     gates = kueue_helm_values(on_version)["controllerManager"]["featureGates"]
-    assert gates == [{"name": "LocalQueueMetrics", "enabled": True}, {"name": "TopologyAwareScheduling", "enabled": True}]
+    assert gates == [
+        {"name": "LocalQueueMetrics", "enabled": True},
+        {"name": "TopologyAwareScheduling", "enabled": True},
+    ]
     upstream, removed = upstream_gates(version), upstream_removed(version)
     for gate in gates:
         assert gate["name"] in upstream and gate["name"] not in removed
@@ -175,7 +192,9 @@ def test_custom_gates_replace_the_defaults_and_stay_on_the_command_line_only(dev
     config = variant(dev_config_map, kueue={"featureGates": {"PartialAdmission": False, "LocalQueueMetrics": True}})
     values = kueue_helm_values(config)
     assert values["controllerManager"]["featureGates"] == [
-        {"name": "LocalQueueMetrics", "enabled": True}, {"name": "PartialAdmission", "enabled": False}]
+        {"name": "LocalQueueMetrics", "enabled": True},
+        {"name": "PartialAdmission", "enabled": False},
+    ]
     # Kueue exits when gates are set both on the command line and in the config (pkg/config/validation.go@v0.19.2).
     assert "featureGates" not in manager_config(config)
 
@@ -216,15 +235,20 @@ def test_the_config_field_check_follows_the_version() -> None:
     doc = {"multiKueue": {"incrementalDispatcherConfig": {"stepSize": 2}}}
     assert unknown_config_fields(doc, FIELDS["0.19.2"]) == []
     assert unknown_config_fields(doc, FIELDS["0.18.4"]) == [
-        "multiKueue.incrementalDispatcherConfig: not a field of the v1beta2 Configuration"]
+        "multiKueue.incrementalDispatcherConfig: not a field of the v1beta2 Configuration"
+    ]
 
 
 def test_manager_config_keeps_every_chart_default(on_version: StackConfig, version: str) -> None:
     ours = leaves(manager_config(on_version))
     defaults = leaves(CHART_DEFAULT_CONFIGS[version])
     del defaults["integrations.frameworks"]  # replaced by the configured list on purpose
-    assert {"health.healthProbeBindAddress", "leaderElection.resourceName", "clientConnection.qps",
-            "controller.groupKindConcurrency.Workload.kueue.x-k8s.io"} <= set(defaults)
+    assert {
+        "health.healthProbeBindAddress",
+        "leaderElection.resourceName",
+        "clientConnection.qps",
+        "controller.groupKindConcurrency.Workload.kueue.x-k8s.io",
+    } <= set(defaults)
     if minor(version) < (0, 19):
         for path, (old, new) in RAISED_IN_0_19.items():
             assert (defaults.pop(path), ours[path]) == (old, new), path
@@ -248,8 +272,9 @@ def test_frameworks_come_from_config(dev_config: StackConfig, dev_config_map: di
     assert "pod" not in dev_config.kueue.frameworks  # added by governance, not configured
     custom = variant(dev_config_map, kueue={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]})
     assert manager_config(custom)["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset", "pod"]
-    ungoverned = variant(dev_config_map, kueue={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
-                         governance={"enforce": False})
+    ungoverned = variant(
+        dev_config_map, kueue={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]}, governance={"enforce": False}
+    )
     assert manager_config(ungoverned)["integrations"]["frameworks"] == ["batch/job", "jobset.x-k8s.io/jobset"]
 
 
@@ -264,8 +289,9 @@ def test_frameworks_come_from_config(dev_config: StackConfig, dev_config_map: di
         (["batch/job", "pod"], False, ["batch/job", "pod"]),  # configured pod stays without governance
     ],
 )
-def test_governance_adds_the_pod_integration(dev_config_map: dict[str, Any], frameworks: list[str], enforce: bool,
-                                             expected: list[str]) -> None:
+def test_governance_adds_the_pod_integration(
+    dev_config_map: dict[str, Any], frameworks: list[str], enforce: bool, expected: list[str]
+) -> None:
     config = variant(dev_config_map, kueue={"frameworks": frameworks}, governance={"enforce": enforce})
     doc = yaml.safe_load(kueue_helm_values(config)["managerConfig"]["controllerManagerConfigYaml"])
     assert doc["integrations"]["frameworks"] == expected
@@ -318,19 +344,26 @@ def test_single_replica_has_no_pdb_and_zonal_clusters_spread_over_zones(dev_conf
     cm = kueue_helm_values(zonal)["controllerManager"]
     assert cm["replicas"] == 3
     assert [c["topologyKey"] for c in cm["topologySpreadConstraints"]] == [
-        "kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    ]
 
 
-def test_controller_memory_is_raised_only_for_topology_aware_pools(dev_config: StackConfig,
-                                                                   dev_config_map: dict[str, Any]) -> None:
+def test_controller_memory_is_raised_only_for_topology_aware_pools(
+    dev_config: StackConfig, dev_config_map: dict[str, Any]
+) -> None:
     # The dev stack's tas pool: 1 system + 4 cpu + 3 gpu + 1 tas nodes at 32 MiB each on top of the
     # chart's 512 MiB is 800 MiB, below the 1 GiB floor.
     assert kueue_helm_values(dev_config)["controllerManager"]["manager"]["resources"] == {
-        "requests": {"memory": "1024Mi"}, "limits": {"memory": "1024Mi"}}
+        "requests": {"memory": "1024Mi"},
+        "limits": {"memory": "1024Mi"},
+    }
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
     tas_pool = next(p for p in pools if p["name"] == "tas")
     tas_pool.update(topology=False)
-    assert "resources" not in kueue_helm_values(variant(dev_config_map, nodePools=pools))["controllerManager"]["manager"]
+    assert (
+        "resources" not in kueue_helm_values(variant(dev_config_map, nodePools=pools))["controllerManager"]["manager"]
+    )
     tas_pool.update(topology=True, minCount=40, maxCount=40, provisioningRequest=False)  # a fixed-size one
     tas = variant(dev_config_map, nodePools=pools)
     assert tas.uses_topology
@@ -357,8 +390,9 @@ def test_image_is_left_to_the_published_chart(dev_config: StackConfig) -> None:
         ({"version": "latest"}, "kueue-aks:kueue.version"),
     ],
 )
-def test_bad_frameworks_gates_and_versions_are_config_errors(dev_config_map: dict[str, Any],
-                                                             kueue: dict[str, Any], path: str) -> None:
+def test_bad_frameworks_gates_and_versions_are_config_errors(
+    dev_config_map: dict[str, Any], kueue: dict[str, Any], path: str
+) -> None:
     with pytest.raises(ConfigError) as err:
         variant(dev_config_map, kueue=kueue)
     assert path in [p.path for p in err.value.problems]
@@ -368,9 +402,14 @@ def free_gates(version: str) -> list[str]:
     """Gates a user may flip without other gates following (TAS and its sub-gates move together);
     not the namespace-selector gate, which the config keeps on where Kueue does not lock it."""
     release = RELEASES[version]
-    return sorted(n for n, g in release.gates.items()
-                  if not g.locked and n != "TopologyAwareScheduling" and n not in release.tas_subgates
-                  and n not in ("SparkApplicationIntegration", NAMESPACE_SELECTOR_GATE))
+    return sorted(
+        n
+        for n, g in release.gates.items()
+        if not g.locked
+        and n != "TopologyAwareScheduling"
+        and n not in release.tas_subgates
+        and n not in ("SparkApplicationIntegration", NAMESPACE_SELECTOR_GATE)
+    )
 
 
 @pytest.mark.parametrize("kueue_version", VERSIONS)
@@ -380,18 +419,30 @@ def free_gates(version: str) -> list[str]:
     replicas=st.integers(min_value=1, max_value=10),
     enforce=st.booleans(),
 )
-def test_any_valid_kueue_config_renders_valid_values(kueue_version: str, draw: st.DataObject, replicas: int,
-                                                     enforce: bool) -> None:
+def test_any_valid_kueue_config_renders_valid_values(
+    kueue_version: str, draw: st.DataObject, replicas: int, enforce: bool
+) -> None:
     release = RELEASES[kueue_version]
-    frameworks = draw.draw(st.lists(st.sampled_from(sorted(release.frameworks - {"sparkoperator.k8s.io/sparkapplication"})),
-                                    min_size=1, unique=True), label="frameworks")
-    gates = draw.draw(st.dictionaries(st.sampled_from(free_gates(kueue_version)), st.booleans(), max_size=6), label="gates")
+    frameworks = draw.draw(
+        st.lists(
+            st.sampled_from(sorted(release.frameworks - {"sparkoperator.k8s.io/sparkapplication"})),
+            min_size=1,
+            unique=True,
+        ),
+        label="frameworks",
+    )
+    gates = draw.draw(
+        st.dictionaries(st.sampled_from(free_gates(kueue_version)), st.booleans(), max_size=6), label="gates"
+    )
     # A system pool that holds up to 10 Kueue replicas and every operator.
-    config = variant(stack_file_config("dev"),
-                     kueue={"version": kueue_version, "frameworks": frameworks, "featureGates": gates, "replicas": replicas},
-                     governance={"enforce": enforce}, monitoring={"enabled": gates.get("LocalQueueMetrics", True)},
-                     operators=external_operators(frameworks),
-                     cluster={"systemPool": {"vmSize": "Standard_D8s_v5", "count": 3}})
+    config = variant(
+        stack_file_config("dev"),
+        kueue={"version": kueue_version, "frameworks": frameworks, "featureGates": gates, "replicas": replicas},
+        governance={"enforce": enforce},
+        monitoring={"enabled": gates.get("LocalQueueMetrics", True)},
+        operators=external_operators(frameworks),
+        cluster={"systemPool": {"vmSize": "Standard_D8s_v5", "count": 3}},
+    )
     values = kueue_helm_values(config)
     assert unknown_value_paths(values, CHART_VALUES[kueue_version]) == []
     doc = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
@@ -420,20 +471,31 @@ def test_device_plugin_values_exist_in_the_pinned_chart(dev_config: StackConfig)
 
 def test_device_plugin_runs_exactly_on_the_gpu_pools(dev_config: StackConfig) -> None:
     terms = device_plugin_values.device_plugin_values(dev_config)["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
     # One term: Helm replaces the chart's NFD-based terms, which match no AKS node.
-    assert terms == [{"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["gpu"]}]}]
+    assert terms == [
+        {"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": ["gpu"]}]}
+    ]
 
 
 def test_device_plugin_tolerates_every_gpu_pool_taint_and_no_cpu_taint(dev_config_map: dict[str, Any]) -> None:
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
     pools[0]["taints"] = ["workload=cpu:NoSchedule"]
-    pools.append({"name": "gpuspot", "vmSize": "Standard_NC24ads_A100_v4", "maxCount": 2, "spot": True,
-                  "taints": ["sku=gpu:NoSchedule", "nvidia.com/gpu=present:NoSchedule"]})
+    pools.append(
+        {
+            "name": "gpuspot",
+            "vmSize": "Standard_NC24ads_A100_v4",
+            "maxCount": 2,
+            "spot": True,
+            "taints": ["sku=gpu:NoSchedule", "nvidia.com/gpu=present:NoSchedule"],
+        }
+    )
     config = variant(dev_config_map, nodePools=pools)
     values = device_plugin_values.device_plugin_values(config)
     expressions = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"][0]["matchExpressions"]
+        "nodeSelectorTerms"
+    ][0]["matchExpressions"]
     assert expressions[0]["values"] == ["gpu", "gpuspot"]
     spot_key, _, spot_rest = SPOT_TAINT.partition("=")
     gpu = {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
@@ -446,8 +508,9 @@ def test_device_plugin_tolerates_every_gpu_pool_taint_and_no_cpu_taint(dev_confi
         if pool.is_gpu:
             assert all(t.toleration() in values["tolerations"] for t in pool.node_taints)
     assert {"key": "workload", "operator": "Equal", "value": "cpu", "effect": "NoSchedule"} not in values["tolerations"]
-    ungoverned = device_plugin_values.device_plugin_values(variant(dev_config_map, nodePools=pools,
-                                                                   governance={"enforce": False}))
+    ungoverned = device_plugin_values.device_plugin_values(
+        variant(dev_config_map, nodePools=pools, governance={"enforce": False})
+    )
     assert ungoverned["tolerations"] == [gpu, sku, spot]
 
 
@@ -455,10 +518,14 @@ def test_device_plugin_tolerates_a_value_less_taint_with_exists(dev_config_map: 
     pools = copy.deepcopy(dev_config_map["kueue-aks:nodePools"])
     pools[1]["taints"] = ["dedicated:NoExecute"]
     values = device_plugin_values.device_plugin_values(variant(dev_config_map, nodePools=pools))
-    assert values["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, QUEUED_TOLERATION]
+    assert values["tolerations"] == [
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
+        QUEUED_TOLERATION,
+    ]
     ungoverned = variant(dev_config_map, nodePools=pools, governance={"enforce": False})
     assert device_plugin_values.device_plugin_values(ungoverned)["tolerations"] == [
-        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}]
+        {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+    ]
 
 
 def test_device_plugin_values_need_a_gpu_pool(dev_config_map: dict[str, Any]) -> None:

@@ -104,7 +104,13 @@ def test_a_preview_that_reuses_a_verdict_loads_no_validator_library(tmp_path: Pa
         "print(json.dumps(sorted(m for m in ('jsonschema', 'celpy', 'lark') if m in sys.modules)))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path)}
-    seen = [json.loads(subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True,
-                                      text=True, check=True).stdout.splitlines()[-1]) for _ in range(2)]
+    seen = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout.splitlines()[-1]
+        )
+        for _ in range(2)
+    ]
     assert seen == [["celpy", "jsonschema", "lark"], []], seen
     assert len(list((tmp_path / "kueue-aks" / verdicts.FOLDER).iterdir())) == 1

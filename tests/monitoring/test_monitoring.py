@@ -26,17 +26,47 @@ from components.cluster.component import ExistingClusterMismatch, azure_monitor_
 from components.config.cluster import ExistingCluster
 from components.config.monitoring import MonitoringSettings
 from components.config.stack import StackConfig
-from components.monitoring.component import (GRAFANA_ADMIN_ROLE, MONITORING_DATA_READER_ROLE, check_subscription,
-                                             data_collection_rule, resource_id_parts)
-from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, METRICS_PORT_NAME, METRICS_READER_ROLE,
-                                          METRICS_SERVICE, METRICS_SERVICE_LABELS, PROMETHEUS_OPERATOR_API_VERSION,
-                                          scrape_objects, service_monitor)
-from testbed.harness import (DEPLOYER_OBJECT_ID, GRAFANA_PRINCIPAL, K8S_PROVIDER, RELEASE, SUBSCRIPTION,
-                             ProgramMocks, ProgramRun, Registration, azure_registrations, kubernetes_objects,
-                             provider_urn, run_program)
+from components.monitoring.component import (
+    GRAFANA_ADMIN_ROLE,
+    MONITORING_DATA_READER_ROLE,
+    check_subscription,
+    data_collection_rule,
+    resource_id_parts,
+)
+from components.monitoring.scrape import (
+    AZURE_MONITOR_API_VERSION,
+    METRICS_PORT_NAME,
+    METRICS_READER_ROLE,
+    METRICS_SERVICE,
+    METRICS_SERVICE_LABELS,
+    PROMETHEUS_OPERATOR_API_VERSION,
+    scrape_objects,
+    service_monitor,
+)
+from testbed.harness import (
+    DEPLOYER_OBJECT_ID,
+    GRAFANA_PRINCIPAL,
+    K8S_PROVIDER,
+    RELEASE,
+    SUBSCRIPTION,
+    ProgramMocks,
+    ProgramRun,
+    Registration,
+    azure_registrations,
+    kubernetes_objects,
+    provider_urn,
+    run_program,
+)
 from testbed.paths import CHART_TGZ
-from testbed.stacks import (EXISTING, GRAFANA_ID, WORKSPACE_ID, kubeconfig_stack, load_stack, stack_file_config,
-                            with_cluster)
+from testbed.stacks import (
+    EXISTING,
+    GRAFANA_ID,
+    WORKSPACE_ID,
+    kubeconfig_stack,
+    load_stack,
+    stack_file_config,
+    with_cluster,
+)
 
 MONITORING = "kueue-aks:monitoring:Monitoring"
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -87,11 +117,17 @@ def children(run: ProgramRun, parent: Registration) -> dict[tuple[str, str], Reg
 def monitoring_registrations(run: ProgramRun) -> list[Registration]:
     """Everything that only monitoring would register: its component, Azure monitoring types, and
     Kubernetes objects named after the component or the scraper."""
-    return [r for r in run.registrations
-            if (r.type == MONITORING or r.type.startswith(MONITORING_AZURE_TYPES) or r.type.endswith(":ServiceMonitor"))
-            and r.name != "kueue-deployer-admin"  # the cluster's role assignment, not monitoring's
-            or r.name.startswith("monitoring")
-            or (r.type.startswith("kubernetes:") and str((r.inputs.get("metadata") or {}).get("name", "")).startswith(SCRAPER))]
+    return [
+        r
+        for r in run.registrations
+        if (r.type == MONITORING or r.type.startswith(MONITORING_AZURE_TYPES) or r.type.endswith(":ServiceMonitor"))
+        and r.name != "kueue-deployer-admin"  # the cluster's role assignment, not monitoring's
+        or r.name.startswith("monitoring")
+        or (
+            r.type.startswith("kubernetes:")
+            and str((r.inputs.get("metadata") or {}).get("name", "")).startswith(SCRAPER)
+        )
+    ]
 
 
 def kueue_manager_config(run: ProgramRun) -> dict[str, Any]:
@@ -157,8 +193,11 @@ def ids_run(dev_stack: dict[str, Any]) -> ProgramRun:
 
 
 def existing_map(dev_stack: dict[str, Any], **monitoring: Any) -> dict[str, Any]:
-    return with_cluster(dev_stack, {"existing": EXISTING},
-                        monitoring={"enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID, **monitoring})
+    return with_cluster(
+        dev_stack,
+        {"existing": EXISTING},
+        monitoring={"enabled": True, "azureMonitorWorkspaceId": WORKSPACE_ID, **monitoring},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -231,29 +270,43 @@ def test_monitoring_changes_nothing_else(off_run: ProgramRun, dev_run: ProgramRu
 def test_create_turns_on_the_clusters_prometheus_addon(dev_run: ProgramRun) -> None:
     # Inputs reach the mock monitor with wire (camelCase) names.
     assert dev_run.one(MANAGED_CLUSTER).inputs["azureMonitorProfile"] == {
-        "metrics": {"enabled": True, "kubeStateMetrics": {"metricLabelsAllowlist": "", "metricAnnotationsAllowList": ""}}}
+        "metrics": {
+            "enabled": True,
+            "kubeStateMetrics": {"metricLabelsAllowlist": "", "metricAnnotationsAllowList": ""},
+        }
+    }
 
 
 def test_create_makes_one_of_each_azure_resource(create_run: ProgramRun) -> None:
     for type_ in (WORKSPACE, DCE, DCR, DCRA, GRAFANA):
         create_run.one(type_)
-    assert sorted(roles(create_run)) == ["monitoring-grafana-admin-group-0", "monitoring-grafana-admin-group-1",
-                                         "monitoring-grafana-reads-workspace"]
+    assert sorted(roles(create_run)) == [
+        "monitoring-grafana-admin-group-0",
+        "monitoring-grafana-admin-group-1",
+        "monitoring-grafana-reads-workspace",
+    ]
     assert create_run.one(WORKSPACE).inputs == {"resourceGroupName": "kueue-rg-rg123", "location": "eastus2"}
     assert GET_WORKSPACE not in create_run.invokes and GET_GRAFANA not in create_run.invokes
 
 
 def test_create_data_collection_endpoint(create_run: ProgramRun) -> None:
     endpoint = create_run.one(DCE)
-    assert endpoint.inputs == {"dataCollectionEndpointName": "MSProm-eastus2-kueue-dev", "kind": "Linux",
-                               "location": "eastus2", "resourceGroupName": "kueue-rg-rg123"}
+    assert endpoint.inputs == {
+        "dataCollectionEndpointName": "MSProm-eastus2-kueue-dev",
+        "kind": "Linux",
+        "location": "eastus2",
+        "resourceGroupName": "kueue-rg-rg123",
+    }
 
 
 def test_create_data_collection_rule_sends_prometheus_to_the_workspace(create_run: ProgramRun) -> None:
     rule, workspace, endpoint = create_run.one(DCR), create_run.one(WORKSPACE), create_run.one(DCE)
     inputs = rule.inputs
     assert (inputs["kind"], inputs["dataCollectionRuleName"], inputs["location"]) == (
-        "Linux", "MSProm-eastus2-kueue-dev", "eastus2")
+        "Linux",
+        "MSProm-eastus2-kueue-dev",
+        "eastus2",
+    )
     (source,) = inputs["dataSources"]["prometheusForwarder"]
     assert source["streams"] == ["Microsoft-PrometheusMetrics"]
     (account,) = inputs["destinations"]["monitoringAccounts"]
@@ -278,7 +331,9 @@ def test_create_rule_is_associated_with_the_cluster(create_run: ProgramRun) -> N
 
 def test_a_region_by_display_name_is_refused_with_its_short_form(dev_stack: dict[str, Any]) -> None:
     # The names hold the region's short form, so the config asks for it (tests/facts/test_regions.py).
-    with pytest.raises(Exception, match="'East US 2' is a display name; write the region's programmatic name, 'eastus2'"):
+    with pytest.raises(
+        Exception, match="'East US 2' is a display name; write the region's programmatic name, 'eastus2'"
+    ):
         run_program({**create_map(dev_stack), "azure-native:location": "East US 2"})
 
 
@@ -286,19 +341,26 @@ def test_create_grafana_is_linked_to_the_workspace(create_run: ProgramRun) -> No
     grafana, workspace = create_run.one(GRAFANA), create_run.one(WORKSPACE)
     inputs = grafana.inputs
     assert (inputs["workspaceName"], inputs["sku"], inputs["identity"]) == (
-        "kueue-dev", {"name": "Standard"}, {"type": "SystemAssigned"})
+        "kueue-dev",
+        {"name": "Standard"},
+        {"type": "SystemAssigned"},
+    )
     assert (inputs["resourceGroupName"], inputs["location"]) == ("kueue-rg-rg123", "eastus2")
     assert inputs["properties"]["grafanaIntegrations"]["azureMonitorWorkspaceIntegrations"] == [
-        {"azureMonitorWorkspaceResourceId": mock_id(workspace)}]
+        {"azureMonitorWorkspaceResourceId": mock_id(workspace)}
+    ]
     assert grafana.property_dependencies["properties"] == [workspace.urn]
 
 
 def test_create_grafana_reads_the_workspace(create_run: ProgramRun) -> None:
     reader = create_run.one(ROLE_ASSIGNMENT, "monitoring-grafana-reads-workspace")
     workspace, grafana = create_run.one(WORKSPACE), create_run.one(GRAFANA)
-    assert reader.inputs == {"principalId": GRAFANA_PRINCIPAL, "principalType": "ServicePrincipal",
-                             "scope": mock_id(workspace),
-                             "roleDefinitionId": role_definition_id(MONITORING_DATA_READER_ROLE)}
+    assert reader.inputs == {
+        "principalId": GRAFANA_PRINCIPAL,
+        "principalType": "ServicePrincipal",
+        "scope": mock_id(workspace),
+        "roleDefinitionId": role_definition_id(MONITORING_DATA_READER_ROLE),
+    }
     assert MONITORING_DATA_READER_ROLE == "b0d8363b-8ddd-447d-831f-62ca05bff136"
     assert reader.property_dependencies["scope"] == [workspace.urn]
     assert reader.property_dependencies["principalId"] == [grafana.urn]
@@ -313,7 +375,11 @@ def test_create_grafana_admins_are_the_admin_groups(create_run: ProgramRun) -> N
     assert not any(r["principalId"] == DEPLOYER_OBJECT_ID for r in found.values())
     for i, group in enumerate(ADMIN_GROUPS):
         assert found[f"monitoring-grafana-admin-group-{i}"] == {
-            "principalId": group, "principalType": "Group", "scope": mock_id(grafana), "roleDefinitionId": admin_role}
+            "principalId": group,
+            "principalType": "Group",
+            "scope": mock_id(grafana),
+            "roleDefinitionId": admin_role,
+        }
     for name in found:
         if name.startswith("monitoring-grafana-admin-"):
             assert create_run.one(ROLE_ASSIGNMENT, name).property_dependencies["scope"] == [grafana.urn]
@@ -330,12 +396,18 @@ def test_create_everything_belongs_to_the_monitoring_component(create_run: Progr
     # A child of the stack (whose name the mocks keep from the first program run of the session).
     assert "::pulumi:pulumi:Stack::kueue-aks-" in component.parent
     assert set(children(create_run, component)) == {
-        (WORKSPACE, "monitoring-workspace"), (DCE, "monitoring-dce"), (DCR, "monitoring-dcr"),
-        (DCRA, "monitoring-dcra"), (GRAFANA, "monitoring-grafana"),
-        (ROLE_ASSIGNMENT, "monitoring-grafana-reads-workspace"), (ROLE_ASSIGNMENT, "monitoring-grafana-admin-group-0"),
+        (WORKSPACE, "monitoring-workspace"),
+        (DCE, "monitoring-dce"),
+        (DCR, "monitoring-dcr"),
+        (DCRA, "monitoring-dcra"),
+        (GRAFANA, "monitoring-grafana"),
+        (ROLE_ASSIGNMENT, "monitoring-grafana-reads-workspace"),
+        (ROLE_ASSIGNMENT, "monitoring-grafana-admin-group-0"),
         (ROLE_ASSIGNMENT, "monitoring-grafana-admin-group-1"),
-        (SERVICE_ACCOUNT, "monitoring-serviceaccount"), (SECRET, "monitoring-secret"),
-        (BINDING, "monitoring-clusterrolebinding"), (AZ_SERVICE_MONITOR, "monitoring-servicemonitor"),
+        (SERVICE_ACCOUNT, "monitoring-serviceaccount"),
+        (SECRET, "monitoring-secret"),
+        (BINDING, "monitoring-clusterrolebinding"),
+        (AZ_SERVICE_MONITOR, "monitoring-servicemonitor"),
     }
     # Nothing of monitoring's lives outside it.
     for reg in monitoring_registrations(create_run):
@@ -358,8 +430,11 @@ def test_create_scrape_objects(create_run: ProgramRun) -> None:
     assert (secret.inputs["metadata"]["name"], secret.inputs["metadata"]["namespace"]) == (SCRAPER_TOKEN, "kube-system")
     # The token controller fills the Secret only once its ServiceAccount exists.
     assert secret.dependencies == [account.urn]
-    assert binding.inputs["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                         "name": "kueue-metrics-reader"}
+    assert binding.inputs["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "kueue-metrics-reader",
+    }
     assert binding.inputs["subjects"] == [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": "kube-system"}]
     assert monitor.inputs["apiVersion"] == "azmonitoring.coreos.com/v1"
     assert monitor.inputs["kind"] == "ServiceMonitor"
@@ -390,9 +465,12 @@ def test_dev_stack_as_committed_has_no_grafana_admin_group(dev_run: ProgramRun) 
     assert sorted(found) == ["monitoring-grafana-admin-deployer", "monitoring-grafana-reads-workspace"]
     grafana = dev_run.one(GRAFANA)
     assert found["monitoring-grafana-admin-deployer"] == {
-        "principalId": DEPLOYER_OBJECT_ID, "principalType": "User", "scope": mock_id(grafana),
+        "principalId": DEPLOYER_OBJECT_ID,
+        "principalType": "User",
+        "scope": mock_id(grafana),
         "roleDefinitionId": role_definition_id(GRAFANA_ADMIN_ROLE),
-        "description": "kueue-aks: the identity that ran pulumi up administers the Grafana it made"}
+        "description": "kueue-aks: the identity that ran pulumi up administers the Grafana it made",
+    }
     assert dev_run.secret_exports == {"kubeconfig"}
     assert set(MONITORING_EXPORTS) <= set(dev_run.exports)
 
@@ -418,9 +496,13 @@ def test_ids_are_looked_up_by_their_parsed_names(ids_run: ProgramRun) -> None:
 def test_ids_data_collection_follows_the_workspaces_location(ids_run: ProgramRun) -> None:
     endpoint, rule, association = ids_run.one(DCE), ids_run.one(DCR), ids_run.one(DCRA)
     assert (endpoint.inputs["location"], endpoint.inputs["dataCollectionEndpointName"]) == (
-        EXISTING_LOCATION, "MSProm-westeurope-kueue-dev")
+        EXISTING_LOCATION,
+        "MSProm-westeurope-kueue-dev",
+    )
     assert (rule.inputs["location"], rule.inputs["dataCollectionRuleName"]) == (
-        EXISTING_LOCATION, "MSProm-westeurope-kueue-dev")
+        EXISTING_LOCATION,
+        "MSProm-westeurope-kueue-dev",
+    )
     # Both in the stack's resource group; the rule sends to the configured workspace.
     assert endpoint.inputs["resourceGroupName"] == rule.inputs["resourceGroupName"] == "kueue-rg-rg123"
     assert rule.inputs["destinations"]["monitoringAccounts"][0]["accountResourceId"] == WORKSPACE_ID
@@ -436,8 +518,11 @@ def test_ids_assign_no_role(ids_run: ProgramRun) -> None:
 
 def test_ids_exports(ids_run: ProgramRun) -> None:
     assert {k: ids_run.exports[k] for k in MONITORING_EXPORTS} == {
-        "azureMonitorWorkspaceId": WORKSPACE_ID, "prometheusQueryEndpoint": EXISTING_QUERY_ENDPOINT,
-        "grafanaName": "graf1", "grafanaUrl": EXISTING_GRAFANA_URL}
+        "azureMonitorWorkspaceId": WORKSPACE_ID,
+        "prometheusQueryEndpoint": EXISTING_QUERY_ENDPOINT,
+        "grafanaName": "graf1",
+        "grafanaUrl": EXISTING_GRAFANA_URL,
+    }
     assert ids_run.secret_exports == {"kubeconfig"}
 
 
@@ -457,20 +542,30 @@ def test_existing_grafana_goes_to_the_workspaces_resource_group(existing_run: Pr
     assert grafana.inputs["resourceGroupName"] == "obs-rg"  # not the cluster's "rg": that is not the stack's
     assert grafana.inputs["workspaceName"] == "kueue-dev"
     assert grafana.inputs["properties"]["grafanaIntegrations"]["azureMonitorWorkspaceIntegrations"] == [
-        {"azureMonitorWorkspaceResourceId": WORKSPACE_ID}]
+        {"azureMonitorWorkspaceResourceId": WORKSPACE_ID}
+    ]
     found = roles(existing_run)
     assert sorted(found) == ["monitoring-grafana-reads-workspace"]
     assert found["monitoring-grafana-reads-workspace"] == {
-        "principalId": GRAFANA_PRINCIPAL, "principalType": "ServicePrincipal", "scope": WORKSPACE_ID,
-        "roleDefinitionId": role_definition_id(MONITORING_DATA_READER_ROLE)}
+        "principalId": GRAFANA_PRINCIPAL,
+        "principalType": "ServicePrincipal",
+        "scope": WORKSPACE_ID,
+        "roleDefinitionId": role_definition_id(MONITORING_DATA_READER_ROLE),
+    }
     component = existing_run.one(MONITORING)
-    assert all(r.parent == component.urn for r in existing_run.registrations if r.type.startswith(MONITORING_AZURE_TYPES))
+    assert all(
+        r.parent == component.urn for r in existing_run.registrations if r.type.startswith(MONITORING_AZURE_TYPES)
+    )
 
 
 def test_existing_scrape_objects_are_azure_monitors(existing_run: ProgramRun) -> None:
     component = existing_run.one(MONITORING)
     assert {k[0] for k in children(existing_run, component) if k[0].startswith("kubernetes:")} == {
-        SERVICE_ACCOUNT, SECRET, BINDING, AZ_SERVICE_MONITOR}
+        SERVICE_ACCOUNT,
+        SECRET,
+        BINDING,
+        AZ_SERVICE_MONITOR,
+    }
     provider = existing_run.one(K8S_PROVIDER)
     for reg in children(existing_run, component).values():
         if reg.type.startswith("kubernetes:"):
@@ -530,8 +625,11 @@ def test_kubeconfig_service_monitor_is_the_prometheus_operators(kubeconfig_monit
 def test_kubeconfig_scraper_lives_next_to_kueue(kubeconfig_monitor_run: ProgramRun) -> None:
     run = kubeconfig_monitor_run
     namespace = kueue_namespace(run)
-    account, secret, binding = run.one(SERVICE_ACCOUNT, "monitoring-serviceaccount"), run.one(
-        SECRET, "monitoring-secret"), run.one(BINDING, "monitoring-clusterrolebinding")
+    account, secret, binding = (
+        run.one(SERVICE_ACCOUNT, "monitoring-serviceaccount"),
+        run.one(SECRET, "monitoring-secret"),
+        run.one(BINDING, "monitoring-clusterrolebinding"),
+    )
     assert account.inputs["metadata"]["namespace"] == secret.inputs["metadata"]["namespace"] == "kueue-system"
     assert account.dependencies == [namespace.urn]
     assert set(secret.dependencies) == {namespace.urn, account.urn}
@@ -558,11 +656,16 @@ def kubeconfig_config(dev_stack: dict[str, Any]) -> StackConfig:
     return load_stack(kubeconfig_stack(dev_stack, monitoring={"enabled": True, "serviceMonitor": True}))
 
 
-def test_scrape_objects_in_apply_order(aks_config: StackConfig, kubeconfig_config: StackConfig,
-                                       dev_stack: dict[str, Any]) -> None:
+def test_scrape_objects_in_apply_order(
+    aks_config: StackConfig, kubeconfig_config: StackConfig, dev_stack: dict[str, Any]
+) -> None:
     # The ServiceAccount comes before its token Secret: Monitoring looks it up while creating the Secret.
-    assert [o["kind"] for o in scrape_objects(aks_config)] == ["ServiceAccount", "Secret", "ClusterRoleBinding",
-                                                               "ServiceMonitor"]
+    assert [o["kind"] for o in scrape_objects(aks_config)] == [
+        "ServiceAccount",
+        "Secret",
+        "ClusterRoleBinding",
+        "ServiceMonitor",
+    ]
     assert [o["kind"] for o in scrape_objects(kubeconfig_config)][-1] == "ServiceMonitor"
     plain = load_stack(kubeconfig_stack(dev_stack, monitoring={"enabled": True}))
     assert [o["kind"] for o in scrape_objects(plain)] == ["ServiceAccount", "Secret", "ClusterRoleBinding"]
@@ -571,17 +674,24 @@ def test_scrape_objects_in_apply_order(aks_config: StackConfig, kubeconfig_confi
     assert scrape_objects(off) == []
 
 
-@pytest.mark.parametrize(("config_name", "api_version", "namespace"), [
-    ("aks_config", AZURE_MONITOR_API_VERSION, "kube-system"),
-    ("kubeconfig_config", PROMETHEUS_OPERATOR_API_VERSION, "kueue-system"),
-])
+@pytest.mark.parametrize(
+    ("config_name", "api_version", "namespace"),
+    [
+        ("aks_config", AZURE_MONITOR_API_VERSION, "kube-system"),
+        ("kubeconfig_config", PROMETHEUS_OPERATOR_API_VERSION, "kueue-system"),
+    ],
+)
 def test_service_monitor_scrapes_kueues_metrics_service_with_the_token(
-        config_name: str, api_version: str, namespace: str, request: pytest.FixtureRequest) -> None:
+    config_name: str, api_version: str, namespace: str, request: pytest.FixtureRequest
+) -> None:
     config: StackConfig = request.getfixturevalue(config_name)
     monitor = service_monitor(config)
     assert monitor is not None
     assert (monitor["apiVersion"], monitor["kind"], monitor["metadata"]["namespace"]) == (
-        api_version, "ServiceMonitor", namespace)
+        api_version,
+        "ServiceMonitor",
+        namespace,
+    )
     spec = monitor["spec"]
     (endpoint,) = spec["endpoints"]
     assert (endpoint["port"], endpoint["scheme"], endpoint["path"]) == ("https", "https", "/metrics")
@@ -594,8 +704,9 @@ def test_service_monitor_scrapes_kueues_metrics_service_with_the_token(
     assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == (SCRAPER_TOKEN, namespace)
 
 
-def test_azure_label_limits_only_on_the_managed_prometheus_monitor(aks_config: StackConfig,
-                                                                   kubeconfig_config: StackConfig) -> None:
+def test_azure_label_limits_only_on_the_managed_prometheus_monitor(
+    aks_config: StackConfig, kubeconfig_config: StackConfig
+) -> None:
     limits = {"labelLimit": 63, "labelNameLengthLimit": 511, "labelValueLengthLimit": 1023}
     aks_spec, operator_spec = service_monitor(aks_config)["spec"], service_monitor(kubeconfig_config)["spec"]  # type: ignore[index]
     assert {k: aks_spec[k] for k in limits} == limits
@@ -605,14 +716,16 @@ def test_azure_label_limits_only_on_the_managed_prometheus_monitor(aks_config: S
 def test_scraper_binding_names_the_scrapers_account(aks_config: StackConfig) -> None:
     account, secret, binding = scrape_objects(aks_config)[:3]
     assert binding["roleRef"]["name"] == "kueue-metrics-reader"
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account["metadata"]["name"],
-                                    "namespace": account["metadata"]["namespace"]}]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": account["metadata"]["namespace"]}
+    ]
     assert secret["metadata"]["annotations"]["kubernetes.io/service-account.name"] == account["metadata"]["name"]
 
 
 def test_scrape_names_match_the_pinned_kueue_chart() -> None:
     # The selector, port and role only work if the chart (release "kueue") names them so.
     with tarfile.open(CHART_TGZ) as tar:
+
         def text(path: str) -> str:
             member = tar.extractfile(f"kueue/{path}")
             assert member is not None, path
@@ -627,7 +740,10 @@ def test_scrape_names_match_the_pinned_kueue_chart() -> None:
     assert labels and "app.kubernetes.io/component: metrics-service" in labels.group(0)
     assert METRICS_SERVICE_LABELS["app.kubernetes.io/component"] == "metrics-service"
     assert 'include "kueue.metricsService.labels"' in service
-    assert "-controller-manager-metrics-service" in service and METRICS_SERVICE == "kueue-controller-manager-metrics-service"
+    assert (
+        "-controller-manager-metrics-service" in service
+        and METRICS_SERVICE == "kueue-controller-manager-metrics-service"
+    )
     assert "-metrics-reader'" in reader and METRICS_READER_ROLE == "kueue-metrics-reader"
 
 
@@ -644,23 +760,35 @@ OTHER_SUBSCRIPTION = "22222222-2222-2222-2222-222222222222"
 
 
 @pytest.mark.parametrize("key", ["azureMonitorWorkspaceId", "grafanaId"])
-def test_a_resource_in_another_subscription_stops_the_run_before_anything_is_created(dev_stack: dict[str, Any],
-                                                                                     key: str) -> None:
-    foreign = (WORKSPACE_ID if key == "azureMonitorWorkspaceId" else GRAFANA_ID).replace(SUBSCRIPTION, OTHER_SUBSCRIPTION)
+def test_a_resource_in_another_subscription_stops_the_run_before_anything_is_created(
+    dev_stack: dict[str, Any], key: str
+) -> None:
+    foreign = (WORKSPACE_ID if key == "azureMonitorWorkspaceId" else GRAFANA_ID).replace(
+        SUBSCRIPTION, OTHER_SUBSCRIPTION
+    )
     mocks = ProgramMocks()
     with pytest.raises(Exception) as err:
         run_program(create_map(dev_stack, **{key: foreign}), mocks=mocks)
-    assert f"kueue-aks:monitoring.{key} is in subscription {OTHER_SUBSCRIPTION}, but the stack deploys to {SUBSCRIPTION}" \
+    assert (
+        f"kueue-aks:monitoring.{key} is in subscription {OTHER_SUBSCRIPTION}, but the stack deploys to {SUBSCRIPTION}"
         in str(err.value)
+    )
     # The lookup of the named resource never ran: it waits for the check.
-    assert not [t for t in mocks.invokes if t in ("azure-native:monitor:getAzureMonitorWorkspace",
-                                                 "azure-native:dashboard:getGrafana")]
+    assert not [
+        t
+        for t in mocks.invokes
+        if t in ("azure-native:monitor:getAzureMonitorWorkspace", "azure-native:dashboard:getGrafana")
+    ]
 
 
 def test_check_subscription_compares_without_case() -> None:
-    settings = MonitoringSettings(enabled=True, workspace_id=WORKSPACE_ID.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/"))
+    settings = MonitoringSettings(
+        enabled=True, workspace_id=WORKSPACE_ID.upper().replace("/SUBSCRIPTIONS/", "/subscriptions/")
+    )
     assert check_subscription(settings, SUBSCRIPTION) is True
-    assert check_subscription(MonitoringSettings(enabled=True), OTHER_SUBSCRIPTION) is True  # nothing named: nothing to compare
+    assert (
+        check_subscription(MonitoringSettings(enabled=True), OTHER_SUBSCRIPTION) is True
+    )  # nothing named: nothing to compare
 
 
 def test_data_collection_rule() -> None:
@@ -676,8 +804,12 @@ def test_data_collection_rule() -> None:
 
 
 def test_azure_monitor_profile_follows_enabled(aks_config: StackConfig, dev_stack: dict[str, Any]) -> None:
-    assert azure_monitor_profile(aks_config) == {"metrics": {"enabled": True, "kube_state_metrics": {
-        "metric_labels_allowlist": "", "metric_annotations_allow_list": ""}}}
+    assert azure_monitor_profile(aks_config) == {
+        "metrics": {
+            "enabled": True,
+            "kube_state_metrics": {"metric_labels_allowlist": "", "metric_annotations_allow_list": ""},
+        }
+    }
     assert azure_monitor_profile(load_stack(with_cluster(dev_stack, dev_stack["kueue-aks:cluster"]))) is None
 
 
@@ -689,12 +821,16 @@ def test_check_prometheus_addon_passes_when_metrics_are_on() -> None:
     assert check_prometheus_addon(ExistingCluster("rg", "aks1"), profile) is True
 
 
-@pytest.mark.parametrize("profile", [
-    None,
-    SimpleNamespace(metrics=None),
-    SimpleNamespace(metrics=SimpleNamespace(enabled=False)),
-    SimpleNamespace(metrics=SimpleNamespace(enabled=None)),
-], ids=["no-profile", "no-metrics", "disabled", "unset"])
+@pytest.mark.parametrize(
+    "profile",
+    [
+        None,
+        SimpleNamespace(metrics=None),
+        SimpleNamespace(metrics=SimpleNamespace(enabled=False)),
+        SimpleNamespace(metrics=SimpleNamespace(enabled=None)),
+    ],
+    ids=["no-profile", "no-metrics", "disabled", "unset"],
+)
 def test_check_prometheus_addon_raises_with_the_fix(profile: Any) -> None:
     with pytest.raises(ExistingClusterMismatch) as err:
         check_prometheus_addon(ExistingCluster("grp", "clu"), profile)

@@ -29,29 +29,54 @@ def crd_urn(key: str, name: str) -> str:
 
 def old_state() -> dict[str, Any]:
     """What the earlier layout left: each CRD a child of JobOperators, the releases depending on them."""
-    jobset, trainjob = crd_urn("jobset", "jobsets.jobset.x-k8s.io"), crd_urn("trainer", "trainjobs.trainer.kubeflow.org")
+    jobset, trainjob = (
+        crd_urn("jobset", "jobsets.jobset.x-k8s.io"),
+        crd_urn("trainer", "trainjobs.trainer.kubeflow.org"),
+    )
     trainer = f"{STACK}{COMPONENT_TYPE}$kubernetes:helm.sh/v3:Release::operators-trainer-release"
-    return {"resources": [
-        {"urn": f"{STACK}pulumi:pulumi:Stack::kueue-aks-dev", "type": "pulumi:pulumi:Stack"},
-        {"urn": COMPONENT, "type": COMPONENT_TYPE},
-        {"urn": jobset, "type": CRD_TYPE, "custom": True, "parent": COMPONENT,
-         "inputs": {"metadata": {"name": "jobsets.jobset.x-k8s.io"}}},
-        {"urn": trainjob, "type": CRD_TYPE, "custom": True, "parent": COMPONENT,
-         "inputs": {"metadata": {"name": "trainjobs.trainer.kubeflow.org"}}},
-        {"urn": trainer, "type": "kubernetes:helm.sh/v3:Release", "parent": COMPONENT,
-         "dependencies": [trainjob, jobset], "propertyDependencies": {"namespace": [], "chart": [jobset]}},
-        {"urn": KUEUE, "type": "kubernetes:helm.sh/v3:Release", "dependencies": [jobset, trainjob, trainer],
-         "deletedWith": jobset},
-        # A read of the ProvisioningRequest API is no operator's CRD.
-        {"urn": f"{STACK}{CRD_TYPE}::provisioning-api", "type": CRD_TYPE, "external": True},
-    ]}
+    return {
+        "resources": [
+            {"urn": f"{STACK}pulumi:pulumi:Stack::kueue-aks-dev", "type": "pulumi:pulumi:Stack"},
+            {"urn": COMPONENT, "type": COMPONENT_TYPE},
+            {
+                "urn": jobset,
+                "type": CRD_TYPE,
+                "custom": True,
+                "parent": COMPONENT,
+                "inputs": {"metadata": {"name": "jobsets.jobset.x-k8s.io"}},
+            },
+            {
+                "urn": trainjob,
+                "type": CRD_TYPE,
+                "custom": True,
+                "parent": COMPONENT,
+                "inputs": {"metadata": {"name": "trainjobs.trainer.kubeflow.org"}},
+            },
+            {
+                "urn": trainer,
+                "type": "kubernetes:helm.sh/v3:Release",
+                "parent": COMPONENT,
+                "dependencies": [trainjob, jobset],
+                "propertyDependencies": {"namespace": [], "chart": [jobset]},
+            },
+            {
+                "urn": KUEUE,
+                "type": "kubernetes:helm.sh/v3:Release",
+                "dependencies": [jobset, trainjob, trainer],
+                "deletedWith": jobset,
+            },
+            # A read of the ProvisioningRequest API is no operator's CRD.
+            {"urn": f"{STACK}{CRD_TYPE}::provisioning-api", "type": CRD_TYPE, "external": True},
+        ]
+    }
 
 
 def test_the_old_crds_are_found_with_their_operators_and_releases() -> None:
     found = old_crds(old_state())
     assert [(c.name, c.operator, c.release, c.namespace) for c in found] == [
         ("jobsets.jobset.x-k8s.io", "jobset", "jobset-crds", "jobset-system"),
-        ("trainjobs.trainer.kubeflow.org", "trainer", "trainer-crds", "kubeflow-system")]
+        ("trainjobs.trainer.kubeflow.org", "trainer", "trainer-crds", "kubeflow-system"),
+    ]
     assert old_crds({"resources": [r for r in old_state()["resources"] if r["type"] != CRD_TYPE]}) == []
 
 
@@ -63,14 +88,18 @@ def test_the_state_loses_them_and_every_reference_to_them() -> None:
     text = json.dumps(edited)
     assert not any(u in text for u in urns), "a reference is left"
     kueue = next(r for r in edited["resources"] if r["urn"] == KUEUE)
-    assert kueue["dependencies"] == [r["urn"] for r in state["resources"] if r["urn"].endswith("operators-trainer-release")]
+    assert kueue["dependencies"] == [
+        r["urn"] for r in state["resources"] if r["urn"].endswith("operators-trainer-release")
+    ]
     assert len(edited["resources"]) == len(state["resources"]) - 2
     assert old_state() == state, "the input is not changed"
 
 
 def test_a_pending_operation_on_one_of_them_stops_it() -> None:
-    state = {**old_state(), "pending_operations": [{"resource": {"urn": crd_urn("jobset", "jobsets.jobset.x-k8s.io")},
-                                                    "type": "updating"}]}
+    state = {
+        **old_state(),
+        "pending_operations": [{"resource": {"urn": crd_urn("jobset", "jobsets.jobset.x-k8s.io")}, "type": "updating"}],
+    }
     with pytest.raises(MigrationError, match="pulumi refresh"):
         without(state, {c.urn for c in old_crds(state)})
 
@@ -85,7 +114,16 @@ def test_a_crd_not_named_as_kueue_aks_names_them_is_not_guessed() -> None:
 def test_the_ownership_marks_are_helms() -> None:
     (crd, _) = old_crds(old_state())
     label, annotate = ownership_commands([crd], ["kubectl", "--kubeconfig", "k"])
-    assert label == ["kubectl", "--kubeconfig", "k", "label", "--overwrite", "crd", crd.name, "app.kubernetes.io/managed-by=Helm"]
+    assert label == [
+        "kubectl",
+        "--kubeconfig",
+        "k",
+        "label",
+        "--overwrite",
+        "crd",
+        crd.name,
+        "app.kubernetes.io/managed-by=Helm",
+    ]
     assert annotate[-2:] == ["meta.helm.sh/release-name=jobset-crds", "meta.helm.sh/release-namespace=jobset-system"]
 
 
@@ -118,7 +156,13 @@ def test_with_run_it_marks_the_crds_then_imports_the_state_without_them(tools: F
     calls = [c for c in (tools.folder / "calls.log").read_text().splitlines() if c != "pulumi version"]
     words = [[w for w in c.split() if w != "--non-interactive"] for c in calls]
     assert [w[0] + " " + w[3 if w[0] == "kubectl" else 2] for w in words] == [
-        "pulumi export", "kubectl label", "kubectl annotate", "kubectl label", "kubectl annotate", "pulumi import"]
+        "pulumi export",
+        "kubectl label",
+        "kubectl annotate",
+        "kubectl label",
+        "kubectl annotate",
+        "pulumi import",
+    ]
     assert all("--kubeconfig kc" in c for c in calls if c.startswith("kubectl"))
     assert not any("--show-secrets" in c for c in calls), "the state is exported with its secrets encrypted"
     [imported_call] = [c for c in tools.calls() if c.command[:2] == ["stack", "import"]]

@@ -98,9 +98,11 @@ def test_trainjob_alone_brings_jobset_too() -> None:
 
 def test_an_operator_entry_without_its_frameworks_is_an_error(dev_map: dict[str, Any]) -> None:
     config = {**dev_map, "kueue-aks:kueue": {"frameworks": ["batch/job"]}, "kueue-aks:operators": {"kuberay": {}}}
-    assert refused(load_stack, config).lines == ["kueue-aks:operators.kuberay: has no effect: none of its frameworks (ray.io/rayjob, "
-                                "ray.io/raycluster, ray.io/rayservice) is in kueue-aks:kueue.frameworks; enable one "
-                                "there or remove this key"]
+    assert refused(load_stack, config).lines == [
+        "kueue-aks:operators.kuberay: has no effect: none of its frameworks (ray.io/rayjob, "
+        "ray.io/raycluster, ray.io/rayservice) is in kueue-aks:kueue.frameworks; enable one "
+        "there or remove this key"
+    ]
 
 
 def test_a_framework_whose_operator_the_stack_does_not_ship_must_be_declared(dev_map: dict[str, Any]) -> None:
@@ -112,23 +114,32 @@ def test_a_framework_whose_operator_the_stack_does_not_ship_must_be_declared(dev
     declared = load_stack({**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "external"}}})
     assert [(o.key, o.install) for o in declared.operators] == [("leaderWorkerSet", "external")]
     managed = refused(load_stack, {**config, "kueue-aks:operators": {"leaderWorkerSet": {"install": "managed"}}}).lines
-    assert managed == ["kueue-aks:operators.leaderWorkerSet.install: managed is not possible: the stack does not ship "
-                       "the LeaderWorkerSet controller; install it yourself and set install: external"]
+    assert managed == [
+        "kueue-aks:operators.leaderWorkerSet.install: managed is not possible: the stack does not ship "
+        "the LeaderWorkerSet controller; install it yourself and set install: external"
+    ]
 
 
 def test_external_installs_nothing_and_takes_no_source(dev_map: dict[str, Any], dev: StackConfig) -> None:
     config = {**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external", "chart": "oci://x.io/k"}}}
-    assert refused(load_stack, config).lines == ["kueue-aks:operators.kuberay.chart: has no effect with install: external "
-                                "(the stack installs nothing); remove it"]
+    assert refused(load_stack, config).lines == [
+        "kueue-aks:operators.kuberay.chart: has no effect with install: external "
+        "(the stack installs nothing); remove it"
+    ]
     external = load_stack({**dev_map, "kueue-aks:operators": {"kuberay": {"install": "external"}}})
     assert "kuberay" not in [i.operator.key for i in installs(external)]
     assert len(installs(external)) == len(installs(dev)) - 1
 
 
 def test_bad_operator_keys_name_the_key(dev_map: dict[str, Any]) -> None:
-    config = {**dev_map, "kueue-aks:operators": {
-        "kuberai": {}, "jobset": {"install": "yes", "imageRepository": "https://x"},
-        "mpiOperator": {"chart": "oci://x.io/mpi"}}}
+    config = {
+        **dev_map,
+        "kueue-aks:operators": {
+            "kuberai": {},
+            "jobset": {"install": "yes", "imageRepository": "https://x"},
+            "mpiOperator": {"chart": "oci://x.io/mpi"},
+        },
+    }
     found = refused(load_stack, config).lines
     assert found[0].startswith("kueue-aks:operators.kuberai: unknown key (did you mean 'kuberay'?)")
     assert any(p.startswith("kueue-aks:operators.jobset.install: 'yes' is not allowed") for p in found)
@@ -143,8 +154,13 @@ def test_a_system_pool_too_small_for_the_controllers_says_what_to_change(dev_map
     assert problem.startswith("kueue-aks:cluster.systemPool: 1 × Standard_D2s_v5 has")
     assert "raise cluster.systemPool.count" in problem and "KubeRay 1 × (100m, 512Mi)" in problem
     # Without the operators' frameworks the same pool holds Kueue alone.
-    assert load_stack({**small, "kueue-aks:kueue": {"frameworks": ["batch/job"], "replicas": 1},
-                       "kueue-aks:monitoring": {"enabled": False}})
+    assert load_stack(
+        {
+            **small,
+            "kueue-aks:kueue": {"frameworks": ["batch/job"], "replicas": 1},
+            "kueue-aks:monitoring": {"enabled": False},
+        }
+    )
 
 
 def test_the_system_pool_check_counts_every_managed_controller(dev: StackConfig) -> None:
@@ -157,14 +173,36 @@ def test_the_system_pool_check_counts_every_managed_controller(dev: StackConfig)
 # The operator versions each Kueue release's go.mod names (kubernetes-sigs/kueue go.mod@v0.19.2; v0.18.4: its
 # go.mod from proxy.golang.org), and the image tags the pins carry.
 GO_MOD_VERSIONS = {
-    "0.18.4": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.0", "trainingOperator": "1.9.3"},
-    "0.19.2": {"kuberay": "1.6.2", "jobset": "0.12.0", "trainer": "2.2.1", "mpiOperator": "0.8.2", "trainingOperator": "1.9.3"},
+    "0.18.4": {
+        "kuberay": "1.6.2",
+        "jobset": "0.12.0",
+        "trainer": "2.2.1",
+        "mpiOperator": "0.8.0",
+        "trainingOperator": "1.9.3",
+    },
+    "0.19.2": {
+        "kuberay": "1.6.2",
+        "jobset": "0.12.0",
+        "trainer": "2.2.1",
+        "mpiOperator": "0.8.2",
+        "trainingOperator": "1.9.3",
+    },
 }
 IMAGE_TAGS = {
-    "0.18.4": {"kuberay": "v1.6.2", "jobset": "v0.12.0", "trainer": "v2.2.1", "mpiOperator": "0.8.0",
-               "trainingOperator": "v1-d6eb98e"},
-    "0.19.2": {"kuberay": "v1.6.2", "jobset": "v0.12.0", "trainer": "v2.2.1", "mpiOperator": "0.8.2",
-               "trainingOperator": "v1-d6eb98e"},
+    "0.18.4": {
+        "kuberay": "v1.6.2",
+        "jobset": "v0.12.0",
+        "trainer": "v2.2.1",
+        "mpiOperator": "0.8.0",
+        "trainingOperator": "v1-d6eb98e",
+    },
+    "0.19.2": {
+        "kuberay": "v1.6.2",
+        "jobset": "v0.12.0",
+        "trainer": "v2.2.1",
+        "mpiOperator": "0.8.2",
+        "trainingOperator": "v1-d6eb98e",
+    },
 }
 
 
@@ -187,8 +225,11 @@ def test_every_operator_is_pinned_for_the_kueue_version(pinned: StackConfig) -> 
 def test_every_controller_runs_on_the_system_pool_with_requests(pinned: StackConfig) -> None:
     for install in installs(pinned):
         if install.chart:
-            scope = {"kuberay": install.values, "jobset": install.values.get("controller"),
-                     "trainer": install.values.get("manager")}[install.operator.key]
+            scope = {
+                "kuberay": install.values,
+                "jobset": install.values.get("controller"),
+                "trainer": install.values.get("manager"),
+            }[install.operator.key]
             assert scope["nodeSelector"] == SYSTEM_POOL_SELECTOR, install.operator.key
             assert scope["resources"]["requests"] == install.operator.resources.as_requests()
         else:
@@ -213,8 +254,12 @@ def test_the_training_operator_leaves_mpijob_to_the_mpi_operator(pinned: StackCo
     assert [v["name"] for v in mpi.crds[0]["spec"]["versions"]] == ["v2beta1"]
     (deployment,) = [o for o in training.objects if o["kind"] == "Deployment"]
     assert sorted(deployment["spec"]["template"]["spec"]["containers"][0]["args"]) == [
-        "--enable-scheme=jaxjob", "--enable-scheme=paddlejob", "--enable-scheme=pytorchjob", "--enable-scheme=tfjob",
-        "--enable-scheme=xgboostjob"]  # never mpijob
+        "--enable-scheme=jaxjob",
+        "--enable-scheme=paddlejob",
+        "--enable-scheme=pytorchjob",
+        "--enable-scheme=tfjob",
+        "--enable-scheme=xgboostjob",
+    ]  # never mpijob
     (webhooks,) = [o for o in training.objects if o["kind"] == "ValidatingWebhookConfiguration"]
     assert {w["clientConfig"]["service"]["namespace"] for w in webhooks["webhooks"]} == {"kubeflow"}
 
@@ -229,29 +274,44 @@ def test_only_the_enabled_v1_kinds_get_crds_schemes_and_webhooks(dev_map: dict[s
 
 def test_mirrors_replace_the_repository_and_keep_the_pinned_tag(pinned_map: dict[str, Any]) -> None:
     mirror = "mirror.example.com"
-    config = load_stack({**pinned_map, "kueue-aks:operators": {
-        key: {"imageRepository": f"{mirror}/{key.lower()}"} for key in ("kuberay", "jobset", "trainer", "mpiOperator")}})
+    config = load_stack(
+        {
+            **pinned_map,
+            "kueue-aks:operators": {
+                key: {"imageRepository": f"{mirror}/{key.lower()}"}
+                for key in ("kuberay", "jobset", "trainer", "mpiOperator")
+            },
+        }
+    )
     tags = IMAGE_TAGS[config.kueue.version]
     by_key = {i.operator.key: i for i in installs(config)}
     assert by_key["kuberay"].values["image"] == {"repository": f"{mirror}/kuberay", "tag": tags["kuberay"]}
     assert by_key["jobset"].values["image"] == {"repository": f"{mirror}/jobset", "tag": tags["jobset"]}
     assert by_key["trainer"].values["image"] == {"registry": mirror, "repository": "trainer", "tag": tags["trainer"]}
     (deployment,) = [o for o in by_key["mpiOperator"].objects if o["kind"] == "Deployment"]
-    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == f"{mirror}/mpioperator:{tags['mpiOperator']}"
+    assert (
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+        == f"{mirror}/mpioperator:{tags['mpiOperator']}"
+    )
 
 
-def test_the_rayservice_guard_exists_only_while_kueue_would_take_rayservice_clusters(dev: StackConfig,
-                                                                                   dev_map: dict[str, Any]) -> None:
+def test_the_rayservice_guard_exists_only_while_kueue_would_take_rayservice_clusters(
+    dev: StackConfig, dev_map: dict[str, Any]
+) -> None:
     policy, _binding = rayservice_guard(dev)
     assert policy["metadata"]["name"] == RAYSERVICE_GUARD
     assert policy["spec"]["matchConstraints"]["namespaceSelector"] == {"matchLabels": {"kueue-aks.io/managed": "true"}}
-    with_service = load_stack({**dev_map, "kueue-aks:kueue": {"frameworks": ["ray.io/raycluster", "ray.io/rayservice"]}})
+    with_service = load_stack(
+        {**dev_map, "kueue-aks:kueue": {"frameworks": ["ray.io/raycluster", "ray.io/rayservice"]}}
+    )
     assert rayservice_guard(with_service) == []
 
 
 def test_the_retry_hook_knows_trainers_webhook() -> None:
-    message = (f'failed calling webhook "validator.clustertrainingruntime.trainer.kubeflow.org": failed to call webhook: '
-               f'Post "https://{TRAINER_WEBHOOK_HOST}:443/validate": EOF')
+    message = (
+        f'failed calling webhook "validator.clustertrainingruntime.trainer.kubeflow.org": failed to call webhook: '
+        f'Post "https://{TRAINER_WEBHOOK_HOST}:443/validate": EOF'
+    )
     assert not kueue.is_webhook_not_ready_error(message)
     assert kueue.is_webhook_not_ready_error(message, hosts=(TRAINER_WEBHOOK_HOST,))
 
@@ -269,7 +329,9 @@ def test_the_dev_stack_registers_every_operator_pinned(pinned_run: ProgramRun, p
             assert release.inputs["namespace"] == install.namespace
             assert release.inputs["skipCrds"] is True  # the CRDs are a release of their own
         else:
-            deployments = [r for r in pinned_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace]
+            deployments = [
+                r for r in pinned_run.of_type(DEPLOYMENT) if r.inputs["metadata"]["namespace"] == install.namespace
+            ]
             assert len(deployments) == 1
         # Its CRDs: a release of the chart the program wrote, holding each CRD as the module ships it.
         crd_release = releases[release_name(install.operator.key)]
@@ -279,7 +341,8 @@ def test_the_dev_stack_registers_every_operator_pinned(pinned_run: ProgramRun, p
         folder = Path(crd_release.inputs["chart"])
         assert folder.name == chart.dirname and (folder / "templates" / "crds.yaml").is_file()
         assert [json.loads(f.read_text()) for f in sorted((folder / "files").iterdir())] == sorted(
-            install.crds, key=lambda c: c["metadata"]["name"])
+            install.crds, key=lambda c: c["metadata"]["name"]
+        )
     # No CRD body travels as a resource's properties (issue 42): only the ProvisioningRequest API is read.
     assert not [r for r in pinned_run.of_type(CRD) if not r.read_id]
     assert pinned_run.exports["operatorVersions"] == {i.operator.key: i.pin.version for i in installs(pinned)}
@@ -292,9 +355,13 @@ def test_controllers_wait_for_their_crds_and_team_namespaces_for_the_controllers
     assert "operators-jobset-crds-release" in deps  # Trainer watches JobSets
     team = dev_run.one("kubernetes:core/v1:Namespace", "queues-ns-research")
     team_deps = {dev_run.by_urn(u).name for u in team.dependencies}
-    assert {"operators-kuberay-release", "operators-jobset-release", "operators-trainer-release",
-            "operators-mpiOperator-deployment-mpi-operator",
-            "operators-trainingOperator-deployment-training-operator"} <= team_deps
+    assert {
+        "operators-kuberay-release",
+        "operators-jobset-release",
+        "operators-trainer-release",
+        "operators-mpiOperator-deployment-mpi-operator",
+        "operators-trainingOperator-deployment-training-operator",
+    } <= team_deps
     runtime = dev_run.one("kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime")
     assert "operators-trainer-release" in {dev_run.by_urn(u).name for u in runtime.dependencies}
 
@@ -382,17 +449,21 @@ def test_a_module_is_read_only_when_its_checksum_matches(proxy: dict[str, tuple[
     assert not list((tmp_path / "cache" / "kueue-aks" / "modules").glob("*v1.0.1*"))  # nothing half-written
 
 
-@pytest.mark.parametrize("status, body, match", [(404, b"gone", "failed"), (500, b"boom", "failed"),
-                                                 (200, b"not a zip", "is not a module zip")])
-def test_a_bad_answer_names_the_module_and_leaves_no_cache(proxy: dict[str, tuple[int, bytes]], tmp_path: Path,
-                                                          status: int, body: bytes, match: str) -> None:
+@pytest.mark.parametrize(
+    "status, body, match",
+    [(404, b"gone", "failed"), (500, b"boom", "failed"), (200, b"not a zip", "is not a module zip")],
+)
+def test_a_bad_answer_names_the_module_and_leaves_no_cache(
+    proxy: dict[str, tuple[int, bytes]], tmp_path: Path, status: int, body: bytes, match: str
+) -> None:
     module = Module("example.com/op", "v2.0.0", "h1:AAAA")
     proxy["/example.com/op/@v/v2.0.0.zip"] = (status, body)
     with pytest.raises(sources.SourceError, match=match) as err:
         sources.module_zip(module)
     assert "example.com/op@v2.0.0" in str(err.value)
     assert not (tmp_path / "cache" / "kueue-aks" / "modules").exists() or not any(
-        (tmp_path / "cache" / "kueue-aks" / "modules").iterdir())
+        (tmp_path / "cache" / "kueue-aks" / "modules").iterdir()
+    )
 
 
 def test_the_module_proxy_is_the_first_https_entry_of_goproxy(monkeypatch: pytest.MonkeyPatch) -> None:

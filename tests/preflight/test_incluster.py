@@ -17,13 +17,18 @@ from testbed.harness import parsed_config
 from testbed.kube_fake import FakeCluster, controller, extension_cluster, helm_release_secret, release_path
 from testbed.stacks import stack_file_config
 
-KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
-              "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n")
+KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://k.invalid'}}]\n"
+    "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\nusers: [{name: u, user: {token: t}}]\n"
+)
 
 
 def kubeconfig_config(**kueue: Any) -> StackConfig:
-    config = {k: v for k, v in stack_file_config().items() if k not in ("azure-native:location", "kueue-aks:cluster",
-                                                                        "kueue-aks:monitoring")}
+    config = {
+        k: v
+        for k, v in stack_file_config().items()
+        if k not in ("azure-native:location", "kueue-aks:cluster", "kueue-aks:monitoring")
+    }
     config["kueue-aks:cluster"] = {"kubeconfig": KUBECONFIG}
     config["kueue-aks:kueue"] = kueue or {}
     parsed = parsed_config(config)
@@ -43,9 +48,16 @@ def test_a_helm_stack_on_a_cluster_with_the_extension_is_refused_naming_what_was
     [problem] = problems(HELM, found_in(extension_cluster()))
     print(problem)
     assert problem.path == "kueue-aks:kueue.install"
-    for said in ("AKS's managed Kueue extension", "ResourceFlavor aks-cpu", "WorkloadPriorityClass aks-high-priority",
-                 "Topology aks-default", "aks-h100-ncadsh100-v5", "chart kueue 0.19.6-aks.0.4.4, revision 3",
-                 "kueue-aks:kueue.install: aksExtension", "az k8s-extension delete"):
+    for said in (
+        "AKS's managed Kueue extension",
+        "ResourceFlavor aks-cpu",
+        "WorkloadPriorityClass aks-high-priority",
+        "Topology aks-default",
+        "aks-h100-ncadsh100-v5",
+        "chart kueue 0.19.6-aks.0.4.4, revision 3",
+        "kueue-aks:kueue.install: aksExtension",
+        "az k8s-extension delete",
+    ):
         assert said in problem.message, said
 
 
@@ -57,7 +69,9 @@ def test_the_stacks_own_release_is_not_a_sign() -> None:
 
 
 def test_a_kueue_release_kueue_aks_did_not_install_is_refused() -> None:
-    foreign = FakeCluster({release_path(): helm_release_secret({"controllerManager": {"replicas": 1}}), **controller(1)})
+    foreign = FakeCluster(
+        {release_path(): helm_release_secret({"controllerManager": {"replicas": 1}}), **controller(1)}
+    )
     [problem] = problems(HELM, found_in(foreign))
     print(problem)
     assert "did not install" in problem.message and "helm uninstall kueue -n kueue-system" in problem.message
@@ -93,9 +107,11 @@ def test_an_extension_stack_on_the_extension_passes() -> None:
 
 
 def test_the_newest_revision_of_a_release_counts() -> None:
-    secrets = [helm_release_secret({}, revision=1, status="superseded"),
-               helm_release_secret(kueue_helm_values(HELM), revision=4),
-               helm_release_secret({}, revision=3, status="superseded")]
+    secrets = [
+        helm_release_secret({}, revision=1, status="superseded"),
+        helm_release_secret(kueue_helm_values(HELM), revision=4),
+        helm_release_secret({}, revision=3, status="superseded"),
+    ]
     newest = newest_release(secrets)
     assert newest is not None and (newest.revision, newest.status, newest.kueue_aks) == (4, "deployed", True)
     assert newest_release([]) is None

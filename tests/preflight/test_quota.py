@@ -60,8 +60,11 @@ def client() -> ArmClient:
 
 
 def nominal(run: Any, queue: str, flavor: str, resource: str) -> str:
-    cq = next(r for r in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
-              if r.inputs["metadata"]["name"] == queue)
+    cq = next(
+        r
+        for r in run.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+        if r.inputs["metadata"]["name"] == queue
+    )
     for group in cq.inputs["spec"]["resourceGroups"]:
         for f in group["flavors"]:
             if f["name"] == flavor:
@@ -77,9 +80,19 @@ def test_preflight_a_gpu_pool_beyond_its_family_quota_fails_at_preview_naming_it
         run_program(DEV, preview=True, azure=azure)
     text = str(err.value)
     assert "kueue-aks:nodePools[1].maxCount" in text
-    for fact in ("pool gpu", "Standard_NC4as_T4_v3", "standardNCASv3_T4Family", "need", "12 vCPUs", "8 are free",
-                 "limit 8", "az quota update --resource-name standardNCASv3_T4Family", "--limit-object value=12",
-                 "gpu to 2", "quotaPolicy: clamp"):
+    for fact in (
+        "pool gpu",
+        "Standard_NC4as_T4_v3",
+        "standardNCASv3_T4Family",
+        "need",
+        "12 vCPUs",
+        "8 are free",
+        "limit 8",
+        "az quota update --resource-name standardNCASv3_T4Family",
+        "--limit-object value=12",
+        "gpu to 2",
+        "quotaPolicy: clamp",
+    ):
         assert fact in text, (fact, text)
     # The CPU pools fit (36 of 350 DSv5 vCPUs in use): only the GPU pool is named.
     assert "pool cpu" not in text and "pools cpu" not in text
@@ -121,8 +134,11 @@ def test_preflight_warn_keeps_the_quotas_and_says_why(azure: FakeArm) -> None:
 
 
 def test_preflight_a_size_restricted_in_zone_3_fails_naming_pool_size_and_zone(azure: FakeArm) -> None:
-    config_map = with_keys(DEV, cluster={"tier": "Free", "zones": ["1", "3"], "systemPool": {"vmSize": "Standard_D4s_v5", "count": 1}},
-                           preflight={"quotaPolicy": "clamp"})
+    config_map = with_keys(
+        DEV,
+        cluster={"tier": "Free", "zones": ["1", "3"], "systemPool": {"vmSize": "Standard_D4s_v5", "count": 1}},
+        preflight={"quotaPolicy": "clamp"},
+    )
     with pytest.raises(pulumi.RunError) as err:
         run_program(config_map, preview=True, azure=azure)
     text = str(err.value)
@@ -140,12 +156,16 @@ def test_preflight_a_size_offered_only_in_some_zones_and_not_as_spot(azure: Fake
     assert any(m.startswith("kueue-aks:nodePools[0].spot:") and "cannot run as Spot" in m for m in messages), messages
 
 
-@pytest.mark.parametrize(("size", "says"), [
-    ("Standard_ND96isr_H100_v5", "is restricted in eastus2 for this subscription (NotAvailableForSubscription)"),
-    ("Standard_NC64as_T4_v3", "is not offered in eastus2"),
-])
-def test_preflight_a_size_the_region_does_not_give_is_an_error_whatever_the_policy(azure: FakeArm, size: str,
-                                                                                   says: str) -> None:
+@pytest.mark.parametrize(
+    ("size", "says"),
+    [
+        ("Standard_ND96isr_H100_v5", "is restricted in eastus2 for this subscription (NotAvailableForSubscription)"),
+        ("Standard_NC64as_T4_v3", "is not offered in eastus2"),
+    ],
+)
+def test_preflight_a_size_the_region_does_not_give_is_an_error_whatever_the_policy(
+    azure: FakeArm, size: str, says: str
+) -> None:
     pools = [{"name": "big", "vmSize": size, "minCount": 0, "maxCount": 1}]
     with pytest.raises(pulumi.RunError) as err:
         run_program(with_keys(DEV, nodePools=pools, preflight={"quotaPolicy": "warn"}), preview=True, azure=azure)
@@ -160,11 +180,15 @@ def test_preflight_a_running_stack_does_not_count_its_own_nodes_twice(azure: Fak
         if usage["name"]["value"] == "standardNCASv3_T4Family":
             usage.update(currentValue=8, limit=12)
     config = parsed(DEV)
-    mine = managed_cluster("kueue-rg123", "kueue-dev", [("system", "Standard_D4s_v5", 1, False),
-                                                         ("gpu", "Standard_NC4as_T4_v3", 2, False)],
-                           tags={STACK_TAG: PROJECT_STACK})
-    other = managed_cluster("other-rg", "kueue-dev", [("gpu", "Standard_NC4as_T4_v3", 2, False)],
-                            tags={STACK_TAG: "kueue-aks/prod"})
+    mine = managed_cluster(
+        "kueue-rg123",
+        "kueue-dev",
+        [("system", "Standard_D4s_v5", 1, False), ("gpu", "Standard_NC4as_T4_v3", 2, False)],
+        tags={STACK_TAG: PROJECT_STACK},
+    )
+    other = managed_cluster(
+        "other-rg", "kueue-dev", [("gpu", "Standard_NC4as_T4_v3", 2, False)], tags={STACK_TAG: "kueue-aks/prod"}
+    )
     azure.clusters = [other]
     assert [str(p) for p in read(config, client(), PROJECT_STACK).shortfalls]  # 8 used by someone else
     azure.clusters = [other, mine]
@@ -189,7 +213,9 @@ def test_preflight_spot_pools_draw_on_the_low_priority_quota(azure: FakeArm) -> 
     found = read(config, client(), PROJECT_STACK)
     (shortfall,) = found.shortfalls
     assert "Total Regional Low-priority vCPUs" in shortfall.message and "32 vCPUs" in shortfall.message
-    assert "--resource-name lowPriorityCores" in shortfall.message and "--resource-type lowPriority" in shortfall.message
+    assert (
+        "--resource-name lowPriorityCores" in shortfall.message and "--resource-type lowPriority" in shortfall.message
+    )
     assert found.fits["spot"] == 1
 
 
@@ -204,11 +230,17 @@ def test_preflight_the_system_pool_and_user_pools_share_the_regional_quota(azure
 
 
 def test_preflight_existing_cluster_counts_its_pools_and_not_its_system_pool(azure: FakeArm) -> None:
-    config_map = with_keys(DEV, cluster={"existing": {"resourceGroup": "their-rg", "name": "their-aks"}},
-                           monitoring={"enabled": False})
+    config_map = with_keys(
+        DEV, cluster={"existing": {"resourceGroup": "their-rg", "name": "their-aks"}}, monitoring={"enabled": False}
+    )
     config = parsed(config_map)
-    azure.clusters = [managed_cluster("their-rg", "their-aks", [("system", "Standard_D4s_v5", 3, False),
-                                                                 ("gpu", "Standard_NC4as_T4_v3", 1, False)])]
+    azure.clusters = [
+        managed_cluster(
+            "their-rg",
+            "their-aks",
+            [("system", "Standard_D4s_v5", 3, False), ("gpu", "Standard_NC4as_T4_v3", 1, False)],
+        )
+    ]
     for usage in azure.usages:
         if usage["name"]["value"] == "standardNCASv3_T4Family":
             usage.update(currentValue=4, limit=12)
@@ -223,8 +255,16 @@ def test_preflight_existing_cluster_counts_its_pools_and_not_its_system_pool(azu
 
 
 def test_preflight_an_identity_without_read_rights_gets_the_roles_and_the_way_to_skip(azure: FakeArm) -> None:
-    azure.fail["usages"] = Failure(403, 1, body={"error": {"code": "AuthorizationFailed", "message":
-                                   "does not have authorization to perform action 'Microsoft.Compute/locations/usages/read'"}})
+    azure.fail["usages"] = Failure(
+        403,
+        1,
+        body={
+            "error": {
+                "code": "AuthorizationFailed",
+                "message": "does not have authorization to perform action 'Microsoft.Compute/locations/usages/read'",
+            }
+        },
+    )
     with pytest.raises(pulumi.RunError) as err:
         run_program(DEV, preview=True, azure=azure)
     text = str(err.value)
@@ -272,19 +312,33 @@ def test_preflight_can_be_skipped_and_then_reads_nothing(azure: FakeArm) -> None
 
 
 def test_preflight_a_kubeconfig_cluster_reads_no_azure(azure: FakeArm, tmp_path: Path) -> None:
-    kubeconfig = yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
-                                 "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "current-context": "c",
-                                 "users": [{"name": "u", "user": {"token": "t"}}]})
-    config_map = {k: v for k, v in with_keys(DEV, cluster={"kubeconfig": kubeconfig}).items() if k != "azure-native:location"}
+    kubeconfig = yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+            "current-context": "c",
+            "users": [{"name": "u", "user": {"token": "t"}}],
+        }
+    )
+    config_map = {
+        k: v for k, v in with_keys(DEV, cluster={"kubeconfig": kubeconfig}).items() if k != "azure-native:location"
+    }
     config_map.pop("kueue-aks:monitoring", None)
     # Pulumi.yaml's declared default (enabled: true) reaches this stack too: still nothing is read.
     run_program({**config_map, "kueue-aks:preflight": {"enabled": True}}, preview=True, azure=azure)
     assert azure.requests == []
 
 
-@pytest.mark.parametrize(("value", "path"), [({"quotaPolicy": "shrink"}, "kueue-aks:preflight.quotaPolicy"),
-                                             ({"enabled": "yes"}, "kueue-aks:preflight.enabled"),
-                                             ({"policy": "warn"}, "kueue-aks:preflight.policy")])
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ({"quotaPolicy": "shrink"}, "kueue-aks:preflight.quotaPolicy"),
+        ({"enabled": "yes"}, "kueue-aks:preflight.enabled"),
+        ({"policy": "warn"}, "kueue-aks:preflight.policy"),
+    ],
+)
 def test_preflight_config_mistakes_name_the_key(value: dict[str, Any], path: str) -> None:
     with pytest.raises(ConfigError) as err:
         parsed(with_keys(DEV, preflight=value))
@@ -308,22 +362,36 @@ def test_preflight_parsers_read_azures_shapes() -> None:
     assert "premium_lrs" not in offers  # a disk, not a VM size
     t4 = offers["standard_nc4as_t4_v3"]
     assert (t4.family, t4.vcpus, t4.zone_restrictions, t4.location_restriction) == (
-        "standardNCASv3_T4Family", 4, {"3": "NotAvailableForSubscription"}, None)
+        "standardNCASv3_T4Family",
+        4,
+        {"3": "NotAvailableForSubscription"},
+        None,
+    )
     assert offers["standard_nd96isr_h100_v5"].location_restriction == "NotAvailableForSubscription"
     assert not offers["standard_nc24ads_a100_v4"].low_priority
 
 
 def test_preflight_clamp_splits_a_shared_quota_fairly() -> None:
-    pools = [{"name": "a", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 4},
-             {"name": "b", "vmSize": "Standard_NC4as_T4_v3", "minCount": 1, "maxCount": 4}]
+    pools = [
+        {"name": "a", "vmSize": "Standard_NC4as_T4_v3", "minCount": 0, "maxCount": 4},
+        {"name": "b", "vmSize": "Standard_NC4as_T4_v3", "minCount": 1, "maxCount": 4},
+    ]
     config = parsed(with_keys(DEV, nodePools=pools, teams=[{"name": "research", "share": 100}]))
-    found = assess(config, parse_usages(recorded("usages-eastus2.json")["value"]),
-                   parse_skus(recorded("skus-eastus2.json")["value"], "eastus2"), (), SUBSCRIPTION)
+    found = assess(
+        config,
+        parse_usages(recorded("usages-eastus2.json")["value"]),
+        parse_skus(recorded("skus-eastus2.json")["value"], "eastus2"),
+        (),
+        SUBSCRIPTION,
+    )
     assert found.fits == {"a": 1, "b": 1}  # 8 vCPUs: b's minimum node, then one each in turn
     (shortfall,) = found.shortfalls
     assert shortfall.path == "kueue-aks:nodePools" and "pools a, b together" in shortfall.message
     table = capacity_markdown(found)
-    assert "| a | Standard_NC4as_T4_v3 | standardNCASv3_T4Family | Standard NCASv3_T4 Family vCPUs | 16 | 8 | 1 of 4 |" in table
+    assert (
+        "| a | Standard_NC4as_T4_v3 | standardNCASv3_T4Family | Standard NCASv3_T4 Family vCPUs | 16 | 8 | 1 of 4 |"
+        in table
+    )
 
 
 # --- the plan command ------------------------------------------------------------------------------
@@ -332,20 +400,26 @@ def test_preflight_clamp_splits_a_shared_quota_fairly() -> None:
 class _Credential:
     def get_token(self, *scopes: str, **kwargs: Any) -> Any:
         from azure.core.credentials import AccessToken
+
         assert scopes == ("https://management.azure.com/.default",)
         return AccessToken("plan-token", 2**31)
 
 
-def test_preflight_the_plan_prints_the_capacity_table(azure: FakeArm, monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_preflight_the_plan_prints_the_capacity_table(
+    azure: FakeArm, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setattr("azure.identity.DefaultAzureCredential", _Credential)
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(
-        {"config": with_keys(DEV, preflight={"quotaPolicy": "clamp"})}))
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        yaml.safe_dump({"config": with_keys(DEV, preflight={"quotaPolicy": "clamp"})})
+    )
     assert plan.main(["--stack", "dev", "--root", str(tmp_path), "--azure", "--subscription", SUBSCRIPTION]) == 0
     out = capsys.readouterr()
     assert "| pool | VM size | family | quota | vCPUs at maxCount | quota free | nodes that fit |" in out.out
-    assert "| gpu | Standard_NC4as_T4_v3 | standardNCASv3_T4Family | Standard NCASv3_T4 Family vCPUs | 12 | 8 | 2 of 3 |" in out.out
+    assert (
+        "| gpu | Standard_NC4as_T4_v3 | standardNCASv3_T4Family | Standard NCASv3_T4 Family vCPUs | 12 | 8 | 2 of 3 |"
+        in out.out
+    )
     assert "Kueue's quotas count 2 of its 3 nodes" in out.err
     assert "| gpu | 0–3, autoscaled; Kueue counts 2 (Azure's vCPU quota, quotaPolicy clamp) |" in out.out
     assert all(auth == "Bearer plan-token" for _, auth in azure.requests)
@@ -364,14 +438,17 @@ class _NoLogin:
 
     def get_token(self, *scopes: str, **kwargs: Any) -> Any:
         from azure.core.exceptions import ClientAuthenticationError
-        raise ClientAuthenticationError("DefaultAzureCredential failed to retrieve a token from the included credentials."
-                                        "\nAttempted credentials:\n\tEnvironmentCredential: not configured"
-                                        "\n\tAzureCliCredential: Please run 'az login' to set up an account\n\t...")
+
+        raise ClientAuthenticationError(
+            "DefaultAzureCredential failed to retrieve a token from the included credentials."
+            "\nAttempted credentials:\n\tEnvironmentCredential: not configured"
+            "\n\tAzureCliCredential: Please run 'az login' to set up an account\n\t..."
+        )
 
 
-def test_the_plan_without_a_login_says_to_run_az_login_in_one_line(azure: FakeArm, monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture[str],
-                                                                   tmp_path: Path) -> None:
+def test_the_plan_without_a_login_says_to_run_az_login_in_one_line(
+    azure: FakeArm, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     monkeypatch.setattr("azure.identity.DefaultAzureCredential", _NoLogin)
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": DEV}))
@@ -385,8 +462,12 @@ def test_the_plan_without_a_login_says_to_run_az_login_in_one_line(azure: FakeAr
 
 def test_the_plan_finds_the_subscription_az_login_chose(tmp_path: Path) -> None:
     """`az login` alone: the Azure CLI's profile, with the byte order mark the CLI writes."""
-    profile = {"subscriptions": [{"id": "11111111-0000-0000-0000-000000000000", "isDefault": False},
-                                 {"id": "22222222-0000-0000-0000-000000000000", "isDefault": True}]}
+    profile = {
+        "subscriptions": [
+            {"id": "11111111-0000-0000-0000-000000000000", "isDefault": False},
+            {"id": "22222222-0000-0000-0000-000000000000", "isDefault": True},
+        ]
+    }
     (tmp_path / "azureProfile.json").write_text(json.dumps(profile), encoding="utf-8-sig")
     assert cli_subscription({"AZURE_CONFIG_DIR": str(tmp_path)}) == "22222222-0000-0000-0000-000000000000"
     assert cli_subscription({"HOME": str(tmp_path / "nobody")}) is None  # never logged in

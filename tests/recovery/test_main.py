@@ -34,7 +34,9 @@ def recover(pulumi: FakePulumi, *extra: str) -> int:
         return main([*argv, *extra])
 
 
-def test_the_state_is_exported_encrypted_from_the_project(pulumi: FakePulumi, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_state_is_exported_encrypted_from_the_project(
+    pulumi: FakePulumi, capsys: pytest.CaptureFixture[str]
+) -> None:
     pulumi.serve(state(NAMESPACE))
     assert recover(pulumi) == 0
     out = capsys.readouterr().out
@@ -56,7 +58,9 @@ def test_with_run_the_adopted_state_is_imported_before_the_refresh(pulumi: FakeP
     commands = [c.command[:2] for c in pulumi.calls()]
     assert commands == [["version"], ["stack", "export"], ["stack", "import"], ["refresh", "--stack"]]
     _, export, import_call, refresh = pulumi.calls()
-    assert export.cwd == import_call.cwd == pulumi.folder and str(pulumi.folder) in refresh.args  # --cwd for the refresh
+    assert (
+        export.cwd == import_call.cwd == pulumi.folder and str(pulumi.folder) in refresh.args
+    )  # --cwd for the refresh
     assert not list(pulumi.folder.glob(".recovery-*")), "no state file is left in the project"
 
 
@@ -75,8 +79,9 @@ def test_a_failed_import_stops_before_the_refresh(pulumi: FakePulumi, capsys: py
     assert [c.command[:1] for c in pulumi.calls()][-1] == ["stack"], "no refresh after a failed import"
 
 
-def test_without_the_cli_it_says_so(pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_the_cli_it_says_so(
+    pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("PATH", str(pulumi.folder / "nowhere"))
     assert recover(pulumi) == 2
     assert capsys.readouterr().err.startswith("pulumi stack export failed:\n")

@@ -10,14 +10,23 @@ from components.k8s.helm_records import ReleaseState, release_state
 from components.recovery.pending import adopted, pending_operations, recorded_releases, recovery_plan
 from testbed.pulumi_state import NAMESPACE, NAMESPACE_URN, state
 
-RELEASE_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueInstallation$kubernetes:helm.sh/v3:Release::kueue-release"
+RELEASE_URN = (
+    "urn:pulumi:dev::kueue-aks::kueue-aks:kueue:KueueInstallation$kubernetes:helm.sh/v3:Release::kueue-release"
+)
 CRD_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:operators:JobOperators$kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition::x"
 POOL_URN = "urn:pulumi:dev::kueue-aks::kueue-aks:cluster:AksCluster$azure-native:containerservice:AgentPool::gpu"
 
 
 RELEASE = (RELEASE_URN, "creating", {"name": "kueue", "namespace": "kueue-system", "chart": "kueue"})
-CRD = (CRD_URN, "creating", {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                             "metadata": {"name": "jobsets.jobset.x-k8s.io"}})
+CRD = (
+    CRD_URN,
+    "creating",
+    {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "jobsets.jobset.x-k8s.io"},
+    },
+)
 
 
 def test_import_ids_are_the_kubernetes_providers() -> None:
@@ -28,8 +37,9 @@ def test_import_ids_are_the_kubernetes_providers() -> None:
 
 def test_what_exists_is_imported_and_what_does_not_is_cleared() -> None:
     ops = pending_operations(state(RELEASE, NAMESPACE, CRD))
-    plan = recovery_plan("dev", ops, {NAMESPACE_URN: True, CRD_URN: False},
-                         {RELEASE_URN: ReleaseState("deployed", 1, 1)})
+    plan = recovery_plan(
+        "dev", ops, {NAMESPACE_URN: True, CRD_URN: False}, {RELEASE_URN: ReleaseState("deployed", 1, 1)}
+    )
     assert plan.helm == ()
     assert plan.adopt == ((RELEASE_URN, "kueue-system/kueue"), (NAMESPACE_URN, "research"))
     assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
@@ -46,14 +56,18 @@ def test_what_exists_is_imported_and_what_does_not_is_cleared() -> None:
 
 
 def test_a_release_helm_never_finished_installing_is_uninstalled_then_cleared() -> None:
-    plan = recovery_plan("dev", pending_operations(state(RELEASE)), {}, {RELEASE_URN: ReleaseState("pending-install", 1, None)})
+    plan = recovery_plan(
+        "dev", pending_operations(state(RELEASE)), {}, {RELEASE_URN: ReleaseState("pending-install", 1, None)}
+    )
     assert plan.helm == ("helm uninstall kueue --namespace kueue-system --wait",)
     assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
 
 
 def test_a_release_left_mid_upgrade_is_rolled_back_to_the_last_deployed_revision() -> None:
     updating = (RELEASE_URN, "updating", RELEASE[2])
-    plan = recovery_plan("dev", pending_operations(state(updating)), {}, {RELEASE_URN: ReleaseState("pending-upgrade", 3, 2)})
+    plan = recovery_plan(
+        "dev", pending_operations(state(updating)), {}, {RELEASE_URN: ReleaseState("pending-upgrade", 3, 2)}
+    )
     assert plan.helm == ("helm rollback kueue 2 --namespace kueue-system --wait",)
     assert plan.refresh == ("pulumi refresh --stack dev --yes --clear-pending-creates",)
     assert any("rolled back to revision 2" in r for r in plan.reasons)
@@ -68,16 +82,21 @@ def test_the_release_state_comes_from_helms_storage_labels() -> None:
     def secret(version: int, status: str) -> dict[str, Any]:
         return {"metadata": {"labels": {"owner": "helm", "name": "kueue", "version": str(version), "status": status}}}
 
-    assert release_state([secret(1, "superseded"), secret(3, "pending-upgrade"), secret(2, "deployed")]) == \
-        ReleaseState("pending-upgrade", 3, 2)
+    assert release_state(
+        [secret(1, "superseded"), secret(3, "pending-upgrade"), secret(2, "deployed")]
+    ) == ReleaseState("pending-upgrade", 3, 2)
     assert release_state([secret(1, "pending-install")]) == ReleaseState("pending-install", 1, None)
     assert release_state([]) is None
 
 
 def test_a_release_an_up_left_mid_upgrade_is_found_without_a_pending_operation() -> None:
     """A later `up` drops the pending update from the state; Helm's record still blocks it."""
-    exported = {"deployment": {"resources": [{"urn": RELEASE_URN, "type": "kubernetes:helm.sh/v3:Release",
-                                              "inputs": RELEASE[2]}], "pending_operations": []}}
+    exported = {
+        "deployment": {
+            "resources": [{"urn": RELEASE_URN, "type": "kubernetes:helm.sh/v3:Release", "inputs": RELEASE[2]}],
+            "pending_operations": [],
+        }
+    }
     recorded = recorded_releases(exported)
     stuck = recovery_plan("dev", [], {}, {RELEASE_URN: ReleaseState("pending-upgrade", 2, 1)}, recorded)
     assert stuck.helm == ("helm rollback kueue 1 --namespace kueue-system --wait",)

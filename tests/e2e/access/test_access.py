@@ -54,7 +54,8 @@ def _teams(stack: str) -> list[str]:
 # (multi-gpu's infra, the smaller share, so it borrows the most). Every sample in both dev teams
 # took 77 s here against 40 s, and showed nothing more than the unit tests do.
 SUBMISSIONS = [("dev", sample, _teams("dev")[i % len(_teams("dev"))]) for i, sample in enumerate(SAMPLES)] + [
-    ("multi-gpu", sample, _teams("multi-gpu")[-1]) for sample in SAMPLES]
+    ("multi-gpu", sample, _teams("multi-gpu")[-1]) for sample in SAMPLES
+]
 assert {s for s, _, _ in SUBMISSIONS} <= set(OPERATOR_STACKS) and "infra" in {t for _, _, t in SUBMISSIONS}
 
 
@@ -70,10 +71,10 @@ def _pods_by_the_docs_label(cluster: StackCluster, member: Kubectl, team: str, d
     return [p["metadata"]["name"] for p in member.items("pods", "-n", team, "-l", f"{label}={name}")]
 
 
-@pytest.mark.parametrize(("stack", "sample", "team"), SUBMISSIONS,
-                         ids=[f"{s}-{p.stem}-{t}" for s, p, t in SUBMISSIONS])
+@pytest.mark.parametrize(("stack", "sample", "team"), SUBMISSIONS, ids=[f"{s}-{p.stem}-{t}" for s, p, t in SUBMISSIONS])
 def test_member_submits_the_sample_in_their_namespace_and_kueue_admits_it(
-        cluster: StackCluster, sample: Path, team: str) -> None:
+    cluster: StackCluster, sample: Path, team: str
+) -> None:
     """As docs/batch-users.md says, as a member of the team: `kubectl apply -n <team> -f
     examples/<sample>` (no sample names a namespace); its Workload is admitted in the team's queue
     (the ClusterQueue of the LocalQueue the sample names, `<team>` or `<team>-topology`) with the
@@ -89,8 +90,10 @@ def test_member_submits_the_sample_in_their_namespace_and_kueue_admits_it(
         queue = meta["labels"][QUEUE_LABEL]
         assert wl["spec"]["queueName"] == queue
         cluster_queue = cluster.kubectl.get("localqueues.kueue.x-k8s.io", queue, "-n", team)["spec"]["clusterQueue"]
-        assert wl["status"]["admission"]["clusterQueue"] == cluster_queue in (team, team + TOPOLOGY_QUEUE_SUFFIX), \
-            (cluster_queue, wl["status"]["admission"])
+        assert wl["status"]["admission"]["clusterQueue"] == cluster_queue in (team, team + TOPOLOGY_QUEUE_SUFFIX), (
+            cluster_queue,
+            wl["status"]["admission"],
+        )
         assigned = {ps["name"]: ps["flavors"] for ps in wl["status"]["admission"]["podSetAssignments"]}
         gpu_pools = {p.name for p in cluster.config.node_pools if p.is_gpu}
         for ps in pod_sets(doc):
@@ -98,15 +101,24 @@ def test_member_submits_the_sample_in_their_namespace_and_kueue_admits_it(
                 assert set(assigned[ps.name].values()) <= gpu_pools, (ps.name, assigned)
         # Its priority is the sample's label, as every sample states one.
         assert (wl["spec"].get("priorityClassRef") or {}).get("name") == meta["labels"][PRIORITY_LABEL], wl["spec"]
-        wait_for(f"the member to find the pods of {doc['kind']} {team}/{meta['name']}",
-                 lambda: (bool(found := _pods_by_the_docs_label(cluster, member, team, doc)), found), 60)
+        wait_for(
+            f"the member to find the pods of {doc['kind']} {team}/{meta['name']}",
+            lambda: (bool(found := _pods_by_the_docs_label(cluster, member, team, doc)), found),
+            60,
+        )
     finally:
-        member.run("delete", "-n", team, "-f", str(sample), "--ignore-not-found", "--wait=true",
-                   "--timeout=90s", timeout=120)
+        member.run(
+            "delete", "-n", team, "-f", str(sample), "--ignore-not-found", "--wait=true", "--timeout=90s", timeout=120
+        )
     # Nothing left holding quota for the next sample: no Workload at all in the namespace.
-    wait_for(f"every Workload in {team} to be gone after {meta['name']}",
-             lambda: (not (left := cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", team)),
-                      [w["metadata"]["name"] for w in left]), 90)
+    wait_for(
+        f"every Workload in {team} to be gone after {meta['name']}",
+        lambda: (
+            not (left := cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", team)),
+            [w["metadata"]["name"] for w in left],
+        ),
+        90,
+    )
 
 
 @on_stacks(*OPERATOR_STACKS)
@@ -119,10 +131,14 @@ def test_member_finds_their_namespace_and_queues(cluster: StackCluster) -> None:
     for team in teams:
         member = cluster.member(team)
         rows = [line.split() for line in member.run(*listing).stdout.splitlines()[1:]]
-        assert {cq for cq, _ in rows} == {q["metadata"]["name"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")}
+        assert {cq for cq, _ in rows} == {
+            q["metadata"]["name"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
+        }
         assert {ns for _, ns in rows} == set(teams), rows
-        answers = {ns: member.run("auth", "can-i", "create", "jobs", "-n", ns, check=False).stdout.strip()
-                   for ns in sorted({ns for _, ns in rows})}
+        answers = {
+            ns: member.run("auth", "can-i", "create", "jobs", "-n", ns, check=False).stdout.strip()
+            for ns in sorted({ns for _, ns in rows})
+        }
         assert answers == {ns: "yes" if ns == team else "no" for ns in teams}, (team, answers)
         queues = {q["metadata"]["name"] for q in member.items("localqueues.kueue.x-k8s.io", "-n", team)}
         assert LOCAL_QUEUE_NAME in queues, queues
@@ -130,51 +146,96 @@ def test_member_finds_their_namespace_and_queues(cluster: StackCluster) -> None:
 
 @on_stacks("dev")
 def test_member_reads_pods_events_and_capacity(cluster: StackCluster, member: Kubectl) -> None:
-    for args in (("get", "pods", "-n", TEAM), ("get", "events", "-n", TEAM), ("get", "workloads.kueue.x-k8s.io", "-n", TEAM),
-                 ("get", "localqueues.kueue.x-k8s.io", "-n", TEAM), ("get", "clusterqueues.kueue.x-k8s.io"),
-                 ("get", "resourceflavors.kueue.x-k8s.io"), ("get", "cohorts.kueue.x-k8s.io"),
-                 ("get", "workloadpriorityclasses.kueue.x-k8s.io")):
+    for args in (
+        ("get", "pods", "-n", TEAM),
+        ("get", "events", "-n", TEAM),
+        ("get", "workloads.kueue.x-k8s.io", "-n", TEAM),
+        ("get", "localqueues.kueue.x-k8s.io", "-n", TEAM),
+        ("get", "clusterqueues.kueue.x-k8s.io"),
+        ("get", "resourceflavors.kueue.x-k8s.io"),
+        ("get", "cohorts.kueue.x-k8s.io"),
+        ("get", "workloadpriorityclasses.kueue.x-k8s.io"),
+    ):
         member.run(*args)
-    for verb, resource in (("get", "pods/log"), ("create", "rayjobs.ray.io"), ("delete", "pytorchjobs.kubeflow.org"),
-                           ("watch", "jobsets.jobset.x-k8s.io"), ("create", "trainjobs.trainer.kubeflow.org")):
+    for verb, resource in (
+        ("get", "pods/log"),
+        ("create", "rayjobs.ray.io"),
+        ("delete", "pytorchjobs.kubeflow.org"),
+        ("watch", "jobsets.jobset.x-k8s.io"),
+        ("create", "trainjobs.trainer.kubeflow.org"),
+    ):
         assert member.run("auth", "can-i", verb, resource, "-n", TEAM).stdout.strip() == "yes", (verb, resource)
 
 
 REFUSALS = {
     # (kubectl arguments, the refusal: verb, resource, where)
     "another-teams-namespace": (
-        ("create", "-f", "-"), ("create", "jobs", 'in API group "batch" in the namespace "platform"'),
-        job(OTHER_TEAM, "trespass")),
+        ("create", "-f", "-"),
+        ("create", "jobs", 'in API group "batch" in the namespace "platform"'),
+        job(OTHER_TEAM, "trespass"),
+    ),
     "another-teams-workloads": (
-        ("get", "workloads.kueue.x-k8s.io", "-n", OTHER_TEAM), ("list", "workloads", 'in API group "kueue.x-k8s.io" in the namespace "platform"'), None),
+        ("get", "workloads.kueue.x-k8s.io", "-n", OTHER_TEAM),
+        ("list", "workloads", 'in API group "kueue.x-k8s.io" in the namespace "platform"'),
+        None,
+    ),
     "clusterqueue-edit": (
         ("patch", "clusterqueue.kueue.x-k8s.io", TEAM, "--type=merge", "-p", '{"spec":{"cohortName":"mine"}}'),
-        ("patch", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope'), None),
+        ("patch", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope'),
+        None,
+    ),
     "own-localqueue": (
-        ("create", "-f", "-"), ("create", "localqueues", f'in API group "kueue.x-k8s.io" in the namespace "{TEAM}"'),
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "mine", "namespace": TEAM},
-         "spec": {"clusterQueue": OTHER_TEAM}}),
+        ("create", "-f", "-"),
+        ("create", "localqueues", f'in API group "kueue.x-k8s.io" in the namespace "{TEAM}"'),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "mine", "namespace": TEAM},
+            "spec": {"clusterQueue": OTHER_TEAM},
+        },
+    ),
     # A PUT straight away: kubectl's label and patch first read the namespace, which is refused too.
     "namespace-label": (
         ("replace", "--raw", f"/api/v1/namespaces/{TEAM}", "-f", "-"),
         ("update", "namespaces", f'in API group "" in the namespace "{TEAM}"'),
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM, "labels": {}}}),
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TEAM, "labels": {}}},
+    ),
     "pod-on-a-user-pool": (
-        ("create", "-f", "-"), ("create", "pods", f'in API group "" in the namespace "{TEAM}"'),
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "direct", "namespace": TEAM},
-         "spec": {"nodeSelector": {POOL_LABEL: "gpu"}, "containers": [{"name": "c", "image": "busybox:1.37"}]}}),
+        ("create", "-f", "-"),
+        ("create", "pods", f'in API group "" in the namespace "{TEAM}"'),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "direct", "namespace": TEAM},
+            "spec": {"nodeSelector": {POOL_LABEL: "gpu"}, "containers": [{"name": "c", "image": "busybox:1.37"}]},
+        },
+    ),
     "deployment": (
         ("create", "deployment", "web", "--image=busybox:1.37", "-n", TEAM),
-        ("create", "deployments", f'in API group "apps" in the namespace "{TEAM}"'), None),
+        ("create", "deployments", f'in API group "apps" in the namespace "{TEAM}"'),
+        None,
+    ),
     "kueue-secret": (
-        ("get", "secrets", "-n", "kueue-system"), ("list", "secrets", 'in API group "" in the namespace "kueue-system"'), None),
+        ("get", "secrets", "-n", "kueue-system"),
+        ("list", "secrets", 'in API group "" in the namespace "kueue-system"'),
+        None,
+    ),
     "own-secrets": (
-        ("get", "secrets", "-n", TEAM), ("list", "secrets", f'in API group "" in the namespace "{TEAM}"'), None),
+        ("get", "secrets", "-n", TEAM),
+        ("list", "secrets", f'in API group "" in the namespace "{TEAM}"'),
+        None,
+    ),
     "nodes": (("get", "nodes"), ("list", "nodes", 'in API group "" at the cluster scope'), None),
     "priority-class": (
-        ("create", "priorityclass", "mine", "--value=1000000"), ("create", "priorityclasses", 'in API group "scheduling.k8s.io" at the cluster scope'), None),
+        ("create", "priorityclass", "mine", "--value=1000000"),
+        ("create", "priorityclasses", 'in API group "scheduling.k8s.io" at the cluster scope'),
+        None,
+    ),
     "kueue-config": (
-        ("get", "configmaps", "-n", "kueue-system"), ("list", "configmaps", 'in API group "" in the namespace "kueue-system"'), None),
+        ("get", "configmaps", "-n", "kueue-system"),
+        ("list", "configmaps", 'in API group "" in the namespace "kueue-system"'),
+        None,
+    ),
 }
 
 
@@ -191,13 +252,24 @@ def test_a_user_of_no_team_can_do_nothing_in_team_namespaces(cluster: StackClust
     stranger = cluster.kubectl.impersonating("stranger@example.com", ["00000000-0000-0000-0000-00000000beef"])
     for team in (t.name for t in cluster.config.teams):
         stderr = refused(stranger, "create", "-f", "-", input=yaml.safe_dump(job(team, "stranger")))
-        assert forbidden("stranger@example.com", "create", "jobs", f'in API group "batch" in the namespace "{team}"') in stderr
+        assert (
+            forbidden("stranger@example.com", "create", "jobs", f'in API group "batch" in the namespace "{team}"')
+            in stderr
+        )
         stderr = refused(stranger, "get", "workloads.kueue.x-k8s.io", "-n", team)
-        assert forbidden("stranger@example.com", "list", "workloads", f'in API group "kueue.x-k8s.io" in the namespace "{team}"') in stderr
+        assert (
+            forbidden(
+                "stranger@example.com", "list", "workloads", f'in API group "kueue.x-k8s.io" in the namespace "{team}"'
+            )
+            in stderr
+        )
         stderr = refused(stranger, "get", "--raw", VISIBILITY.format(ns=team, lq="default"))
         assert "forbidden" in stderr.lower() and "pendingworkloads" in stderr, stderr
     stderr = refused(stranger, "get", "clusterqueues.kueue.x-k8s.io")
-    assert forbidden("stranger@example.com", "list", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope') in stderr
+    assert (
+        forbidden("stranger@example.com", "list", "clusterqueues", 'in API group "kueue.x-k8s.io" at the cluster scope')
+        in stderr
+    )
 
 
 @on_stacks("dev")
@@ -211,12 +283,24 @@ def test_the_deploying_identity_waits_until_rbac_lets_it_in(cluster: StackCluste
     kubectl.run("create", "serviceaccount", name, "-n", "default")
     try:
         token = kubectl.run("create", "token", name, "-n", "default", "--duration", "10m").stdout.strip()
-        kubeconfig = yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "deployer",
-            "clusters": [{"name": "c", "cluster": {"server": cluster.cluster.server_url(),
-                                                   "certificate-authority-data": cluster.cluster.ca_data()}}],
-            "contexts": [{"name": "deployer", "context": {"cluster": "c", "user": "deployer"}}],
-            "users": [{"name": "deployer", "user": {"token": token}}]})
+        kubeconfig = yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "deployer",
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": cluster.cluster.server_url(),
+                            "certificate-authority-data": cluster.cluster.ca_data(),
+                        },
+                    }
+                ],
+                "contexts": [{"name": "deployer", "context": {"cluster": "c", "user": "deployer"}}],
+                "users": [{"name": "deployer", "user": {"token": token}}],
+            }
+        )
         seen: list[str] = []
 
         class Recording:
@@ -241,8 +325,9 @@ def test_the_deploying_identity_waits_until_rbac_lets_it_in(cluster: StackCluste
 
         def waiting() -> None:
             try:
-                result.append(wait_for_access(kubeconfig, what_to_check="(e2e)", poll=0.2, deadline=120,
-                                              connect=Recording))
+                result.append(
+                    wait_for_access(kubeconfig, what_to_check="(e2e)", poll=0.2, deadline=120, connect=Recording)
+                )
             except BaseException as err:  # reported below
                 result.append(err)
 

@@ -26,10 +26,14 @@ GOVERNED = ("dev", "team-subsets")
 OUTSIDER = "e2e-outsider"  # a namespace anyone might create, without Kueue's label
 
 
-def _pod(name: str, *, tolerate: list[dict[str, str]] | None = None, pool: str | None = None,
-         node: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox:1.37",
-                                            "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}
+def _pod(
+    name: str, *, tolerate: list[dict[str, str]] | None = None, pool: str | None = None, node: str | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": "main", "image": "busybox:1.37", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
+        ]
+    }
     if tolerate:
         spec["tolerations"] = tolerate
     if pool:
@@ -42,8 +46,11 @@ def _pod(name: str, *, tolerate: list[dict[str, str]] | None = None, pool: str |
 def _ways_onto(stack: str) -> list[Any]:
     """(stack, pool, how) for every user pool: with its tolerations and selector, with the
     selector only, and straight onto one of its nodes by nodeName."""
-    return [pytest.param(stack, pool.name, how, id=f"{stack}-{pool.name}-{how}")
-            for pool in load(stack).node_pools for how in ("tolerate-and-select", "select", "node-name")]
+    return [
+        pytest.param(stack, pool.name, how, id=f"{stack}-{pool.name}-{how}")
+        for pool in load(stack).node_pools
+        for how in ("tolerate-and-select", "select", "node-name")
+    ]
 
 
 def _spec_for(cluster: StackCluster, pool_name: str, how: str) -> dict[str, Any]:
@@ -66,15 +73,18 @@ def outsider(cluster: StackCluster) -> Iterator[str]:
 
 @pytest.mark.parametrize(("stack", "pool", "how"), [c for s in GOVERNED for c in _ways_onto(s)])
 @pytest.mark.parametrize("namespace", ["default", OUTSIDER])
-def test_pod_outside_kueue_is_refused_from_every_pool(cluster: StackCluster, outsider: str, pool: str, how: str,
-                                                       namespace: str) -> None:
+def test_pod_outside_kueue_is_refused_from_every_pool(
+    cluster: StackCluster, outsider: str, pool: str, how: str, namespace: str
+) -> None:
     pod = _spec_for(cluster, pool, how)
     status, message = api_create(cluster.kubectl.kubeconfig, f"/api/v1/namespaces/{namespace}/pods", pod, dry_run=False)
     assert status == 403, (status, message)
     # What was refused, why, what to do instead, and by which policy.
     assert POOL_GUARD in message and f"{namespace}/{pod['metadata']['name']}" in message, message
     assert "reserved for work Kueue admits" in message and "LocalQueue" in message, message
-    reason = {"tolerate-and-select": "selects a pool", "select": "selects a pool", "node-name": "names a pool node"}[how]
+    reason = {"tolerate-and-select": "selects a pool", "select": "selects a pool", "node-name": "names a pool node"}[
+        how
+    ]
     assert reason in message, message
 
 
@@ -85,8 +95,12 @@ def test_gated_pod_cannot_gain_the_way_onto_a_pool_later(cluster: StackCluster, 
     gated = {**_pod("gated"), "metadata": {"name": "gated", "namespace": outsider}}
     gated["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
     cluster.kubectl.apply([gated])
-    patch = {"spec": {"tolerations": [t.toleration() for t in pool.node_taints], "nodeSelector": {POOL_LABEL: pool.name}}}
-    done = cluster.kubectl.run("patch", "pod", "gated", "-n", outsider, "--type=merge", "-p", json.dumps(patch), check=False)
+    patch = {
+        "spec": {"tolerations": [t.toleration() for t in pool.node_taints], "nodeSelector": {POOL_LABEL: pool.name}}
+    }
+    done = cluster.kubectl.run(
+        "patch", "pod", "gated", "-n", outsider, "--type=merge", "-p", json.dumps(patch), check=False
+    )
     assert done.returncode != 0 and POOL_GUARD in done.stderr, done.stderr
 
 
@@ -98,6 +112,7 @@ def test_plain_pod_outside_team_namespaces_runs_only_on_the_system_pool(cluster:
 
 def _wait_bound(cluster: StackCluster, namespace: str, name: str) -> str:
     """The pool of the node the pod is bound to; a user pool may first have to scale up."""
+
     def probe() -> tuple[bool, Any]:
         pod = cluster.kubectl.get("pod", name, "-n", namespace)
         node = pod["spec"].get("nodeName")
@@ -125,8 +140,13 @@ def test_job_without_queue_label_in_a_team_namespace_still_goes_through_kueue(cl
     there, even one that names no queue and carries the pool's tolerations itself."""
     team = cluster.config.teams[0]
     pool = cluster.config.pool(team.pools[0])
-    sneaky = job(team.name, "no-label", queue=None, node_selector={POOL_LABEL: pool.name},
-                 requests={"cpu": "100m", "memory": "64Mi"} | ({"nvidia.com/gpu": "1"} if pool.is_gpu else {}))
+    sneaky = job(
+        team.name,
+        "no-label",
+        queue=None,
+        node_selector={POOL_LABEL: pool.name},
+        requests={"cpu": "100m", "memory": "64Mi"} | ({"nvidia.com/gpu": "1"} if pool.is_gpu else {}),
+    )
     sneaky["spec"]["template"]["spec"]["tolerations"] = [t.toleration() for t in pool.node_taints]
     cluster.kubectl.apply([sneaky])
     try:
@@ -141,7 +161,9 @@ def test_job_without_queue_label_in_a_team_namespace_still_goes_through_kueue(cl
 
 @on_stacks(UNGOVERNED)
 @pytest.mark.parametrize("pool", [p.name for p in load(UNGOVERNED).node_pools if p.is_gpu])
-def test_without_governance_a_pod_outside_kueue_takes_a_gpu_node(cluster: StackCluster, outsider: str, pool: str) -> None:
+def test_without_governance_a_pod_outside_kueue_takes_a_gpu_node(
+    cluster: StackCluster, outsider: str, pool: str
+) -> None:
     pod = _spec_for(cluster, pool, "tolerate-and-select")
     status, message = api_create(cluster.kubectl.kubeconfig, "/api/v1/namespaces/default/pods", pod, dry_run=False)
     assert status == 201, message

@@ -88,11 +88,16 @@ def test_another_teams_member_cannot_use_or_read_the_identity(cluster: StackClus
     where = f'in API group "" in the namespace "{TEAM}"'
     stderr = refused(other, "create", "-f", "-", input=yaml.safe_dump(job_as(TEAM, "borrowed", SERVICE_ACCOUNT)))
     assert forbidden(user, "create", "jobs", f'in API group "batch" in the namespace "{TEAM}"') in stderr
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "borrowed", "namespace": TEAM},
-           "spec": {"serviceAccountName": SERVICE_ACCOUNT, "containers": [{"name": "c", "image": "busybox:1.37"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "borrowed", "namespace": TEAM},
+        "spec": {"serviceAccountName": SERVICE_ACCOUNT, "containers": [{"name": "c", "image": "busybox:1.37"}]},
+    }
     assert forbidden(user, "create", "pods", where) in refused(other, "create", "-f", "-", input=yaml.safe_dump(pod))
     assert forbidden(user, "get", "serviceaccounts", where) in refused(
-        other, "get", "serviceaccount", SERVICE_ACCOUNT, "-n", TEAM)
+        other, "get", "serviceaccount", SERVICE_ACCOUNT, "-n", TEAM
+    )
     for kubectl, who in ((other, user), (cluster.member(TEAM), cluster.member_user(TEAM))):
         stderr = refused(kubectl, "create", "token", SERVICE_ACCOUNT, "-n", TEAM)
         assert forbidden(who, "create", "serviceaccounts/token", where) in stderr
@@ -109,8 +114,14 @@ def test_a_job_naming_the_identity_in_another_teams_namespace_gets_no_pod(cluste
         wait_admitted(cluster, OTHER_TEAM, name)
         failed = wait_for(
             f"the Job controller to fail creating {OTHER_TEAM}/{name}'s pod",
-            lambda: (bool(found := [e for e in events_of(cluster, OTHER_TEAM, "Job", name) if e["reason"] == "FailedCreate"]),
-                     found or events_of(cluster, OTHER_TEAM, "Job", name)), 60)
+            lambda: (
+                bool(
+                    found := [e for e in events_of(cluster, OTHER_TEAM, "Job", name) if e["reason"] == "FailedCreate"]
+                ),
+                found or events_of(cluster, OTHER_TEAM, "Job", name),
+            ),
+            60,
+        )
         assert f'serviceaccount "{SERVICE_ACCOUNT}" not found' in failed[0]["message"], failed
         assert job_pods(cluster.kubectl, OTHER_TEAM, name) == []
     finally:

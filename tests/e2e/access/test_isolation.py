@@ -34,8 +34,12 @@ def test_job_outside_team_namespaces_is_not_managed(cluster: StackCluster, sandb
 @pytest.fixture
 def foreign_queue(cluster: StackCluster) -> Iterator[str]:
     """A LocalQueue in research's namespace that names platform's ClusterQueue."""
-    lq = {"apiVersion": API_VERSION, "kind": "LocalQueue", "metadata": {"name": "foreign", "namespace": "research"},
-          "spec": {"clusterQueue": "platform"}}
+    lq = {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": {"name": "foreign", "namespace": "research"},
+        "spec": {"clusterQueue": "platform"},
+    }
     cluster.kubectl.apply([lq])
     yield "foreign"
     delete_jobs(cluster, "research", "trespasser")
@@ -55,4 +59,6 @@ def test_team_cannot_use_another_teams_cluster_queue(cluster: StackCluster, fore
     wait_for("the Workload to be refused by platform's namespaceSelector", pending_with_reason, 30)
     wl = workload_of(cluster, "research", "trespasser")
     assert wl is not None
-    assert not any(c["type"] in ("QuotaReserved", "Admitted") and c["status"] == "True" for c in wl["status"]["conditions"])
+    assert not any(
+        c["type"] in ("QuotaReserved", "Admitted") and c["status"] == "True" for c in wl["status"]["conditions"]
+    )

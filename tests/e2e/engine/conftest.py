@@ -49,8 +49,9 @@ def mirror(binaries: Binaries) -> Iterator[ChartMirror]:
 
 
 @pytest.fixture
-def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror,
-            control_planes: ControlPlanes) -> Iterator[PulumiProject]:
+def project(
+    cluster: StackCluster, engine: Engine, mirror: ChartMirror, control_planes: ControlPlanes
+) -> Iterator[PulumiProject]:
     """The engine stack's Pulumi project (the test_engine*.py files, test_extension.py), made on
     first use and kept with its control plane, every chart from the mirror. From then until the
     control plane stops, Kueue and each job operator run while the program's release or manifests
@@ -64,9 +65,15 @@ def project(cluster: StackCluster, engine: Engine, mirror: ChartMirror,
         follower = KueueFollower(cluster.kueue, cluster.kubectl, binary_for=ensure_kueue).__enter__()
         cluster.stoppers.append(lambda: follower.__exit__(None, None, None))
         binaries = control_planes.operator_binaries()
-        operators = OperatorFollower({name: OperatorController(name, binary, cluster.kubectl, cluster.workdir / "operators",
-                                                               cluster.forwarder) for name, binary in binaries.items()},
-                                     cluster.kubectl).__enter__()
+        operators = OperatorFollower(
+            {
+                name: OperatorController(
+                    name, binary, cluster.kubectl, cluster.workdir / "operators", cluster.forwarder
+                )
+                for name, binary in binaries.items()
+            },
+            cluster.kubectl,
+        ).__enter__()
         cluster.stoppers.append(lambda: operators.__exit__(None, None, None))
         cluster.pulumi_project, cluster.kueue_follower = made, follower  # type: ignore[attr-defined]
         cluster.operator_follower = operators  # type: ignore[attr-defined]
@@ -83,8 +90,9 @@ def clean(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCluste
     worker = getattr(cluster, "worker_stack", None)
     kept = {project.stack, *([worker.stack] if worker is not None else [])}
     for name in sorted(set(project.stacks()) - kept):
-        said = PulumiProject(project.engine, project.workdir, name, env=project.extra_env,
-                             rewrite=project.rewrite).remove(cluster)
+        said = PulumiProject(
+            project.engine, project.workdir, name, env=project.extra_env, rewrite=project.rewrite
+        ).remove(cluster)
         if said is not None:
             report(f"e2e[{ENGINE}]: left by a failed test: {said}")
     yield cluster

@@ -50,15 +50,22 @@ CHANGED_TEAM, CHANGED_SHARE = "research", 55
 def leftovers(cluster: StackCluster) -> str:
     """What a hung destroy waits for: terminating namespaces, Kueue's objects and their finalizers."""
     kubectl = cluster.kubectl
-    lines = [f"namespace {n['metadata']['name']}: {n['status'].get('phase')} {n['status'].get('conditions', '')}"
-             for n in kubectl.items("namespaces") if n["status"].get("phase") == "Terminating"]
-    kinds = ",".join(f"{k.lower()}s.kueue.x-k8s.io" for k in ("Workload", "ClusterQueue", "LocalQueue", "ResourceFlavor",
-                                                            "Cohort", "Topology", "AdmissionCheck"))
+    lines = [
+        f"namespace {n['metadata']['name']}: {n['status'].get('phase')} {n['status'].get('conditions', '')}"
+        for n in kubectl.items("namespaces")
+        if n["status"].get("phase") == "Terminating"
+    ]
+    kinds = ",".join(
+        f"{k.lower()}s.kueue.x-k8s.io"
+        for k in ("Workload", "ClusterQueue", "LocalQueue", "ResourceFlavor", "Cohort", "Topology", "AdmissionCheck")
+    )
     done = kubectl.run("get", kinds, "-A", "-o", "json", check=False)
-    for obj in (json.loads(done.stdout).get("items", []) if done.returncode == 0 else []):
+    for obj in json.loads(done.stdout).get("items", []) if done.returncode == 0 else []:
         meta = obj["metadata"]
-        lines.append(f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}: deleting={bool(meta.get('deletionTimestamp'))} "
-                     f"finalizers={meta.get('finalizers')}")
+        lines.append(
+            f"{obj['kind']} {meta.get('namespace', '')}/{meta['name']}: deleting={bool(meta.get('deletionTimestamp'))} "
+            f"finalizers={meta.get('finalizers')}"
+        )
     if done.returncode != 0:
         lines.append(f"kueue kinds: {done.stderr.strip()}")
     pods = kubectl.run("get", "pods", "-A", "-o", "wide", check=False).stdout
@@ -71,12 +78,16 @@ def test_engine_up_brings_the_stack_up_first_time(cluster: StackCluster, project
     try:
         project.up()
     except EngineError as err:
-        raise EngineError(f"{err}\n{cluster.kueue_follower.describe()}\n"  # type: ignore[attr-defined]
-                          f"{cluster.operator_follower.describe()}") from None  # type: ignore[attr-defined]
+        raise EngineError(
+            f"{err}\n{cluster.kueue_follower.describe()}\n"  # type: ignore[attr-defined]
+            f"{cluster.operator_follower.describe()}"
+        ) from None  # type: ignore[attr-defined]
     took = time.monotonic() - started
     report(f"e2e[{ENGINE}]: first `pulumi up` by the real engine took {took:.0f} s (budget {UP_BUDGET_SECONDS} s)")
     wait_for("every ClusterQueue and LocalQueue the engine made to be Active", cluster.queues_active, 60)
-    local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"}
+    local_queues = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"
+    }
     exported = project.outputs()["localQueues"]
     assert {(team, name) for team, queues in exported.items() for name in queues} == local_queues
     # The queues the engine made admit work.
@@ -96,7 +107,9 @@ def test_engine_preview_after_up_shows_no_changes(cluster: StackCluster, project
 
 @on_stacks(ENGINE)
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_engine_every_kind_is_admitted_whole_on_its_pool(cluster: StackCluster, project: PulumiProject, kind: str) -> None:
+def test_engine_every_kind_is_admitted_whole_on_its_pool(
+    cluster: StackCluster, project: PulumiProject, kind: str
+) -> None:
     """The kind's sample (examples/), as a batch user submits it, on the operator the engine
     installed: one Workload on a flavor, every pod on that flavor's pool."""
     try:
@@ -108,8 +121,12 @@ def test_engine_every_kind_is_admitted_whole_on_its_pool(cluster: StackCluster, 
 @on_stacks(ENGINE)
 def test_engine_governance_refuses_a_pod_that_goes_round_kueue(cluster: StackCluster, project: PulumiProject) -> None:
     """The pool guard the engine created refuses a pod outside the team namespaces that selects a pool."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "round-kueue", "namespace": "default"},
-           "spec": {"nodeSelector": {POOL_LABEL: "cpu"}, "containers": [{"name": "main", "image": "busybox:1.37"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "round-kueue", "namespace": "default"},
+        "spec": {"nodeSelector": {POOL_LABEL: "cpu"}, "containers": [{"name": "main", "image": "busybox:1.37"}]},
+    }
     status, message = api_create(cluster.kubectl.kubeconfig, "/api/v1/namespaces/default/pods", pod, dry_run=False)
     assert status == 403 and POOL_GUARD in message and "reserved for work Kueue admits" in message, (status, message)
 
@@ -126,7 +143,8 @@ def test_engine_share_change_updates_in_place(cluster: StackCluster, project: Pu
     summary = sorted(changed(s) for s in steps)
     assert {s["op"] for s in steps} == {"update"}, summary
     assert sorted(str(s["urn"]).rsplit("::", 1)[-1] for s in steps) == sorted(
-        [f"queues-clusterqueue-{q}" for q in queues] + [f"queues-cohort-{COHORT_NAME}"]), summary
+        [f"queues-clusterqueue-{q}" for q in queues] + [f"queues-cohort-{COHORT_NAME}"]
+    ), summary
     project.up()
     for queue in queues:
         cq = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", queue)
@@ -141,17 +159,27 @@ def test_engine_a_team_added_then_removed_by_up(cluster: StackCluster, project: 
     """A new team gets its namespace and queues, which admit its job; removing it again takes them
     away, its job with them, and leaves the other teams' queues as they were."""
     base = engine_config({CHANGED_TEAM: CHANGED_SHARE})
-    added = {**base, "kueue-aks:teams": [*base["kueue-aks:teams"], {"name": ADDED_TEAM, "share": 5,
-                                                                     "members": [member_group(ADDED_TEAM)]}]}
-    before = {q["metadata"]["name"]: q["metadata"]["uid"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")}
+    added = {
+        **base,
+        "kueue-aks:teams": [
+            *base["kueue-aks:teams"],
+            {"name": ADDED_TEAM, "share": 5, "members": [member_group(ADDED_TEAM)]},
+        ],
+    }
+    before = {
+        q["metadata"]["name"]: q["metadata"]["uid"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
+    }
     project.set_config(added)
     project.up()
     cluster.kubectl.apply([job(ADDED_TEAM, "new-team", run_for="1h")])
     wait_admitted(cluster, ADDED_TEAM, "new-team")
     project.set_config(base)
     project.up()
-    wait_for(f"namespace {ADDED_TEAM} to be gone", lambda: (
-        ADDED_TEAM not in {n["metadata"]["name"] for n in cluster.kubectl.items("namespaces")}, None), 120)
+    wait_for(
+        f"namespace {ADDED_TEAM} to be gone",
+        lambda: (ADDED_TEAM not in {n["metadata"]["name"] for n in cluster.kubectl.items("namespaces")}, None),
+        120,
+    )
     after = {q["metadata"]["name"]: q["metadata"]["uid"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")}
     assert after == before, (before, after)
     assert not project.preview(), "removing the team left a difference behind"
@@ -167,12 +195,16 @@ def test_engine_destroy_with_every_kind_running_leaves_nothing(cluster: StackClu
     try:
         project.destroy()
     except EngineError as err:
-        raise EngineError(f"{err}\nleft in the cluster:\n{leftovers(cluster)}\n"
-                          f"{cluster.kueue_follower.describe()}\n"  # type: ignore[attr-defined]
-                          f"{cluster.operator_follower.describe()}") from None  # type: ignore[attr-defined]
+        raise EngineError(
+            f"{err}\nleft in the cluster:\n{leftovers(cluster)}\n"
+            f"{cluster.kueue_follower.describe()}\n"  # type: ignore[attr-defined]
+            f"{cluster.operator_follower.describe()}"
+        ) from None  # type: ignore[attr-defined]
     took = time.monotonic() - started
-    report(f"e2e[{ENGINE}]: `pulumi destroy` by the real engine with a job of every kind running took {took:.0f} s "
-           f"(budget {DESTROY_BUDGET_SECONDS} s)")
+    report(
+        f"e2e[{ENGINE}]: `pulumi destroy` by the real engine with a job of every kind running took {took:.0f} s "
+        f"(budget {DESTROY_BUDGET_SECONDS} s)"
+    )
 
     kubectl = cluster.kubectl
     left = project.created()
@@ -184,12 +216,21 @@ def test_engine_destroy_with_every_kind_running_leaves_nothing(cluster: StackClu
     assert not crds, crds
     operator_namespaces = {"kuberay-system", "jobset-system", "kubeflow-system", "kubeflow", "mpi-operator"}
     assert not namespaces & operator_namespaces, namespaces
-    roles = [r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r]
+    roles = [
+        r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r
+    ]
     assert not roles, roles
-    hooks = [w for w in kubectl.run("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices",
-                                    "-o", "name").stdout.split() if "kueue" in w]
+    hooks = [
+        w
+        for w in kubectl.run(
+            "get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices", "-o", "name"
+        ).stdout.split()
+        if "kueue" in w
+    ]
     assert not hooks, hooks
-    guards = kubectl.run("get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name").stdout.split()
+    guards = kubectl.run(
+        "get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name"
+    ).stdout.split()
     assert not guards, guards
     assert not kubectl.run("get", "jobs", "-A", "-o", "name").stdout.split(), "jobs outlived their namespaces"
     assert took <= DESTROY_BUDGET_SECONDS

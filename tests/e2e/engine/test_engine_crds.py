@@ -35,7 +35,7 @@ FRAMEWORKS = ["batch/job", "jobset.x-k8s.io/jobset"]
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 # The earlier layout's program, as far as the CRDs go: JobOperators with each CRD a child resource
 # of its own, named as it named them, on the stack's own kubeconfig provider.
-EARLIER_LAYOUT = '''
+EARLIER_LAYOUT = """
 import pulumi
 from components.cluster.component import KubeconfigCluster
 from components.config.parse import load_stack_config
@@ -57,7 +57,7 @@ class JobOperators(pulumi.ComponentResource):
 
 
 JobOperators()
-'''
+"""
 
 
 def crd_config() -> dict[str, Any]:
@@ -68,7 +68,9 @@ def crd_config() -> dict[str, Any]:
 
 def jobset_install() -> Install:
     # Parsed as the program parses it once the kubeconfig (a secret, set on the stack) is there.
-    raw, location = raw_from_stack_file({"config": {**crd_config(), "kueue-aks:cluster": {"kubeconfig": {"secure": "x"}}}})
+    raw, location = raw_from_stack_file(
+        {"config": {**crd_config(), "kueue-aks:cluster": {"kubeconfig": {"secure": "x"}}}}
+    )
     (jobset,) = installs(parse_config(raw, stack=STACK, location=location))
     return jobset
 
@@ -85,7 +87,12 @@ def assert_served_by_its_release(clean: StackCluster, stack: PulumiProject, inst
     served = clean.kubectl.get("crd", crd["metadata"]["name"])
     established = {c["type"]: c["status"] for c in served["status"]["conditions"]}
     meta = served["metadata"]
-    print(crd["metadata"]["name"], established, meta.get("labels"), meta.get("annotations", {}).get(RELEASE_NAME_ANNOTATION))
+    print(
+        crd["metadata"]["name"],
+        established,
+        meta.get("labels"),
+        meta.get("annotations", {}).get(RELEASE_NAME_ANNOTATION),
+    )
     assert established.get("Established") == "True", established
     # The API server keeps the schema as sent: the pinned module's, which the validator read.
     assert served["spec"]["versions"] == crd["spec"]["versions"]
@@ -96,8 +103,9 @@ def assert_served_by_its_release(clean: StackCluster, stack: PulumiProject, inst
     secrets = clean.kubectl.items("secrets", "-n", install.namespace, "-l", f"owner=helm,name={name}")
     assert "deployed" in {s["metadata"]["labels"]["status"] for s in secrets}, secrets
     resources = stack.resources()
-    assert not [r["urn"] for r in resources if r["type"] == CRD_TYPE and not r.get("external")], \
+    assert not [r["urn"] for r in resources if r["type"] == CRD_TYPE and not r.get("external")], (
         "no CRD body is a resource of the stack's any more"
+    )
     (crd_release,) = [r for r in resources if r["urn"].endswith(f"::operators-{install.operator.key}-crds-release")]
     kueue = next(r for r in resources if r["urn"].endswith("::kueue-release"))
     assert crd_release["urn"] in kueue.get("dependencies", []), "Kueue starts after the job kinds it manages are served"
@@ -106,13 +114,15 @@ def assert_served_by_its_release(clean: StackCluster, stack: PulumiProject, inst
 
 def assert_gone_after_destroy(clean: StackCluster, stack: PulumiProject, name: str) -> None:
     assert_nothing_left(clean, stack)  # its destroy
-    wait_for(f"CRD {name} to be gone",
-             lambda: (clean.kubectl.run("get", "crd", name, check=False).returncode != 0, name), 60)
+    wait_for(
+        f"CRD {name} to be gone", lambda: (clean.kubectl.run("get", "crd", name, check=False).returncode != 0, name), 60
+    )
 
 
 @on_stacks(ENGINE)
 def test_engine_crds_an_operators_crd_is_served_by_its_release_after_up_and_gone_after_destroy(
-        clean: StackCluster, project: PulumiProject) -> None:
+    clean: StackCluster, project: PulumiProject
+) -> None:
     stack = project.another_stack(STACK, crd_config(), clean.cluster.kubeconfig.read_text())
     install = jobset_install()
     timed_up(stack, "a stack with JobSet's CRD release and release")
@@ -125,7 +135,8 @@ def test_engine_crds_an_operators_crd_is_served_by_its_release_after_up_and_gone
 
 @on_stacks(ENGINE)
 def test_engine_crds_a_stack_of_the_earlier_layout_is_handed_over_without_deleting_its_crd(
-        clean: StackCluster, project: PulumiProject) -> None:
+    clean: StackCluster, project: PulumiProject
+) -> None:
     stack = project.another_stack(STACK, crd_config(), clean.cluster.kubeconfig.read_text())
     install = jobset_install()
     name = install.crds[0]["metadata"]["name"]
@@ -138,18 +149,51 @@ def test_engine_crds_a_stack_of_the_earlier_layout_is_handed_over_without_deleti
         program.write_text(current)
     before = clean.kubectl.get("crd", name)
     # A job of the kind, in a namespace the stack does not own: it lives exactly as long as the CRD.
-    clean.kubectl.apply([{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-                          "metadata": {"name": "kept", "namespace": "default"},
-                          "spec": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": {"spec": {
-                              "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}]}}])
+    clean.kubectl.apply(
+        [
+            {
+                "apiVersion": "jobset.x-k8s.io/v1alpha2",
+                "kind": "JobSet",
+                "metadata": {"name": "kept", "namespace": "default"},
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "w",
+                            "template": {
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "restartPolicy": "Never",
+                                            "containers": [{"name": "c", "image": "busybox"}],
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    ]
+                },
+            }
+        ]
+    )
 
     env = {**stack.env, "PATH": os.pathsep.join([str(clean.kubectl.binary.parent), stack.env["PATH"]])}
-    migrate = [sys.executable, "-m", "components.operators.migrate", "--stack", STACK, "--cwd", str(stack.project),
-               "--kubeconfig", str(clean.cluster.kubeconfig)]
+    migrate = [
+        sys.executable,
+        "-m",
+        "components.operators.migrate",
+        "--stack",
+        STACK,
+        "--cwd",
+        str(stack.project),
+        "--kubeconfig",
+        str(clean.cluster.kubeconfig),
+    ]
     shown = subprocess.run(migrate, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
     print(shown.stdout, shown.stderr)
     assert shown.returncode == 0 and f"{name}: {install.namespace}/{release_name('jobset')}" in shown.stdout
-    ran = subprocess.run([*migrate, "--run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    ran = subprocess.run(
+        [*migrate, "--run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     print(ran.stdout, ran.stderr)
     assert ran.returncode == 0, ran.stderr
     # What `up` would do now: install the releases, delete nothing (without the hand-over it deleted the CRD).
@@ -160,7 +204,9 @@ def test_engine_crds_a_stack_of_the_earlier_layout_is_handed_over_without_deleti
     served = assert_served_by_its_release(clean, stack, install)
     assert served["metadata"]["uid"] == before["metadata"]["uid"], "the CRD was made again, so it was deleted"
     assert clean.kubectl.get("jobset", "kept", "-n", "default")["metadata"]["name"] == "kept"
-    again = subprocess.run([*migrate, "--run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    again = subprocess.run(
+        [*migrate, "--run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert again.returncode == 0 and "nothing to hand over" in again.stdout, again.stdout + again.stderr
     assert_gone_after_destroy(clean, stack, name)
     stack.run("stack", "rm", "--yes", STACK, check=False)

@@ -54,16 +54,22 @@ def kill_everything(up: subprocess.Popen[str]) -> None:
         except ProcessLookupError:
             pass
     up.wait()
-    wait_for("every process of the interrupted CLI to be gone",
-             lambda: (not session_processes(up.pid), session_processes(up.pid)), 30)
+    wait_for(
+        "every process of the interrupted CLI to be gone",
+        lambda: (not session_processes(up.pid), session_processes(up.pid)),
+        30,
+    )
 
 
 def interrupt_when(cluster: StackCluster, stack: PulumiProject, status: str) -> list[str]:
     """Start `pulumi up` and kill it all while Kueue's release is in Helm state `status`."""
     up = stack.start("up", "--yes", "--skip-preview")
     try:
-        seen = wait_for(f"Kueue's release to be {status}",
-                        lambda: (any(s.endswith(status) for s in release_states(cluster)), release_states(cluster)), 120)
+        seen = wait_for(
+            f"Kueue's release to be {status}",
+            lambda: (any(s.endswith(status) for s in release_states(cluster)), release_states(cluster)),
+            120,
+        )
     finally:
         kill_everything(up)
     return seen
@@ -135,9 +141,16 @@ def leave_pending(stack: PulumiProject, picks: list[str]) -> list[dict[str, Any]
     (path,) = (stack.workdir / "state" / ".pulumi" / "stacks").glob(f"*/{stack.stack}.json")
     checkpoint = json.loads(path.read_text())
     deployment = checkpoint["checkpoint"]["latest"]
-    named = {u for r in deployment["resources"]
-             for u in [r.get("parent"), *r.get("dependencies", []),
-                       *(d for ds in (r.get("propertyDependencies") or {}).values() for d in ds)] if u}
+    named = {
+        u
+        for r in deployment["resources"]
+        for u in [
+            r.get("parent"),
+            *r.get("dependencies", []),
+            *(d for ds in (r.get("propertyDependencies") or {}).values() for d in ds),
+        ]
+        if u
+    }
     moved = []
     for pick in picks:
         found = next(r for r in deployment["resources"] if pick in r["urn"] and r["urn"] not in named)
@@ -150,8 +163,9 @@ def leave_pending(stack: PulumiProject, picks: list[str]) -> list[dict[str, Any]
 
 
 @on_stacks(ENGINE)
-def test_engine_a_create_left_pending_whose_object_exists_is_imported(clean: StackCluster,
-                                                                       project: PulumiProject) -> None:
+def test_engine_a_create_left_pending_whose_object_exists_is_imported(
+    clean: StackCluster, project: PulumiProject
+) -> None:
     """The case a kill's timing decides: Helm (or the API server) had finished making the object
     when the CLI died, so the create is pending in the state but the object is in the cluster. The
     recovery adopts it into the state; the next `up` completes and makes nothing twice."""
@@ -174,7 +188,9 @@ def test_engine_a_create_left_pending_whose_object_exists_is_imported(clean: Sta
     after = helm_records(clean)
     assert revisions <= {s["metadata"]["uid"] for s in after}, "the device plugin's release was installed again"
     assert [s["metadata"]["labels"]["status"] for s in after].count("deployed") == 1, after
-    assert clean.kubectl.get("rolebinding", binding["name"], "-n", binding["namespace"])["metadata"]["uid"] == binding_uid
+    assert (
+        clean.kubectl.get("rolebinding", binding["name"], "-n", binding["namespace"])["metadata"]["uid"] == binding_uid
+    )
     held = stack.created()
     assert all(r["urn"] in held for r in moved), held
     assert_nothing_left(clean, stack)

@@ -59,14 +59,18 @@ def test_engine_worker_exports_a_kubeconfig_that_works(worker: StackCluster, pro
     assert stack.outputs()[KUBECONFIG_OUTPUT] == "[secret]"
     outputs = stack.outputs(show_secrets=True)
     kubeconfig = yaml.safe_load(outputs[KUBECONFIG_OUTPUT])
-    assert kubeconfig["clusters"][0]["cluster"] == {"server": worker.cluster.server_url(),
-                                                    "certificate-authority-data": worker.cluster.ca_data()}
+    assert kubeconfig["clusters"][0]["cluster"] == {
+        "server": worker.cluster.server_url(),
+        "certificate-authority-data": worker.cluster.ca_data(),
+    }
     assert set(kubeconfig["users"][0]["user"]) == {"token"}
     path = worker.workdir / "worker-kubeconfig"
     path.write_text(outputs[KUBECONFIG_OUTPUT])
     as_worker = Kubectl(worker.kubectl.binary, path)
-    assert as_worker.run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == \
-        f"system:serviceaccount:{KUEUE_NAMESPACE}:{SERVICE_ACCOUNT}"
+    assert (
+        as_worker.run("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout
+        == f"system:serviceaccount:{KUEUE_NAMESPACE}:{SERVICE_ACCOUNT}"
+    )
     for verb, resource, allowed in (("create", "jobs.batch", "yes"), ("get", "secrets", "no")):
         done = as_worker.run("auth", "can-i", verb, resource, "-n", "research", check=False)
         assert done.stdout.strip() == allowed, (verb, resource, done.stdout, done.stderr)
@@ -83,15 +87,20 @@ def test_engine_manager_preview_names_a_worker_that_does_not_fit(worker: StackCl
     manager_config = {
         "kueue-aks:kueue": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
         "kueue-aks:teams": [{"name": t.name} for t in worker.config.teams],
-        "kueue-aks:multiKueue": {"role": "manager", "workers": [{"name": "engine", "stack": f"organization/kueue-aks/{WORKER}"}]},
+        "kueue-aks:multiKueue": {
+            "role": "manager",
+            "workers": [{"name": "engine", "stack": f"organization/kueue-aks/{WORKER}"}],
+        },
     }
     manager = project.another_stack("engine-manager", manager_config, worker.cluster.kubeconfig.read_text())
     try:
         done = manager.run("preview", check=False)
         text = done.stdout + done.stderr
         assert done.returncode != 0, text[-3000:]
-        assert (f"kueue-aks:multiKueue.workers[0].stack: worker 'engine' (stack organization/kueue-aks/{WORKER}) "
-                "does not run jobset.x-k8s.io/jobset, which this manager enables") in text, text[-3000:]
+        assert (
+            f"kueue-aks:multiKueue.workers[0].stack: worker 'engine' (stack organization/kueue-aks/{WORKER}) "
+            "does not run jobset.x-k8s.io/jobset, which this manager enables"
+        ) in text, text[-3000:]
     finally:
         manager.run("stack", "rm", "engine-manager", "--yes", "--force", check=False)
 

@@ -38,8 +38,12 @@ RUN_FOR = "75s"
 # (team, job, CPUs): 28 of the cpu flavor's 31.28 vCPUs, one pod on each of the pool's four
 # D8s_v5 nodes (7.82 allocatable); the last job fits a node but not the 3.28 vCPUs of quota left,
 # so it waits until one of them finishes, then runs on that one's node.
-RUNNING = (("research", "before-a", "7"), ("research", "before-b", "7"), ("platform", "before-c", "7"),
-           ("platform", "before-d", "7"))
+RUNNING = (
+    ("research", "before-a", "7"),
+    ("research", "before-b", "7"),
+    ("platform", "before-c", "7"),
+    ("platform", "before-d", "7"),
+)
 WAITING = ("research", "waits", "7")
 CPU_POOL = {"kubernetes.azure.com/agentpool": "cpu"}
 
@@ -53,8 +57,11 @@ def on_version(version: str) -> dict[str, Any]:
 
 def crd_schemas(cluster: StackCluster) -> dict[str, Any]:
     crds = json.loads(cluster.kubectl.run("get", "crds", "-o", "json").stdout)["items"]
-    return {c["metadata"]["name"]: [v["schema"] for v in c["spec"]["versions"]] for c in crds
-            if c["spec"]["group"] == "kueue.x-k8s.io"}
+    return {
+        c["metadata"]["name"]: [v["schema"] for v in c["spec"]["versions"]]
+        for c in crds
+        if c["spec"]["group"] == "kueue.x-k8s.io"
+    }
 
 
 def shared_schemas(version: str) -> dict[str, Any]:
@@ -66,10 +73,13 @@ def shared_schemas(version: str) -> dict[str, Any]:
 
 
 def queue_uids(cluster: StackCluster) -> dict[str, str]:
-    queues = (cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
-              + cluster.kubectl.items("localqueues.kueue.x-k8s.io", "-A"))
-    return {f"{q['kind']} {q['metadata'].get('namespace', '')}/{q['metadata']['name']}": q["metadata"]["uid"]
-            for q in queues}
+    queues = cluster.kubectl.items("clusterqueues.kueue.x-k8s.io") + cluster.kubectl.items(
+        "localqueues.kueue.x-k8s.io", "-A"
+    )
+    return {
+        f"{q['kind']} {q['metadata'].get('namespace', '')}/{q['metadata']['name']}": q["metadata"]["uid"]
+        for q in queues
+    }
 
 
 @on_stacks(ENGINE)
@@ -85,14 +95,25 @@ def test_engine_kueue_upgrade_with_jobs_running(clean: StackCluster, project: Pu
     assert crd_schemas(clean) == {name: schema for name, schema in old.items() if name in crd_schemas(clean)}
 
     kubectl = clean.kubectl
-    kubectl.apply([job(team, name, requests={"cpu": cpu, "memory": "1Gi"}, node_selector=CPU_POOL, run_for=RUN_FOR)
-                   for team, name, cpu in RUNNING])
+    kubectl.apply(
+        [
+            job(team, name, requests={"cpu": cpu, "memory": "1Gi"}, node_selector=CPU_POOL, run_for=RUN_FOR)
+            for team, name, cpu in RUNNING
+        ]
+    )
     admitted = {name: wait_admitted(clean, team, name)["metadata"]["uid"] for team, name, _ in RUNNING}
     team, name, cpu = WAITING
     kubectl.apply([job(team, name, requests={"cpu": cpu, "memory": "1Gi"}, node_selector=CPU_POOL)])
-    waiting = wait_for("the last job to wait for quota", lambda: (
-        (wl := workload_of(clean, team, name)) is not None and not is_true(wl, "QuotaReserved")
-        and "conditions" in wl.get("status", {}), wl), 30)
+    waiting = wait_for(
+        "the last job to wait for quota",
+        lambda: (
+            (wl := workload_of(clean, team, name)) is not None
+            and not is_true(wl, "QuotaReserved")
+            and "conditions" in wl.get("status", {}),
+            wl,
+        ),
+        30,
+    )
     print("waiting:", waiting["status"]["conditions"])
     queues = queue_uids(clean)
 
@@ -101,14 +122,18 @@ def test_engine_kueue_upgrade_with_jobs_running(clean: StackCluster, project: Pu
     print("\n".join(changed(s) for s in steps))
     release = [s for s in steps if s.get("urn", "").endswith(f"::{KUEUE_RELEASE_NAME}-release")]
     assert [s["op"] for s in release] == ["update"], [changed(s) for s in steps]
-    assert not [s for s in steps if s["op"] in ("replace", "create-replacement", "delete-replaced", "delete")], \
-        [changed(s) for s in steps]
+    assert not [s for s in steps if s["op"] in ("replace", "create-replacement", "delete-replaced", "delete")], [
+        changed(s) for s in steps
+    ]
 
     started = time.monotonic()
     stack.up()
     took = time.monotonic() - started
-    wait_for(f"the controller to run Kueue {DEFAULT_VERSION}", lambda: (follower.version == DEFAULT_VERSION,
-                                                                        follower.versions_run), 60)
+    wait_for(
+        f"the controller to run Kueue {DEFAULT_VERSION}",
+        lambda: (follower.version == DEFAULT_VERSION, follower.versions_run),
+        60,
+    )
     assert release_states(clean)[-1] == "v2=deployed", release_states(clean)
     new, served = shared_schemas(DEFAULT_VERSION), crd_schemas(clean)
     assert served == {n: s for n, s in new.items() if n in served} and set(served) == set(new), sorted(served)
@@ -121,12 +146,20 @@ def test_engine_kueue_upgrade_with_jobs_running(clean: StackCluster, project: Pu
         assert not is_true(wl, "Evicted"), wl["status"]["conditions"]
         assert not is_true(wl, "Finished"), f"{team}/{name} finished before the upgrade did: RUN_FOR is too short"
     for team, name, _ in RUNNING:
-        wait_for(f"{team}/{name} to finish", lambda: (
-            (wl := workload_of(clean, team, name)) is not None and is_true(wl, "Finished"), wl), 240)
+        wait_for(
+            f"{team}/{name} to finish",
+            lambda: ((wl := workload_of(clean, team, name)) is not None and is_true(wl, "Finished"), wl),
+            240,
+        )
     team, name, _ = WAITING
     wait_admitted(clean, team, name, timeout=60)
-    wait_for(f"{team}/{name} to run on a node that a finished job left", lambda: (
-        (wl := workload_of(clean, team, name)) is not None and is_true(wl, "PodsReady"), wl), 120)
-    report(f"e2e[{ENGINE}]: Kueue {UPGRADE_FROM} -> {DEFAULT_VERSION} by `pulumi up` with {len(RUNNING)} jobs "
-           f"running took {took:.0f} s; controllers run: {follower.versions_run}")
+    wait_for(
+        f"{team}/{name} to run on a node that a finished job left",
+        lambda: ((wl := workload_of(clean, team, name)) is not None and is_true(wl, "PodsReady"), wl),
+        120,
+    )
+    report(
+        f"e2e[{ENGINE}]: Kueue {UPGRADE_FROM} -> {DEFAULT_VERSION} by `pulumi up` with {len(RUNNING)} jobs "
+        f"running took {took:.0f} s; controllers run: {follower.versions_run}"
+    )
     assert_nothing_left(clean, stack)

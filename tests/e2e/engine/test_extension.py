@@ -48,15 +48,27 @@ def extension_objects() -> list[dict[str, Any]]:
     key, value = EXTENSION_MANAGED_BY
     labels = {key: value}
     return [
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology",
-         "metadata": {"name": "aks-default", "labels": labels},
-         "spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-         "metadata": {"name": "aks-cpu", "labels": labels},
-         "spec": {"nodeLabels": {"kubernetes.azure.com/mode": "user"}, "topologyName": "aks-default"}},
-        *({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
-           "metadata": {"name": name, "labels": labels}, "value": value}
-          for name, value in AKS_PRIORITY_CLASSES.items()),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Topology",
+            "metadata": {"name": "aks-default", "labels": labels},
+            "spec": {"levels": [{"nodeLabel": "kubernetes.io/hostname"}]},
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "aks-cpu", "labels": labels},
+            "spec": {"nodeLabels": {"kubernetes.azure.com/mode": "user"}, "topologyName": "aks-default"},
+        },
+        *(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name, "labels": labels},
+                "value": value,
+            }
+            for name, value in AKS_PRIORITY_CLASSES.items()
+        ),
     ]
 
 
@@ -68,8 +80,14 @@ def extension(cluster: StackCluster, project: PulumiProject) -> Iterator[StackCl
             project.destroy()
         kubectl = cluster.kubectl
         kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KUEUE_NAMESPACE}}])
-        cluster.helm.install(KUEUE_RELEASE_NAME, kueue_chart(cluster.config), namespace=KUEUE_NAMESPACE, values={},
-                             workdir=cluster.workdir, wait_seconds=HELM_WAIT_SECONDS)
+        cluster.helm.install(
+            KUEUE_RELEASE_NAME,
+            kueue_chart(cluster.config),
+            namespace=KUEUE_NAMESPACE,
+            values={},
+            workdir=cluster.workdir,
+            wait_seconds=HELM_WAIT_SECONDS,
+        )
         # The engine fixture's follower starts the real controller once the Deployment exists.
         follower = cluster.kueue_follower  # type: ignore[attr-defined]
         wait_for("the Kueue follower to start the controller", lambda: (follower.running, follower.describe()), 60)
@@ -104,8 +122,9 @@ def cache_schema_chart(mirror: ChartMirror, stack: PulumiProject) -> None:
 
 
 @on_stacks(ENGINE)
-def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension: StackCluster,
-                                                                        project: PulumiProject) -> None:
+def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(
+    extension: StackCluster, project: PulumiProject
+) -> None:
     helm_stack = stack_beside(extension, project, "extension-helm", "helm")
     before = release_states(extension)
 
@@ -113,9 +132,15 @@ def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension:
     said = preview.stdout + preview.stderr
     print(said[-3000:])
     assert preview.returncode != 0
-    for part in ("kueue-aks:kueue.install", "AKS's managed Kueue extension", "ResourceFlavor aks-cpu",
-                 "Topology aks-default", "WorkloadPriorityClass aks-high-priority", "aksExtension",
-                 "az k8s-extension delete"):
+    for part in (
+        "kueue-aks:kueue.install",
+        "AKS's managed Kueue extension",
+        "ResourceFlavor aks-cpu",
+        "Topology aks-default",
+        "WorkloadPriorityClass aks-high-priority",
+        "aksExtension",
+        "az k8s-extension delete",
+    ):
         assert part in said, part
 
     up = helm_stack.run("up", "--yes", "--skip-preview", check=False)
@@ -129,16 +154,18 @@ def test_extension_a_helm_stack_stops_at_preview_naming_the_extension(extension:
 
 
 @on_stacks(ENGINE)
-def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(extension: StackCluster,
-                                                                             project: PulumiProject,
-                                                                             mirror: ChartMirror) -> None:
+def test_extension_an_extension_stack_brings_its_queues_up_and_admits_a_job(
+    extension: StackCluster, project: PulumiProject, mirror: ChartMirror
+) -> None:
     managed = stack_beside(extension, project, "extension-managed", "aksExtension")
     cache_schema_chart(mirror, managed)
     before = release_states(extension)
     started = time.monotonic()
     managed.up()
-    report(f"e2e[{ENGINE}]: `pulumi up` of an aksExtension stack on the extension's Kueue took "
-           f"{time.monotonic() - started:.0f} s")
+    report(
+        f"e2e[{ENGINE}]: `pulumi up` of an aksExtension stack on the extension's Kueue took "
+        f"{time.monotonic() - started:.0f} s"
+    )
 
     kubectl = extension.kubectl
     wait_for("the stack's queues to be active on the extension's Kueue", extension.queues_active, 60)

@@ -43,8 +43,17 @@ from testbed.stacks import ENGINE
 
 HELM_WAIT_SECONDS = 180
 # Kueue's kinds that hold objects here, most dependent first.
-KUEUE_KINDS = ("workloads", "localqueues", "clusterqueues", "cohorts", "admissionchecks", "provisioningrequestconfigs",
-               "resourceflavors", "topologies", "workloadpriorityclasses")
+KUEUE_KINDS = (
+    "workloads",
+    "localqueues",
+    "clusterqueues",
+    "cohorts",
+    "admissionchecks",
+    "provisioningrequestconfigs",
+    "resourceflavors",
+    "topologies",
+    "workloadpriorityclasses",
+)
 KUEUE_CRDS = SHARED / "kueue" / "v0.19.2" / "crds"
 
 
@@ -71,8 +80,13 @@ def without_kueue(cluster: StackCluster, *, guard: bool) -> None:
     # Any copy the aggregation controller made before the guard took effect.
     cluster.kubectl.run("delete", "clusterrole", *AGGREGATED_ROLES, "--ignore-not-found", timeout=60)
     if guard:  # the folder brings its own
-        cluster.kubectl.run("delete", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List",
-                                                                   "items": aggregated_role_guard()}), timeout=60)
+        cluster.kubectl.run(
+            "delete",
+            "-f",
+            "-",
+            input=json.dumps({"apiVersion": "v1", "kind": "List", "items": aggregated_role_guard()}),
+            timeout=60,
+        )
 
     def gone() -> tuple[bool, object]:
         left = [c for c in cluster.kubectl.items("crds") if c["spec"]["group"] == "kueue.x-k8s.io"]
@@ -85,8 +99,14 @@ def plan_folder(out: Path, tmp: Path) -> str:
     """`python -m components.plan --stack dev --manifests out` as a reviewer runs it; the Kueue
     CRDs from ../shared (KUEUE_CRDS_DIR), the chart cache in the test's folder."""
     env = {**os.environ, "KUEUE_CRDS_DIR": str(KUEUE_CRDS), "XDG_CACHE_HOME": str(tmp / "cache")}
-    done = subprocess.run([sys.executable, "-m", "components.plan", "--stack", "dev", "--manifests", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "components.plan", "--stack", "dev", "--manifests", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return (out / "ORDER.md").read_text()
 
@@ -98,8 +118,9 @@ def kubectl_steps(order: str) -> list[list[str]]:
 
 
 @on_stacks(ENGINE)
-def test_manifests_the_dev_stacks_folder_applies_server_side_in_the_plans_order(bare: StackCluster,
-                                                                                 tmp_path: Path) -> None:
+def test_manifests_the_dev_stacks_folder_applies_server_side_in_the_plans_order(
+    bare: StackCluster, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     order = plan_folder(out, tmp_path)
     print(order)
@@ -112,8 +133,14 @@ def test_manifests_the_dev_stacks_folder_applies_server_side_in_the_plans_order(
     assert "serverside-applied" in applied.stdout
 
     values = yaml.safe_load((out / HELM_FOLDER / "kueue-values.yaml").read_text())
-    bare.helm.install(KUEUE_RELEASE_NAME, kueue_chart(bare.config), namespace=KUEUE_NAMESPACE, values=values,
-                      workdir=tmp_path, wait_seconds=HELM_WAIT_SECONDS)
+    bare.helm.install(
+        KUEUE_RELEASE_NAME,
+        kueue_chart(bare.config),
+        namespace=KUEUE_NAMESPACE,
+        values=values,
+        workdir=tmp_path,
+        wait_seconds=HELM_WAIT_SECONDS,
+    )
     follower = bare.kueue_follower  # type: ignore[attr-defined]
     wait_for("the Kueue follower to start the controller", lambda: (follower.running, follower.describe()), 60)
     bare.kueue.wait_ready()
@@ -128,23 +155,36 @@ def test_manifests_the_dev_stacks_folder_applies_server_side_in_the_plans_order(
         assert applied.stdout.count("serverside-applied") == len(files), applied.stdout
 
         objects = [yaml.safe_load(p.read_text()) for p in files]
-        queues = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in objects
-                  if o["kind"] in ("ClusterQueue", "LocalQueue")}
+        queues = {
+            (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in objects
+            if o["kind"] in ("ClusterQueue", "LocalQueue")
+        }
         assert queues, "the dev stack's folder has its queues"
 
         def active() -> tuple[bool, object]:
-            seen = {("ClusterQueue", "", q["metadata"]["name"]): q
-                    for q in kubectl.items("clusterqueues.kueue.x-k8s.io")}
-            seen |= {("LocalQueue", q["metadata"]["namespace"], q["metadata"]["name"]): q
-                     for q in kubectl.items("localqueues.kueue.x-k8s.io", "-A")}
-            waiting = {f"{k[0]} {k[1]}/{k[2]}": conditions(seen[k]) if k in seen else "missing"
-                       for k in queues if k not in seen or not is_true(seen[k], "Active")}
+            seen = {
+                ("ClusterQueue", "", q["metadata"]["name"]): q for q in kubectl.items("clusterqueues.kueue.x-k8s.io")
+            }
+            seen |= {
+                ("LocalQueue", q["metadata"]["namespace"], q["metadata"]["name"]): q
+                for q in kubectl.items("localqueues.kueue.x-k8s.io", "-A")
+            }
+            waiting = {
+                f"{k[0]} {k[1]}/{k[2]}": conditions(seen[k]) if k in seen else "missing"
+                for k in queues
+                if k not in seen or not is_true(seen[k], "Active")
+            }
             return not waiting, waiting
 
         wait_for("every queue of the folder to be Active", active, 60)
-        report(f"e2e[{ENGINE}]: the dev stack's plan folder applied server-side in its order: "
-               f"{len(list((out / BEFORE_RELEASES).glob('*.yaml')))} + {len(files)} objects, {len(queues)} queues Active")
+        report(
+            f"e2e[{ENGINE}]: the dev stack's plan folder applied server-side in its order: "
+            f"{len(list((out / BEFORE_RELEASES).glob('*.yaml')))} + {len(files)} objects, {len(queues)} queues Active"
+        )
     finally:
         without_kueue(bare, guard=False)
         kubectl.run("delete", "--ignore-not-found", "-f", str(out / AFTER_RELEASES), check=False, timeout=120)
-        kubectl.run("delete", "--ignore-not-found", "--wait=false", "-f", str(out / BEFORE_RELEASES), check=False, timeout=120)
+        kubectl.run(
+            "delete", "--ignore-not-found", "--wait=false", "-f", str(out / BEFORE_RELEASES), check=False, timeout=120
+        )

@@ -62,76 +62,160 @@ def stack(body: str) -> str:
 # (name, the stack file's text, what is expected: "same" read alike, "refused" by both, "stricter"
 # refused only by read_stack_file)
 TRAPS: list[tuple[str, str, str]] = [
-    ("yaml-1.1-booleans", stack("kueue-aks:a: yes\nkueue-aks:b: no\nkueue-aks:c: on\nkueue-aks:d: off\n"
-                                "kueue-aks:e: y\nkueue-aks:f: n\nkueue-aks:g: Yes\nkueue-aks:h: TRUE\n"
-                                "kueue-aks:i: [yes, no, on, off, y, n, Yes, TRUE, tRue]\nkueue-aks:j: {spot: yes}"), "same"),
+    (
+        "yaml-1.1-booleans",
+        stack(
+            "kueue-aks:a: yes\nkueue-aks:b: no\nkueue-aks:c: on\nkueue-aks:d: off\n"
+            "kueue-aks:e: y\nkueue-aks:f: n\nkueue-aks:g: Yes\nkueue-aks:h: TRUE\n"
+            "kueue-aks:i: [yes, no, on, off, y, n, Yes, TRUE, tRue]\nkueue-aks:j: {spot: yes}"
+        ),
+        "same",
+    ),
     ("base-60", stack("kueue-aks:a: 1:30\nkueue-aks:b: [1:30, -1:30:00, 190:20:30.15]"), "same"),
-    ("integers", stack("kueue-aks:a: 0o10\nkueue-aks:b: 010\nkueue-aks:c: 0x1F\nkueue-aks:d: 0b11\n"
-                       "kueue-aks:e: 1_000\nkueue-aks:f: [0o10, 010, 0x1F, 0b11, 1_000, 08, 09, -0b11, 0x, 1__0, _1]\n"
-                       "kueue-aks:g: 0777\nkueue-aks:h: +0x10"), "same"),
-    ("floats", stack("kueue-aks:a: 1e3\nkueue-aks:b: 1.5e3\nkueue-aks:c: .5\nkueue-aks:d: [1e3, 1.5e3, .5, 1e21, 1e20, "
-                     "1e-7, 0.1, 1., .5_5, ._5]\nkueue-aks:e: 1e21\nkueue-aks:f: 1e400\nkueue-aks:g: [1e400, 1e-400]"),
-     "same"),
-    ("big-integers", stack("kueue-aks:a: 123456789012345678901234567890\nkueue-aks:b: 18446744073709551615\n"
-                           "kueue-aks:c: [123456789012345678901234567890, 18446744073709551615, 9223372036854775808, "
-                           "-9223372036854775809]\nkueue-aks:d: 9223372036854775807"), "same"),
+    (
+        "integers",
+        stack(
+            "kueue-aks:a: 0o10\nkueue-aks:b: 010\nkueue-aks:c: 0x1F\nkueue-aks:d: 0b11\n"
+            "kueue-aks:e: 1_000\nkueue-aks:f: [0o10, 010, 0x1F, 0b11, 1_000, 08, 09, -0b11, 0x, 1__0, _1]\n"
+            "kueue-aks:g: 0777\nkueue-aks:h: +0x10"
+        ),
+        "same",
+    ),
+    (
+        "floats",
+        stack(
+            "kueue-aks:a: 1e3\nkueue-aks:b: 1.5e3\nkueue-aks:c: .5\nkueue-aks:d: [1e3, 1.5e3, .5, 1e21, 1e20, "
+            "1e-7, 0.1, 1., .5_5, ._5]\nkueue-aks:e: 1e21\nkueue-aks:f: 1e400\nkueue-aks:g: [1e400, 1e-400]"
+        ),
+        "same",
+    ),
+    (
+        "big-integers",
+        stack(
+            "kueue-aks:a: 123456789012345678901234567890\nkueue-aks:b: 18446744073709551615\n"
+            "kueue-aks:c: [123456789012345678901234567890, 18446744073709551615, 9223372036854775808, "
+            "-9223372036854775809]\nkueue-aks:d: 9223372036854775807"
+        ),
+        "same",
+    ),
     ("negative-zero", stack("kueue-aks:a: -0\nkueue-aks:b: -0.0\nkueue-aks:c: [-0, -0.0, +0]"), "same"),
     ("nan", stack("kueue-aks:a: .nan"), "refused"),
     ("inf", stack("kueue-aks:a: .inf"), "refused"),
     ("nested-nan", stack("kueue-aks:a: {b: [1, -.inf]}"), "refused"),
     ("nan-spelled-as-text", stack("kueue-aks:a: NaN\nkueue-aks:b: Infinity\nkueue-aks:c: [NaN, .Nan, inf]"), "same"),
-    ("nulls", stack("kueue-aks:a: null\nkueue-aks:b: ~\nkueue-aks:c:\nkueue-aks:d: NULL\nkueue-aks:e: [null, ~, Null, nULL]\n"
-                    "kueue-aks:f: {g: ~, h: }\nkueue-aks:g:\n  h:"), "same"),
-    ("timestamps", stack("kueue-aks:a: 2001-12-14\nkueue-aks:b: 2001-12-14t21:59:43.10Z\n"
-                         "kueue-aks:c: 2001-12-14 21:59:43.10\nkueue-aks:d: [2001-12-14, 2001-1-2T3:4:5Z, 2001-02-29, "
-                         "2000-02-29, 2001-12-14T21:59:43, 2001-12-14T24:00:00Z, 0000-01-01]\n"
-                         "kueue-aks:e: {since: 2001-12-14}"), "same"),
+    (
+        "nulls",
+        stack(
+            "kueue-aks:a: null\nkueue-aks:b: ~\nkueue-aks:c:\nkueue-aks:d: NULL\nkueue-aks:e: [null, ~, Null, nULL]\n"
+            "kueue-aks:f: {g: ~, h: }\nkueue-aks:g:\n  h:"
+        ),
+        "same",
+    ),
+    (
+        "timestamps",
+        stack(
+            "kueue-aks:a: 2001-12-14\nkueue-aks:b: 2001-12-14t21:59:43.10Z\n"
+            "kueue-aks:c: 2001-12-14 21:59:43.10\nkueue-aks:d: [2001-12-14, 2001-1-2T3:4:5Z, 2001-02-29, "
+            "2000-02-29, 2001-12-14T21:59:43, 2001-12-14T24:00:00Z, 0000-01-01]\n"
+            "kueue-aks:e: {since: 2001-12-14}"
+        ),
+        "same",
+    ),
     ("timestamp-with-offset", stack("kueue-aks:a: 2001-12-14T21:59:43.10-05:00"), "stricter"),
-    ("quoted-numbers", stack("kueue-aks:a: \"10\"\nkueue-aks:b: '1e3'\nkueue-aks:c: \"010\"\nkueue-aks:d: \"true\"\n"
-                             "kueue-aks:e: \"[1, 2]\"\nkueue-aks:f: [\"10\", '1e3']\nkueue-aks:g: 'null'\nkueue-aks:h: \"\""),
-     "same"),
+    (
+        "quoted-numbers",
+        stack(
+            'kueue-aks:a: "10"\nkueue-aks:b: \'1e3\'\nkueue-aks:c: "010"\nkueue-aks:d: "true"\n'
+            'kueue-aks:e: "[1, 2]"\nkueue-aks:f: ["10", \'1e3\']\nkueue-aks:g: \'null\'\nkueue-aks:h: ""'
+        ),
+        "same",
+    ),
     ("duplicate-top-level-key", stack("kueue-aks:a: 1\nkueue-aks:a: 2"), "refused"),
     ("duplicate-nested-key", stack("kueue-aks:a:\n  b: 1\n  b: 2"), "refused"),
-    ("duplicate-key-quoted-and-plain", stack("kueue-aks:a: {b: 1, \"b\": 2}"), "refused"),
+    ("duplicate-key-quoted-and-plain", stack('kueue-aks:a: {b: 1, "b": 2}'), "refused"),
     ("duplicate-root-key", "config: {}\nconfig: {}\n", "refused"),
-    ("multi-line-strings", stack("kueue-aks:a: |\n  line one\n    line two\n\n  three\nkueue-aks:b: >-\n  folded\n  text\n\n"
-                                 "  para\nkueue-aks:c: |+\n  keep\n\nkueue-aks:d: \"a\\nb\"\nkueue-aks:e: 'multi\n  line'\n"
-                                 "kueue-aks:f: plain\n  continued\nkueue-aks:g: [\"x\\ny\"]\nkueue-aks:h: |2\n    indented"),
-     "same"),
-    ("strings-with-a-leading-line-break", stack("kueue-aks:a: \"\\nabc\"\nkueue-aks:b: [\"\\n\\nx\", \"\\n\"]\n"
-                                                "kueue-aks:c: \"\\u2028\\nx\"\nkueue-aks:d: {k: \"\\nv\"}\n"
-                                                "kueue-aks:e: \"x \\ny\"\nkueue-aks:f: \"\\r\\nx\""), "same"),
-    ("string-with-a-line-break-starting-with-a-tab", stack("kueue-aks:a: \"\\tx\\ny\""), "refused"),
-    ("keys-that-come-back-the-same", stack("kueue-aks:a:\n  \"\\nb\": 1\n  b: 2"), "refused"),
-    ("tabs-in-values", stack("kueue-aks:a: a\tb\nkueue-aks:b:\tc\nkueue-aks:c: \"\\t\"\nkueue-aks:d: [1,\t2]\n"
-                             "kueue-aks:e: 'x\ty'"), "same"),
-    ("tab-indented-comments", "config:\n  # a comment\n\t# indented with a tab\n\n  \t# another\n  kueue-aks:a: 1\n", "same"),
-    ("tab-indented-comment-after-a-value", "config:\n  kueue-aks:a: 1 # a comment\n\t# indented with a tab\n", "refused"),
+    (
+        "multi-line-strings",
+        stack(
+            "kueue-aks:a: |\n  line one\n    line two\n\n  three\nkueue-aks:b: >-\n  folded\n  text\n\n"
+            "  para\nkueue-aks:c: |+\n  keep\n\nkueue-aks:d: \"a\\nb\"\nkueue-aks:e: 'multi\n  line'\n"
+            'kueue-aks:f: plain\n  continued\nkueue-aks:g: ["x\\ny"]\nkueue-aks:h: |2\n    indented'
+        ),
+        "same",
+    ),
+    (
+        "strings-with-a-leading-line-break",
+        stack(
+            'kueue-aks:a: "\\nabc"\nkueue-aks:b: ["\\n\\nx", "\\n"]\n'
+            'kueue-aks:c: "\\u2028\\nx"\nkueue-aks:d: {k: "\\nv"}\n'
+            'kueue-aks:e: "x \\ny"\nkueue-aks:f: "\\r\\nx"'
+        ),
+        "same",
+    ),
+    ("string-with-a-line-break-starting-with-a-tab", stack('kueue-aks:a: "\\tx\\ny"'), "refused"),
+    ("keys-that-come-back-the-same", stack('kueue-aks:a:\n  "\\nb": 1\n  b: 2'), "refused"),
+    (
+        "tabs-in-values",
+        stack("kueue-aks:a: a\tb\nkueue-aks:b:\tc\nkueue-aks:c: \"\\t\"\nkueue-aks:d: [1,\t2]\nkueue-aks:e: 'x\ty'"),
+        "same",
+    ),
+    (
+        "tab-indented-comments",
+        "config:\n  # a comment\n\t# indented with a tab\n\n  \t# another\n  kueue-aks:a: 1\n",
+        "same",
+    ),
+    (
+        "tab-indented-comment-after-a-value",
+        "config:\n  kueue-aks:a: 1 # a comment\n\t# indented with a tab\n",
+        "refused",
+    ),
     ("tab-indentation", "config:\n\tkueue-aks:a: 1\n", "refused"),
     ("tab-blank-line-before-content", "config:\n  # a\n\t\n  kueue-aks:a: 1\n", "refused"),
     ("byte-order-mark", "\ufeffconfig:\n  kueue-aks:a: yes\n", "same"),
     ("byte-order-mark-inside", "config:\n  kueue-aks:a: 1\n\ufeff  kueue-aks:b: 2\n", "stricter"),
-    ("crlf", "config:\r\n  kueue-aks:a: 1\r\n  kueue-aks:b: |\r\n    x\r\n    y\r\n  kueue-aks:c: 'p\r\n    q'\r\n", "same"),
-    ("unicode", stack("kueue-aks:é: ü\nkueue-aks:b: \"\\u00e9\\U0001F600\"\nkueue-aks:c: 日本\nkueue-aks:d: [\"\\u2028\"]\n"
-                      "kueue-aks:e: \"\\x85\""), "same"),
+    (
+        "crlf",
+        "config:\r\n  kueue-aks:a: 1\r\n  kueue-aks:b: |\r\n    x\r\n    y\r\n  kueue-aks:c: 'p\r\n    q'\r\n",
+        "same",
+    ),
+    (
+        "unicode",
+        stack(
+            'kueue-aks:é: ü\nkueue-aks:b: "\\u00e9\\U0001F600"\nkueue-aks:c: 日本\nkueue-aks:d: ["\\u2028"]\n'
+            'kueue-aks:e: "\\x85"'
+        ),
+        "same",
+    ),
     ("a-key-with-a-dot", stack("kueue-aks:cluster.name: x\nkueue-aks:a: {b.c: 1}"), "same"),
-    ("top-level-scalars", stack("kueue-aks:a: 10\nkueue-aks:b: \"10\"\nkueue-aks:c: true\nkueue-aks:d: x\n"
-                                "kueue-aks:e: '{\"k\": 1}'\nkueue-aks:f: 1.5\nazure-native:location: eastus2"), "same"),
+    (
+        "top-level-scalars",
+        stack(
+            'kueue-aks:a: 10\nkueue-aks:b: "10"\nkueue-aks:c: true\nkueue-aks:d: x\n'
+            "kueue-aks:e: '{\"k\": 1}'\nkueue-aks:f: 1.5\nazure-native:location: eastus2"
+        ),
+        "same",
+    ),
     ("bare-and-config-keys", stack("teams: 1\nkueue-aks:config:cluster: 2\nother:config:x: 3"), "same"),
     ("bare-and-namespaced-key", stack("teams: 1\nkueue-aks:teams: 2"), "stricter"),
     ("key-with-two-colons", stack("kueue-aks:a:b: 1"), "refused"),
     ("objects-sorted", stack("kueue-aks:a:\n  z: 1\n  a: [3, 2]\n  m: {y: 1, b: 2}"), "same"),
     ("not-secret-secure-keys", stack("kueue-aks:a: {secure: 5}\nkueue-aks:b: {secure: v, other: 1}"), "same"),
     ("merge-value", stack("kueue-aks:a: <<\nkueue-aks:b: [<<]"), "same"),
-    ("quoted-merge-key", stack("kueue-aks:b: {\"<<\": 1}"), "refused"),
-    ("flow-collections", stack("kueue-aks:a: {b: 1, c: [x, y, {d: e}], 'q': \"w\"}\nkueue-aks:b: [ ]\nkueue-aks:c: { }\n"
-                               "kueue-aks:d: {a:b: c}\nkueue-aks:e: [a:b]"), "same"),
+    ("quoted-merge-key", stack('kueue-aks:b: {"<<": 1}'), "refused"),
+    (
+        "flow-collections",
+        stack(
+            "kueue-aks:a: {b: 1, c: [x, y, {d: e}], 'q': \"w\"}\nkueue-aks:b: [ ]\nkueue-aks:c: { }\n"
+            "kueue-aks:d: {a:b: c}\nkueue-aks:e: [a:b]"
+        ),
+        "same",
+    ),
     ("flow-question-mark", stack("kueue-aks:a: [what?]"), "refused"),
     ("flow-colon-before-brace", stack("kueue-aks:a: {b: 1, c:}"), "stricter"),
     ("flow-colon-before-comma", stack("kueue-aks:a: {b:, c: 1}"), "stricter"),
     ("anchor-and-alias", stack("kueue-aks:a: &x 1\nkueue-aks:b: *x"), "stricter"),
     ("merge-key", stack("kueue-aks:a: &x {b: 1}\nkueue-aks:c:\n  <<: *x\n  d: 2"), "stricter"),
-    ("tag", stack("kueue-aks:a: !!str 1\nkueue-aks:b: !!int \"2\""), "stricter"),
+    ("tag", stack('kueue-aks:a: !!str 1\nkueue-aks:b: !!int "2"'), "stricter"),
     ("integer-key", stack("kueue-aks:a:\n  1: x\n  true: y"), "stricter"),
     ("null-key", stack("kueue-aks:a: {~: x}"), "stricter"),
     ("second-document", "config:\n  kueue-aks:a: 1\n---\nconfig:\n  kueue-aks:b: 2\n", "stricter"),
@@ -145,8 +229,11 @@ TRAPS: list[tuple[str, str, str]] = [
     ("empty-file", "", "same"),
     ("only-comments", "# nothing here\n", "same"),
     ("empty-config", "config:\n", "same"),
-    ("other-top-level-keys", "encryptionsalt: v1:abc\nsecretsprovider: passphrase\nfoo: [1, .nan]\nconfig:\n  kueue-aks:a: 1\n",
-     "same"),
+    (
+        "other-top-level-keys",
+        "encryptionsalt: v1:abc\nsecretsprovider: passphrase\nfoo: [1, .nan]\nconfig:\n  kueue-aks:a: 1\n",
+        "same",
+    ),
     ("salt-not-a-string", "encryptionsalt: [a]\nconfig: {}\n", "refused"),
     ("secure-inside-secure", stack("kueue-aks:a:\n  secure:\n    secure: v1:abc"), "same"),
     ("not-yaml", "config: [not, a, mapping\n", "refused"),
@@ -178,7 +265,9 @@ def project(pulumi_cli: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "PULUMI_SKIP_UPDATE_CHECK": "true",
         "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
         # No network: anything the CLI would fetch meets a closed port.
-        "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": "",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
         "TZ": "UTC",
     }
     for args in (("login", f"file://{root / 'state'}"), ("stack", "init", STACK)):
@@ -188,8 +277,13 @@ def project(pulumi_cli: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def run(cli: Path, folder: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(cli), *args, "--non-interactive", "--cwd", str(folder)], env=env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [str(cli), *args, "--non-interactive", "--cwd", str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def cli_read(project: tuple[Path, dict[str, str]], file: Path | None, show_secrets: bool = False) -> CliRead:
@@ -204,8 +298,10 @@ def cli_read(project: tuple[Path, dict[str, str]], file: Path | None, show_secre
     if done.returncode != 0:
         return CliRead(False, {}, output)
     listed = json.loads(done.stdout)
-    values = {key: (entry["secret"], decode_config_value(entry["value"]) if "value" in entry else None)
-              for key, entry in listed.items()}
+    values = {
+        key: (entry["secret"], decode_config_value(entry["value"]) if "value" in entry else None)
+        for key, entry in listed.items()
+    }
     return CliRead(True, values, output)
 
 
@@ -244,8 +340,14 @@ def verdict(name: str, text: str, cli: CliRead, ours: dict[str, Any] | None, ref
         return ("refused", "") if ours is None else ("", f"the CLI refuses the file, read_stack_file reads it\n{shown}")
     if ours is None:
         reasons = [why for phrase, why in STRICTER.items() if phrase in refusal]
-        return ("stricter", "") if reasons else ("", f"read_stack_file refuses a file the CLI reads, for no reason "
-                                                      f"docs/configuration.md lists\n{shown}")
+        return (
+            ("stricter", "")
+            if reasons
+            else (
+                "",
+                f"read_stack_file refuses a file the CLI reads, for no reason docs/configuration.md lists\n{shown}",
+            )
+        )
     if set(cli.values) != set(ours):
         return "", f"keys differ: CLI {sorted(cli.values)}, ours {sorted(ours)}\n{shown}"
     for key, (secret, value) in cli.values.items():
@@ -275,8 +377,10 @@ def test_every_trap_is_read_as_the_cli_reads_it(project: tuple[Path, dict[str, s
         if why:
             failures.append(why)
         elif got != expected:
-            failures.append(f"trap {name}: expected {expected}, both sides agree on {got}; CLI: "
-                            f"{cli_read(project, file).output}\nours: {refusal or ours}")
+            failures.append(
+                f"trap {name}: expected {expected}, both sides agree on {got}; CLI: "
+                f"{cli_read(project, file).output}\nours: {refusal or ours}"
+            )
         else:
             counts[got] += 1
     for name, path in trap_files():

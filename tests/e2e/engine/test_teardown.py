@@ -37,8 +37,15 @@ def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
         jobs.append(obj)
     # One GPU beyond the team's nominal one (gpu-job.yaml's): a borrower that leaves one of the
     # pool's three nodes free, so a node an earlier scenario's request still holds cannot stop it.
-    jobs.append(job("platform", "borrower", pods=1, requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
-                    run_for="1h"))
+    jobs.append(
+        job(
+            "platform",
+            "borrower",
+            pods=1,
+            requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
+            run_for="1h",
+        )
+    )
     cluster.kubectl.apply(jobs)
     for obj in jobs:
         wait_admitted(cluster, obj["metadata"]["namespace"], obj["metadata"]["name"])
@@ -57,8 +64,10 @@ def _running_samples(cluster: StackCluster) -> list[tuple[str, str]]:
 def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackCluster) -> None:
     running = _running_samples(cluster)
     result = destroy(cluster)
-    report(f"e2e[{cluster.stack}]: destroy with {len(running)} jobs running took {result.seconds:.1f} s; "
-           f"finished at (s): {result.took}")
+    report(
+        f"e2e[{cluster.stack}]: destroy with {len(running)} jobs running took {result.seconds:.1f} s; "
+        f"finished at (s): {result.took}"
+    )
     assert not result.failed, f"destroy did not finish: {result.failed}"
     assert result.seconds <= DESTROY_BUDGET_SECONDS, result.took
 
@@ -67,34 +76,54 @@ def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackClu
     stuck = [n["metadata"]["name"] for n in namespaces if n["status"].get("phase") == "Terminating"]
     assert not stuck, f"namespaces stuck Terminating: {stuck}"
     left_namespaces = {n["metadata"]["name"] for n in namespaces} & (
-        {t.name for t in cluster.config.teams} | {KUEUE_NAMESPACE})
+        {t.name for t in cluster.config.teams} | {KUEUE_NAMESPACE}
+    )
     assert not left_namespaces, left_namespaces
     crds = [c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if "kueue.x-k8s.io" in c]
     assert not crds, crds
-    left_roles = [r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split()
-                  if "/kueue-" in r]
+    left_roles = [
+        r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r
+    ]
     assert not left_roles, f"left behind: {left_roles}"
-    webhooks = [w for w in kubectl.run("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,"
-                                       "apiservices", "-o", "name").stdout.split() if "kueue" in w]
+    webhooks = [
+        w
+        for w in kubectl.run(
+            "get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices", "-o", "name"
+        ).stdout.split()
+        if "kueue" in w
+    ]
     assert not webhooks, webhooks
-    guards = kubectl.run("get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name").stdout.split()
+    guards = kubectl.run(
+        "get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name"
+    ).stdout.split()
     assert not guards, guards
-    scraping = [" ".join(object_ref(o)) for o in scrape_objects(cluster.config)
-                if kubectl.run("get", *object_ref(o), check=False).returncode == 0]
+    scraping = [
+        " ".join(object_ref(o))
+        for o in scrape_objects(cluster.config)
+        if kubectl.run("get", *object_ref(o), check=False).returncode == 0
+    ]
     assert not scraping, f"monitoring's objects left behind: {scraping}"
     operators = cluster.operators.installs
     left_operator_namespaces = {n["metadata"]["name"] for n in namespaces} & {i.namespace for i in operators}
     assert not left_operator_namespaces, left_operator_namespaces
     operator_crds = {c["metadata"]["name"] for i in operators for c in i.crds}
-    left_crds = [c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if c.split("/", 1)[1] in operator_crds]
+    left_crds = [
+        c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if c.split("/", 1)[1] in operator_crds
+    ]
     assert not left_crds, f"operator CRDs left behind: {left_crds}"
-    operator_hooks = [w for w in kubectl.run("get", "validatingwebhookconfigurations,mutatingwebhookconfigurations",
-                                             "-o", "name").stdout.split()
-                      if any(word in w for word in ("jobset", "trainer", "training-operator", "ray"))]
+    operator_hooks = [
+        w
+        for w in kubectl.run(
+            "get", "validatingwebhookconfigurations,mutatingwebhookconfigurations", "-o", "name"
+        ).stdout.split()
+        if any(word in w for word in ("jobset", "trainer", "training-operator", "ray"))
+    ]
     assert not operator_hooks, operator_hooks
     assert all(is_true(n, "Ready") for n in kubectl.items("nodes"))
     # The autoscaler ran throughout: Kueue's ProvisioningRequests and their PodTemplates went with
     # the team namespaces, and the API itself, the platform's, stays.
-    requests = kubectl.run("get", "provisioningrequests.autoscaling.x-k8s.io,podtemplates", "-A", "-o", "name").stdout.split()
+    requests = kubectl.run(
+        "get", "provisioningrequests.autoscaling.x-k8s.io,podtemplates", "-A", "-o", "name"
+    ).stdout.split()
     assert not requests, f"left behind: {requests}"
     assert kubectl.run("get", "crd", "provisioningrequests.autoscaling.x-k8s.io", check=False).returncode == 0

@@ -16,8 +16,13 @@ from typing import Any
 import pytest
 
 from components.config.names import KUEUE_NAMESPACE
-from components.multikueue.manager import (ADMISSION_CHECK, cluster_object, kubeconfig_secret, manager_queue_set,
-                                           secret_object)
+from components.multikueue.manager import (
+    ADMISSION_CHECK,
+    cluster_object,
+    kubeconfig_secret,
+    manager_queue_set,
+    secret_object,
+)
 from components.multikueue.worker import CLUSTER_ROLE, SERVICE_ACCOUNT, manager_access_objects, worker_rules
 from components.monitoring.scrape import service_monitor
 
@@ -46,12 +51,14 @@ def jobs(mk: MultiKueueClusters) -> Iterator[list[tuple[str, str]]]:
     made: list[tuple[str, str]] = []
     yield made
     for namespace, name in made:
-        mk.m.kubectl.run("delete", "job", "-n", namespace, name, "--ignore-not-found", "--wait=true", "--timeout=60s",
-                         timeout=90)
+        mk.m.kubectl.run(
+            "delete", "job", "-n", namespace, name, "--ignore-not-found", "--wait=true", "--timeout=60s", timeout=90
+        )
 
 
 def finished(mk: MultiKueueClusters, namespace: str, name: str, timeout: float = 90) -> dict[str, Any]:
     """The manager's Job once its status, synced from the worker, says Complete."""
+
     def probe() -> tuple[bool, Any]:
         found = mk.m.kubectl.get("job", "-n", namespace, name)
         return is_true(found, "Complete"), found if is_true(found, "Complete") else status(found)
@@ -60,9 +67,11 @@ def finished(mk: MultiKueueClusters, namespace: str, name: str, timeout: float =
 
 
 def gone(mk: MultiKueueClusters, worker: str, resource: str, namespace: str, name: str, timeout: float = 60) -> None:
-    wait_for(f"{resource} {namespace}/{name} to be deleted from worker {worker}",
-             lambda: (mk.remote(worker, resource, namespace, name) is None, mk.remote(worker, resource, namespace, name)),
-             timeout)
+    wait_for(
+        f"{resource} {namespace}/{name} to be deleted from worker {worker}",
+        lambda: (mk.remote(worker, resource, namespace, name) is None, mk.remote(worker, resource, namespace, name)),
+        timeout,
+    )
 
 
 @on_stacks(MULTIKUEUE)
@@ -82,12 +91,17 @@ def test_multikueue_workers_connected_and_queues_active(mk: MultiKueueClusters) 
         role = worker.kubectl.get("clusterrole", CLUSTER_ROLE)
         assert role["rules"] == worker_rules(worker.config), name
         subject = f"--as=system:serviceaccount:{KUEUE_NAMESPACE}:{SERVICE_ACCOUNT}"
-        for verb, resource, allowed in (("create", "jobs.batch", "yes"), ("patch", "workloads.kueue.x-k8s.io/status", "yes"),
-                                        ("get", "secrets", "no"), ("create", "deployments.apps", "no")):
+        for verb, resource, allowed in (
+            ("create", "jobs.batch", "yes"),
+            ("patch", "workloads.kueue.x-k8s.io/status", "yes"),
+            ("get", "secrets", "no"),
+            ("create", "deployments.apps", "no"),
+        ):
             done = worker.kubectl.run("auth", "can-i", verb, resource, "-n", "research", subject, check=False)
             assert done.stdout.strip() == allowed, (name, verb, resource, done.stdout, done.stderr)
     assert mk.up_seconds <= MULTIKUEUE_UP_BUDGET_SECONDS, (
-        f"two workers and the manager took {mk.up_seconds:.1f} s (budget {MULTIKUEUE_UP_BUDGET_SECONDS:g} s): {mk.timings}")
+        f"two workers and the manager took {mk.up_seconds:.1f} s (budget {MULTIKUEUE_UP_BUDGET_SECONDS:g} s): {mk.timings}"
+    )
 
 
 @on_stacks(MULTIKUEUE)
@@ -115,12 +129,16 @@ def test_multikueue_a_cut_rule_disconnects_the_worker(mk: MultiKueueClusters) ->
             cut_names.append((cut, rule["resources"][0]))
 
         def all_refused() -> tuple[bool, Any]:
-            seen = {cut: condition(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", cut), "Active")
-                    for cut, _ in cut_names}
+            seen = {
+                cut: condition(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", cut), "Active")
+                for cut, _ in cut_names
+            }
             # Until Kueue has the Secret in its cache a cluster may first read BadKubeConfig
             # ("Secret … not found", seen under load); what matters is where it settles.
-            refused = all(c is not None and c.get("status") == "False" and c.get("reason") == "ClientConnectionFailed"
-                          for c in seen.values())
+            refused = all(
+                c is not None and c.get("status") == "False" and c.get("reason") == "ClientConnectionFailed"
+                for c in seen.values()
+            )
             return refused, seen
 
         seen = wait_for("every MultiKueueCluster with a cut rule to be disconnected", all_refused, 60)
@@ -132,8 +150,9 @@ def test_multikueue_a_cut_rule_disconnects_the_worker(mk: MultiKueueClusters) ->
     finally:
         for cut, _ in cut_names:
             mk.m.kubectl.run("delete", "multikueuecluster.kueue.x-k8s.io", cut, "--ignore-not-found", check=False)
-            mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret(cut), "--ignore-not-found",
-                             check=False)
+            mk.m.kubectl.run(
+                "delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret(cut), "--ignore-not-found", check=False
+            )
 
 
 @on_stacks(MULTIKUEUE)
@@ -177,12 +196,23 @@ def test_multikueue_jobset_runs_on_a_worker_and_reports_back(mk: MultiKueueClust
         assert not mk.m.kubectl.items("pods", "-n", namespace), "a pod ran on the manager"
         report(f"e2e[{MULTIKUEUE}]: a JobSet submitted on the manager ran in worker {where}, its status came back")
     finally:
-        mk.m.kubectl.run("delete", kind.resource, "-n", namespace, name, "--ignore-not-found", "--wait=true",
-                         "--timeout=60s", timeout=90)
+        mk.m.kubectl.run(
+            "delete",
+            kind.resource,
+            "-n",
+            namespace,
+            name,
+            "--ignore-not-found",
+            "--wait=true",
+            "--timeout=60s",
+            timeout=90,
+        )
 
 
 @on_stacks(MULTIKUEUE)
-def test_multikueue_full_worker_sends_the_next_job_to_the_other(mk: MultiKueueClusters, jobs: list[tuple[str, str]]) -> None:
+def test_multikueue_full_worker_sends_the_next_job_to_the_other(
+    mk: MultiKueueClusters, jobs: list[tuple[str, str]]
+) -> None:
     # Two GPUs fit only westus3 (two A100 nodes; swedencentral has one).
     mk.m.kubectl.apply([job("research", "mk-two-gpus", pods=2, requests=GPU, run_for="10m")])
     jobs.append(("research", "mk-two-gpus"))
@@ -203,10 +233,17 @@ def test_multikueue_deleting_a_job_on_the_manager_deletes_its_copy(mk: MultiKueu
     assert mk.remote(where, "job", "platform", "mk-delete-me") is not None
     mk.m.kubectl.run("delete", "job", "-n", "platform", "mk-delete-me", "--wait=true", "--timeout=60s", timeout=90)
     gone(mk, where, "job", "platform", "mk-delete-me")
-    wait_for(f"the remote Workload in {where} to be deleted",
-             lambda: (not mk.workers[where].kubectl.items("workloads.kueue.x-k8s.io", "-n", "platform"),
-                      [w["metadata"]["name"] for w in mk.workers[where].kubectl.items("workloads.kueue.x-k8s.io", "-n", "platform")]),
-             60)
+    wait_for(
+        f"the remote Workload in {where} to be deleted",
+        lambda: (
+            not mk.workers[where].kubectl.items("workloads.kueue.x-k8s.io", "-n", "platform"),
+            [
+                w["metadata"]["name"]
+                for w in mk.workers[where].kubectl.items("workloads.kueue.x-k8s.io", "-n", "platform")
+            ],
+        ),
+        60,
+    )
 
 
 @on_stacks(MULTIKUEUE)
@@ -215,35 +252,54 @@ def test_multikueue_metrics_show_where_jobs_went(mk: MultiKueueClusters) -> None
     assert monitor is not None, "the example manager turns monitoring on"
     code, body = scrape_as(mk.m.kubectl, monitor)
     assert code == 200, body[:300]
-    dispatched = {labels.get("cluster") for name, labels, _ in samples(body)
-                  if name == "multikueue_workloads_dispatched_total" and labels.get("cluster_queue") == "research"}
-    admitted = {labels.get("cluster") for name, labels, _ in samples(body)
-                if name == "multikueue_workloads_admitted_total" and labels.get("cluster_queue") == "research"}
+    dispatched = {
+        labels.get("cluster")
+        for name, labels, _ in samples(body)
+        if name == "multikueue_workloads_dispatched_total" and labels.get("cluster_queue") == "research"
+    }
+    admitted = {
+        labels.get("cluster")
+        for name, labels, _ in samples(body)
+        if name == "multikueue_workloads_admitted_total" and labels.get("cluster_queue") == "research"
+    }
     # The scenarios above ran research jobs in both workers (the GPU ones).
     assert dispatched == admitted == set(mk.workers), (dispatched, admitted)
 
 
 @on_stacks(MULTIKUEUE)
-def test_multikueue_removing_and_adding_a_worker_is_one_config_change(mk: MultiKueueClusters,
-                                                                     jobs: list[tuple[str, str]]) -> None:
+def test_multikueue_removing_and_adding_a_worker_is_one_config_change(
+    mk: MultiKueueClusters, jobs: list[tuple[str, str]]
+) -> None:
     """The manager's objects rebuilt from a config without swedencentral, applied as `pulumi up`
     applies them (changed objects updated, the worker's MultiKueueCluster and Secret deleted): the
     queues shrink to westus3's quota and every job goes there; put back, it connects again."""
     config = mk.m.config
     kept = tuple(w for w in mk.m.workers if w.name == "westus3")
-    smaller = replace(config, multi_kueue=replace(config.multi_kueue, workers=tuple(
-        w for w in config.multi_kueue.workers if w.name == "westus3")))
+    smaller = replace(
+        config,
+        multi_kueue=replace(
+            config.multi_kueue, workers=tuple(w for w in config.multi_kueue.workers if w.name == "westus3")
+        ),
+    )
     mk.m.kubectl.apply(manager_queue_set(smaller, kept).objects)
     mk.m.kubectl.run("delete", "multikueuecluster.kueue.x-k8s.io", "swedencentral", "--wait=true", "--timeout=60s")
     mk.m.kubectl.run("delete", "secret", "-n", KUEUE_NAMESPACE, kubeconfig_secret("swedencentral"))
     try:
         research = mk.m.kubectl.get("clusterqueue.kueue.x-k8s.io", "research")
-        expected = next(o for o in manager_queue_set(smaller, kept).objects
-                        if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research")
+        expected = next(
+            o
+            for o in manager_queue_set(smaller, kept).objects
+            if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "research"
+        )
         assert research["spec"]["resourceGroups"] == expected["spec"]["resourceGroups"]  # westus3's quota alone
-        wait_for("the AdmissionCheck to stay Active with one worker",
-                 lambda: (is_true(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK), "Active"),
-                          conditions(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK))), 30)
+        wait_for(
+            "the AdmissionCheck to stay Active with one worker",
+            lambda: (
+                is_true(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK), "Active"),
+                conditions(mk.m.kubectl.get("admissionchecks.kueue.x-k8s.io", ADMISSION_CHECK)),
+            ),
+            30,
+        )
         mk.m.kubectl.apply([job("platform", "mk-one-worker")])
         jobs.append(("platform", "mk-one-worker"))
         _, where = mk.dispatched("platform", "mk-one-worker")
@@ -251,9 +307,14 @@ def test_multikueue_removing_and_adding_a_worker_is_one_config_change(mk: MultiK
     finally:
         mk.m.kubectl.apply([secret_object(name, kubeconfig) for name, kubeconfig in mk.kubeconfigs.items()])
         mk.m.kubectl.apply(mk.m.objects)
-    wait_for("swedencentral to connect again once it is back in the config",
-             lambda: (is_true(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral"), "Active"),
-                      conditions(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral"))), 60)
+    wait_for(
+        "swedencentral to connect again once it is back in the config",
+        lambda: (
+            is_true(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral"), "Active"),
+            conditions(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", "swedencentral")),
+        ),
+        60,
+    )
 
 
 @on_stacks(MULTIKUEUE)
@@ -267,13 +328,16 @@ def test_multikueue_lost_worker_jobs_run_again_elsewhere(mk: MultiKueueClusters,
     other = next(n for n in mk.workers if n != lost)
     mk.workers[lost].stop_control_plane()
     try:
+
         def moved() -> tuple[bool, Any]:
             wl = workload_of(mk.m, "platform", "mk-survivor")
             where = status(wl).get("clusterName") if wl else None
-            return where == other, {"clusterName": where, "admissionChecks": status(wl).get("admissionChecks") if wl else None}
+            return where == other, {
+                "clusterName": where,
+                "admissionChecks": status(wl).get("admissionChecks") if wl else None,
+            }
 
-        wait_for(f"the job to be dispatched to {other} after {lost} was lost", moved,
-                 WORKER_LOST_TIMEOUT_SECONDS + 90)
+        wait_for(f"the job to be dispatched to {other} after {lost} was lost", moved, WORKER_LOST_TIMEOUT_SECONDS + 90)
         done = finished(mk, "platform", "mk-survivor")
         assert status(done).get("succeeded") == 1, status(done)  # once, not once per worker
         remote = mk.remote(other, "job", "platform", "mk-survivor")
@@ -281,9 +345,16 @@ def test_multikueue_lost_worker_jobs_run_again_elsewhere(mk: MultiKueueClusters,
     finally:
         mk.workers[lost].start_control_plane()
     # Back, the lost worker still holds its copy; the manager's garbage collector removes it.
-    wait_for(f"worker {lost}'s MultiKueueCluster to connect again",
-             lambda: (is_true(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", lost), "Active"),
-                      conditions(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", lost))), 120)
+    wait_for(
+        f"worker {lost}'s MultiKueueCluster to connect again",
+        lambda: (
+            is_true(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", lost), "Active"),
+            conditions(mk.m.kubectl.get("multikueueclusters.kueue.x-k8s.io", lost)),
+        ),
+        120,
+    )
     gone(mk, lost, "job", "platform", "mk-survivor", timeout=90)
-    report(f"e2e[{MULTIKUEUE}]: with {lost} lost, its job ran again in {other} after workerLostTimeout "
-           f"({WORKER_LOST_TIMEOUT_SECONDS} s); the copy left in {lost} was deleted when it came back")
+    report(
+        f"e2e[{MULTIKUEUE}]: with {lost} lost, its job ran again in {other} after workerLostTimeout "
+        f"({WORKER_LOST_TIMEOUT_SECONDS} s); the copy left in {lost} was deleted when it came back"
+    )

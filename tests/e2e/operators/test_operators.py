@@ -21,8 +21,21 @@ from components.config.names import POOL_LABEL
 from testbed.cluster import is_true, wait_for
 from testbed.control_planes import on_stacks
 from testbed.jobs import delete_jobs, job, wait_admitted
-from testbed.kinds import (KINDS, assert_admitted_whole_on_its_pool, delete, keep_running, pinned, pod_count,
-                           pods_of, prepared, renamed, requests, sample_lands_on_its_pool, wait_no_pods, workload)
+from testbed.kinds import (
+    KINDS,
+    assert_admitted_whole_on_its_pool,
+    delete,
+    keep_running,
+    pinned,
+    pod_count,
+    pods_of,
+    prepared,
+    renamed,
+    requests,
+    sample_lands_on_its_pool,
+    wait_no_pods,
+    workload,
+)
 from testbed.stack_cluster import StackCluster
 from testbed.stacks import OPERATOR_STACKS
 
@@ -51,8 +64,11 @@ def _second_copy_waits(cluster: StackCluster, kind: str) -> None:
     try:
         assert_admitted_whole_on_its_pool(cluster, kind, first)
         cluster.kubectl.apply([second])
-        wl = wait_for(f"{kind} second to be queued", lambda: ((w := workload(cluster, kind, second)) is not None
-                                                            and is_true(w, "QuotaReserved") is False, w), 30)
+        wl = wait_for(
+            f"{kind} second to be queued",
+            lambda: ((w := workload(cluster, kind, second)) is not None and is_true(w, "QuotaReserved") is False, w),
+            30,
+        )
         assert not is_true(wl, "Admitted"), wl["status"]
         assert [p for p in pods_of(cluster, kind, second) if p["spec"].get("nodeName")] == []
         delete(cluster, kind, first)
@@ -64,31 +80,47 @@ def _second_copy_waits(cluster: StackCluster, kind: str) -> None:
 def _borrows_then_is_preempted(cluster: StackCluster, kind: str) -> None:
     """The whole first GPU pool for the team with the smaller share, then the other team reclaims one GPU."""
     gpu = next(p for p in cluster.config.node_pools if p.is_gpu and not p.topology and not p.spot)
-    borrower_team, lender_team = sorted(cluster.config.teams, key=lambda t: t.share)[0], max(cluster.config.teams, key=lambda t: t.share)
+    borrower_team, lender_team = (
+        sorted(cluster.config.teams, key=lambda t: t.share)[0],
+        max(cluster.config.teams, key=lambda t: t.share),
+    )
     doc = KINDS[kind].load()
     doc["metadata"]["namespace"] = borrower_team.name
     pods = pod_count(kind, doc)
     per_pod = max(1, gpu.capacity.gpus // pods)
     assert per_pod * pods > gpu.capacity.gpus * float(borrower_team.share) / 100, "the scenario needs borrowing"
+
     def gpus_for_cluster_pods(template: dict[str, Any]) -> None:
         if template["spec"]["containers"][0]["name"] != "ray-job-submitter":
             requests(gpu=per_pod)(template)
+
     doc = prepared(cluster, kind, doc, keep_running, gpus_for_cluster_pods, requests(cpu="500m"))
     cluster.kubectl.apply([doc])
-    lender = job(lender_team.name, "lender", pods=1, node_selector={POOL_LABEL: gpu.name}, run_for="1h",
-                 requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"})
+    lender = job(
+        lender_team.name,
+        "lender",
+        pods=1,
+        node_selector={POOL_LABEL: gpu.name},
+        run_for="1h",
+        requests={"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"},
+    )
     try:
         wl = assert_admitted_whole_on_its_pool(cluster, kind, doc)
         # Every pod set that asks for GPUs is on the GPU pool (a RayJob's submitter asks for none).
         gpu_sets = [a for a in wl["status"]["admission"]["podSetAssignments"] if "nvidia.com/gpu" in a["flavors"]]
         assert len(gpu_sets) >= 2 and {a["flavors"]["nvidia.com/gpu"] for a in gpu_sets} == {gpu.name}, gpu_sets
         cluster.kubectl.apply([lender])
-        wait_for(f"{kind} to be evicted by the lender's reclaim",
-                 lambda: ((w := workload(cluster, kind, doc)) is not None and is_true(w, "Evicted"), w), 60)
+        wait_for(
+            f"{kind} to be evicted by the lender's reclaim",
+            lambda: ((w := workload(cluster, kind, doc)) is not None and is_true(w, "Evicted"), w),
+            60,
+        )
         evicted = workload(cluster, kind, doc)
         assert evicted is not None
         reasons = {c["type"]: c.get("reason") for c in evicted["status"]["conditions"]}
-        assert reasons.get("Preempted") in ("InCohortReclamation", "InCohortFairSharing"), evicted["status"]["conditions"]
+        assert reasons.get("Preempted") in ("InCohortReclamation", "InCohortFairSharing"), evicted["status"][
+            "conditions"
+        ]
         wait_admitted(cluster, lender_team.name, "lender")
         wait_no_pods(cluster, kind, doc)
     finally:
@@ -97,6 +129,7 @@ def _borrows_then_is_preempted(cluster: StackCluster, kind: str) -> None:
 
 
 # One test per kind, each named after it.
+
 
 @_on_operator_stacks("RayJob")
 def test_rayjob_sample_is_admitted_whole_on_its_pool(cluster: StackCluster, kind: str) -> None:
@@ -143,8 +176,12 @@ def test_rayjob_and_jobset_borrow_idle_gpus_and_are_preempted_on_reclaim(cluster
 
 @on_stacks("dev")
 def test_rayservice_in_a_team_namespace_is_refused_with_the_reason(cluster: StackCluster) -> None:
-    service = {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "serve", "namespace": "research"},
-               "spec": {"rayClusterConfig": KINDS["RayCluster"].load()["spec"]}}
+    service = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayService",
+        "metadata": {"name": "serve", "namespace": "research"},
+        "spec": {"rayClusterConfig": KINDS["RayCluster"].load()["spec"]},
+    }
     done = cluster.kubectl.apply([service], check=False)
     assert done.returncode != 0 and "kueue-aks-rayservice-guard" in done.stderr and "outside the teams" in done.stderr
     cluster.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "serving"}}])
@@ -163,8 +200,11 @@ def test_mpijob_launcher_is_charged_once(cluster: StackCluster) -> None:
     try:
         assert_admitted_whole_on_its_pool(cluster, "MPIJob", doc)
         namespace = doc["metadata"]["namespace"]
-        owners = [o["kind"] for w in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", namespace)
-                  for o in w["metadata"].get("ownerReferences", [])]
+        owners = [
+            o["kind"]
+            for w in cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", namespace)
+            for o in w["metadata"].get("ownerReferences", [])
+        ]
         assert owners == ["MPIJob"], owners
     finally:
         delete(cluster, "MPIJob", doc)

@@ -44,11 +44,13 @@ def _requests(cluster: StackCluster, namespace: str) -> list[dict[str, Any]]:
 
 @on_stacks("dev")
 def test_autoscaler_scales_an_empty_cpu_pool_for_an_admitted_job_and_back(
-        cluster: StackCluster, cleanup: list[tuple[str, str]]) -> None:
+    cluster: StackCluster, cleanup: list[tuple[str, str]]
+) -> None:
     pool = cluster.config.pool("cpu")
     assert not pool.provisioning_request  # Kueue admits at once; the autoscaler follows the pods
-    wait_pool_size(cluster.kubectl, "cpu", lambda n: n == pool.min_count, f"its minCount {pool.min_count}",
-                   SCALE_DOWN_SECONDS)
+    wait_pool_size(
+        cluster.kubectl, "cpu", lambda n: n == pool.min_count, f"its minCount {pool.min_count}", SCALE_DOWN_SECONDS
+    )
     # Two pods of 5 CPUs cannot share a D8s_v5 node (7.8 CPUs allocatable): two nodes are needed.
     team = cluster.config.teams[0].name
     cluster.kubectl.apply([job(team, "scale-cpu", pods=2, requests={"cpu": "5", "memory": "1Gi"}, run_for="1h")])
@@ -61,8 +63,13 @@ def test_autoscaler_scales_an_empty_cpu_pool_for_an_admitted_job_and_back(
     assert len(_pool_nodes(cluster, "cpu")) == 2
     delete_jobs(cluster, team, "scale-cpu")
     cleanup.clear()
-    wait_pool_size(cluster.kubectl, "cpu", lambda n: n == pool.min_count,
-                   f"scaled back to minCount {pool.min_count} after the job", SCALE_DOWN_SECONDS)
+    wait_pool_size(
+        cluster.kubectl,
+        "cpu",
+        lambda n: n == pool.min_count,
+        f"scaled back to minCount {pool.min_count} after the job",
+        SCALE_DOWN_SECONDS,
+    )
 
 
 @on_stacks("dev", "spot-gpu")
@@ -75,21 +82,38 @@ def test_provisioning_gpu_gang_starts_whole(cluster: StackCluster, cleanup: list
     # Every GPU of the pool's nodes: a gang of `size` pods needs `size` new nodes.
     gpus = str(pool.node.gpus)
     selector = {POOL_LABEL: pool.name}
-    cluster.kubectl.apply([job(team, "gang", pods=size, node_selector=selector, run_for="1h",
-                               requests={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": gpus})])
+    cluster.kubectl.apply(
+        [
+            job(
+                team,
+                "gang",
+                pods=size,
+                node_selector=selector,
+                run_for="1h",
+                requests={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": gpus},
+            )
+        ]
+    )
     cleanup.append((team, "gang"))
 
     # Kueue reserves quota, asks the autoscaler for all the nodes, and admits only once they are there.
     def provisioning() -> tuple[bool, Any]:
         # Pods first: a Workload read after them is at least as new, so placed pods with a
         # Workload not admitted would be a real partial start.
-        pods_on_nodes = [p for p in cluster.kubectl.items("pods", "-n", team, "-l", "batch.kubernetes.io/job-name=gang")
-                         if p["spec"].get("nodeName")]
+        pods_on_nodes = [
+            p
+            for p in cluster.kubectl.items("pods", "-n", team, "-l", "batch.kubernetes.io/job-name=gang")
+            if p["spec"].get("nodeName")
+        ]
         wl = workload_of(cluster, team, "gang")
         requests = _requests(cluster, team)
         nodes = len(_pool_nodes(cluster, pool.name))
-        seen = {"check": _check_state(wl, ATOMIC_SCALE_UP_GPU), "requests": [r["metadata"]["name"] for r in requests],
-                "nodes": nodes, "admitted": bool(wl and is_true(wl, "Admitted"))}
+        seen = {
+            "check": _check_state(wl, ATOMIC_SCALE_UP_GPU),
+            "requests": [r["metadata"]["name"] for r in requests],
+            "nodes": nodes,
+            "admitted": bool(wl and is_true(wl, "Admitted")),
+        }
         # No pod may start before the whole gang is provisioned.
         assert not (pods_on_nodes and not seen["admitted"]), f"pods placed before admission: {seen}"
         return seen["admitted"], seen
@@ -108,13 +132,23 @@ def test_provisioning_gpu_gang_starts_whole(cluster: StackCluster, cleanup: list
 
 @on_stacks("dev")
 def test_provisioning_gang_larger_than_the_pool_holds_no_quota_and_adds_no_node(
-        cluster: StackCluster, cleanup: list[tuple[str, str]]) -> None:
+    cluster: StackCluster, cleanup: list[tuple[str, str]]
+) -> None:
     pool = cluster.config.pool("gpu")
     team = cluster.config.teams[0].name
     before = len(_pool_nodes(cluster, "gpu"))
     too_big = pool.max_count + 1  # one GPU per node: more than the pool can ever grow to
-    cluster.kubectl.apply([job(team, "too-big", pods=too_big, run_for="1h",
-                               requests={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})])
+    cluster.kubectl.apply(
+        [
+            job(
+                team,
+                "too-big",
+                pods=too_big,
+                run_for="1h",
+                requests={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"},
+            )
+        ]
+    )
     cleanup.append((team, "too-big"))
 
     def waiting() -> tuple[bool, Any]:
@@ -130,27 +164,33 @@ def test_provisioning_gang_larger_than_the_pool_holds_no_quota_and_adds_no_node(
 
     def still_nothing() -> tuple[bool, Any]:
         wl = workload_of(cluster, team, "too-big")
-        state = {"nodes": len(_pool_nodes(cluster, "gpu")), "requests": len(_requests(cluster, team)),
-                 "pods": len(cluster.kubectl.items("pods", "-n", team, "-l", "batch.kubernetes.io/job-name=too-big")),
-                 "reserved": bool(wl and is_true(wl, "QuotaReserved"))}
+        state = {
+            "nodes": len(_pool_nodes(cluster, "gpu")),
+            "requests": len(_requests(cluster, team)),
+            "pods": len(cluster.kubectl.items("pods", "-n", team, "-l", "batch.kubernetes.io/job-name=too-big")),
+            "reserved": bool(wl and is_true(wl, "QuotaReserved")),
+        }
         deadline_seen.append(state)
         return len(deadline_seen) >= 12, state
 
     wait_for("a quiet period", still_nothing, 60, interval=1.0)
-    assert all(s["nodes"] <= before and s["requests"] == 0 and s["pods"] == 0 and not s["reserved"]
-               for s in deadline_seen), deadline_seen
+    assert all(
+        s["nodes"] <= before and s["requests"] == 0 and s["pods"] == 0 and not s["reserved"] for s in deadline_seen
+    ), deadline_seen
 
 
 @on_stacks("dev", "spot-gpu")
-def test_provisioning_tas_job_on_an_autoscaled_topology_pool(cluster: StackCluster,
-                                                           cleanup: list[tuple[str, str]]) -> None:
+def test_provisioning_tas_job_on_an_autoscaled_topology_pool(
+    cluster: StackCluster, cleanup: list[tuple[str, str]]
+) -> None:
     pool = next(p for p in cluster.config.node_pools if p.topology and p.autoscaled)
     assert provisioning_check(pool) == ATOMIC_SCALE_UP
     sample = yaml.safe_load((ROOT / "examples" / "tas-job.yaml").read_text())
     team = next(t.name for t in cluster.config.teams if pool.name in t.pools)
     sample["metadata"]["namespace"] = team
     sample["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})[
-        "pod-complete.stage.kwok.x-k8s.io/delay"] = "1h"
+        "pod-complete.stage.kwok.x-k8s.io/delay"
+    ] = "1h"
     cluster.kubectl.apply([sample])
     name = sample["metadata"]["name"]
     cleanup.append((team, name))

@@ -17,8 +17,12 @@ import pytest
 from components.config.names import KUEUE_NAMESPACE, POOL_LABEL
 from components.config.parse import parse_config, raw_from_stack_file
 from components.monitoring.dashboard import dashboard, dashboard_metric_names
-from components.monitoring.scrape import (AZURE_MONITOR_API_VERSION, PROMETHEUS_OPERATOR_API_VERSION, scrape_objects,
-                                          service_monitor)
+from components.monitoring.scrape import (
+    AZURE_MONITOR_API_VERSION,
+    PROMETHEUS_OPERATOR_API_VERSION,
+    scrape_objects,
+    service_monitor,
+)
 
 from testbed.cluster import wait_for
 from testbed.control_planes import on_stacks
@@ -50,11 +54,13 @@ def preempted(cluster: StackCluster) -> Iterator[None]:
     that admissions, usage, borrowing, preemptions and evictions all have series."""
     pool = cluster.config.pool("gpu")
     gpus = pool.max_count * pool.node.gpus
-    cluster.kubectl.apply([job("platform", "metrics-borrower", pods=gpus, requests=GPU,
-                               node_selector={POOL_LABEL: "gpu"}, run_for="10m")])
+    cluster.kubectl.apply(
+        [job("platform", "metrics-borrower", pods=gpus, requests=GPU, node_selector={POOL_LABEL: "gpu"}, run_for="10m")]
+    )
     wait_admitted(cluster, "platform", "metrics-borrower")
-    cluster.kubectl.apply([job("research", "metrics-lender", requests=GPU, node_selector={POOL_LABEL: "gpu"},
-                               run_for="10m")])
+    cluster.kubectl.apply(
+        [job("research", "metrics-lender", requests=GPU, node_selector={POOL_LABEL: "gpu"}, run_for="10m")]
+    )
     wait_condition(cluster, "platform", "metrics-borrower", "Evicted")
     wait_admitted(cluster, "research", "metrics-lender")
     yield
@@ -67,18 +73,30 @@ def test_the_service_monitor_scrapes_every_queue_with_the_bound_token(cluster: S
     monitor = monitor_of(cluster)
     assert monitor["apiVersion"] == AZURE_MONITOR_API_VERSION and monitor["metadata"]["namespace"] == "kube-system"
     # The API server accepted the program's monitor under the add-on's CRD (schema-checked).
-    assert cluster.kubectl.get(f"servicemonitors.{AZURE_MONITOR_API_VERSION.split('/')[0]}",
-                               monitor["metadata"]["name"], "-n", "kube-system")["spec"] == monitor["spec"]
+    assert (
+        cluster.kubectl.get(
+            f"servicemonitors.{AZURE_MONITOR_API_VERSION.split('/')[0]}",
+            monitor["metadata"]["name"],
+            "-n",
+            "kube-system",
+        )["spec"]
+        == monitor["spec"]
+    )
     cluster_queues = {o["metadata"]["name"] for o in cluster.objects if o["kind"] == "ClusterQueue"}
-    local_queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"}
+    local_queues = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]) for o in cluster.objects if o["kind"] == "LocalQueue"
+    }
 
     def every_queue_reported() -> tuple[bool, Any]:
         seen = series(cluster)
         cqs = {labels["cluster_queue"] for name, labels, _ in seen if name == "kueue_cluster_queue_status"}
         lqs = {(labels["namespace"], labels["name"]) for name, labels, _ in seen if name == "kueue_local_queue_status"}
         quota = {labels["cluster_queue"] for name, labels, _ in seen if name == "kueue_cluster_queue_nominal_quota"}
-        missing = {"ClusterQueue": cluster_queues - cqs, "LocalQueue": local_queues - lqs,
-                   "nominal quota": cluster_queues - quota}
+        missing = {
+            "ClusterQueue": cluster_queues - cqs,
+            "LocalQueue": local_queues - lqs,
+            "nominal quota": cluster_queues - quota,
+        }
         return not any(missing.values()), missing
 
     # LocalQueue series prove the gate and the manager config agree; quota series that the
@@ -110,11 +128,16 @@ def test_every_dashboard_metric_is_in_the_real_scrape(cluster: StackCluster, pre
 
     wait_for("every metric the dashboard queries to be exported by Kueue", all_exported, 30)
     seen = series(cluster)
-    reasons = {labels.get("reason") for name, labels, _ in seen
-               if name == "kueue_preempted_workloads_total" and labels.get("preempting_cluster_queue") == "research"}
+    reasons = {
+        labels.get("reason")
+        for name, labels, _ in seen
+        if name == "kueue_preempted_workloads_total" and labels.get("preempting_cluster_queue") == "research"
+    }
     assert reasons & {"InCohortReclamation", "InCohortFairSharing"}, reasons
-    report(f"e2e[dev]: the dashboard's {len(wanted)} metrics all in Kueue's scrape "
-           f"({len({n for n, _, _ in seen})} metric names, {len(seen)} samples)")
+    report(
+        f"e2e[dev]: the dashboard's {len(wanted)} metrics all in Kueue's scrape "
+        f"({len({n for n, _, _ in seen})} metric names, {len(seen)} samples)"
+    )
 
 
 @on_stacks("dev")
@@ -125,13 +148,18 @@ def test_kubeconfig_mode_service_monitor_is_valid_for_the_prometheus_operator(cl
     config = parse_config(raw, stack="dev", location=location)
     objects = scrape_objects(config)
     monitor = objects[-1]
-    assert (monitor["apiVersion"], monitor["metadata"]["namespace"]) == (PROMETHEUS_OPERATOR_API_VERSION, KUEUE_NAMESPACE)
+    assert (monitor["apiVersion"], monitor["metadata"]["namespace"]) == (
+        PROMETHEUS_OPERATOR_API_VERSION,
+        KUEUE_NAMESPACE,
+    )
     install_crd(cluster.kubectl, service_monitor_crd_for(PROMETHEUS_OPERATOR_API_VERSION))
     # A server-side dry run: the API server checks every object, the monitor against the Prometheus
     # Operator's schema, and stores nothing (the stack's own objects share the binding's name).
     done = cluster.kubectl.apply(objects, check=False, dry_run=True)
     assert done.returncode == 0, done.stderr
-    assert f"servicemonitor.{PROMETHEUS_OPERATOR_API_VERSION.split('/')[0]}/{monitor['metadata']['name']} serverside-applied" \
-        in done.stdout, done.stdout
+    assert (
+        f"servicemonitor.{PROMETHEUS_OPERATOR_API_VERSION.split('/')[0]}/{monitor['metadata']['name']} serverside-applied"
+        in done.stdout
+    ), done.stdout
     # Its endpoint settings are the AKS monitor's, which the scrape tests above show working.
     assert monitor["spec"]["endpoints"] == monitor_of(cluster)["spec"]["endpoints"]

@@ -35,8 +35,9 @@ def _gpu_quota(cluster: StackCluster) -> int:
 
 
 @on_stacks(PREFLIGHT_CLAMPED)
-def test_preflight_clamped_queues_hold_what_azure_gives_not_max_count(cluster: StackCluster,
-                                                                       cleanup: list[tuple[str, str]]) -> None:
+def test_preflight_clamped_queues_hold_what_azure_gives_not_max_count(
+    cluster: StackCluster, cleanup: list[tuple[str, str]]
+) -> None:
     pool = cluster.config.pool("gpu")
     assert (pool.max_count, pool.capacity_nodes) == (3, 2)
     assert _gpu_quota(cluster) == 2 * pool.node.gpus

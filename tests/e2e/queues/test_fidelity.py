@@ -59,15 +59,19 @@ def test_the_forecast_stays_within_its_stated_error_of_kueue(binaries: Binaries,
         results.append(compare(lane, seen_by_kueue, histories, simulate(queues, seen_by_kueue)))
     seen = table(results)
     latency = max(r.kueue_latency_s for r in results)
-    report(f"e2e[fidelity]: Kueue up in {run.up_seconds} s, the traces ran in {run.run_seconds} s, Kueue's latency "
-           f"{latency:.2f} s\n{seen}")
+    report(
+        f"e2e[fidelity]: Kueue up in {run.up_seconds} s, the traces ran in {run.run_seconds} s, Kueue's latency "
+        f"{latency:.2f} s\n{seen}"
+    )
     assert not run.errors, f"the runner failed: {run.errors}"
     for r in results:
         assert not r.only_real and not r.only_simulated, f"{r.lane}: jobs finished on one side only\n{seen}"
     if latency > ORDER_GRACE_S:
         # What is compared is then this machine's load, not the simulator: say so, do not pass or fail on it.
-        pytest.skip(f"Kueue took a median {latency:.1f} s to admit jobs that fit at once (over its {ORDER_GRACE_S:.0f} s "
-                    f"cadence): the machine is too busy to measure the forecast's fidelity\n{seen}")
+        pytest.skip(
+            f"Kueue took a median {latency:.1f} s to admit jobs that fit at once (over its {ORDER_GRACE_S:.0f} s "
+            f"cadence): the machine is too busy to measure the forecast's fidelity\n{seen}"
+        )
     low, high = MEASURED_ERROR.preemptions
     for r in results:
         assert r.median_rank_error() <= MEASURED_ERROR.median, f"{r.lane}: a median wait off\n{seen}"

@@ -60,10 +60,14 @@ def test_every_object_is_stored_as_built(cluster: StackCluster) -> None:
 
 @on_stacks(*STACKS)
 def test_every_queue_is_active(cluster: StackCluster) -> None:
-    queues = (cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
-              + cluster.kubectl.items("localqueues.kueue.x-k8s.io", "-A"))
-    expected = {(o["kind"], o["metadata"]["name"], o["metadata"].get("namespace")) for o in cluster.objects
-                if o["kind"] in ("ClusterQueue", "LocalQueue")}
+    queues = cluster.kubectl.items("clusterqueues.kueue.x-k8s.io") + cluster.kubectl.items(
+        "localqueues.kueue.x-k8s.io", "-A"
+    )
+    expected = {
+        (o["kind"], o["metadata"]["name"], o["metadata"].get("namespace"))
+        for o in cluster.objects
+        if o["kind"] in ("ClusterQueue", "LocalQueue")
+    }
     seen = {(q["kind"], q["metadata"]["name"], q["metadata"].get("namespace")) for q in queues}
     assert seen == expected
     inactive = {q["metadata"]["name"]: q["status"].get("conditions") for q in queues if not is_true(q, "Active")}
@@ -72,8 +76,7 @@ def test_every_queue_is_active(cluster: StackCluster) -> None:
 
 @on_stacks(*STACKS)
 def test_device_plugin_runs_on_exactly_the_gpu_nodes(cluster: StackCluster) -> None:
-    gpu_nodes = {n["metadata"]["name"] for n in cluster.nodes
-                 if "nvidia.com/gpu" in n["status"]["allocatable"]}
+    gpu_nodes = {n["metadata"]["name"] for n in cluster.nodes if "nvidia.com/gpu" in n["status"]["allocatable"]}
     if not cluster.config.has_gpu:
         assert not gpu_nodes
         return
@@ -87,7 +90,8 @@ def test_device_plugin_runs_on_exactly_the_gpu_nodes(cluster: StackCluster) -> N
 def test_cluster_comes_up_within_budget(cluster: StackCluster) -> None:
     assert cluster.up_seconds <= up_budget(cluster.stack), (
         f"cluster up to all queues Active took {cluster.up_seconds:.1f} s (budget {up_budget(cluster.stack):g} s): "
-        f"{cluster.timings}")
+        f"{cluster.timings}"
+    )
 
 
 @on_stacks(*STACKS)
@@ -100,8 +104,11 @@ def test_images_are_pinned_and_come_from_the_configured_repository(cluster: Stac
     assert manager["image"] == f"{kueue.image_repository or UPSTREAM_KUEUE_IMAGE}:v{kueue.version}"
     if cluster.config.has_gpu:
         # The plugin's DaemonSet and the chart's MPS control daemon run the same image.
-        images = {c["image"] for ds in cluster.kubectl.items("daemonsets", "-n", DEVICE_PLUGIN_NAMESPACE)
-                  for c in ds["spec"]["template"]["spec"]["containers"]}
+        images = {
+            c["image"]
+            for ds in cluster.kubectl.items("daemonsets", "-n", DEVICE_PLUGIN_NAMESPACE)
+            for c in ds["spec"]["template"]["spec"]["containers"]
+        }
         repository = cluster.config.device_plugin.image_repository or UPSTREAM_DEVICE_PLUGIN_IMAGE
         assert images == {f"{repository}:v{DEVICE_PLUGIN_VERSION}"}, images
 

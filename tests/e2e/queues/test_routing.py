@@ -31,8 +31,15 @@ def _cases() -> list[Any]:
         config = load(stack)
         for team in config.teams:
             for pool in (config.pool(name) for q in team_queues(config, team) for name in q.pools):
-                cases.append(pytest.param(stack, team.name, pool.name, _queue_for(config, team, pool),
-                                          id=f"{stack}-{team.name}-{pool.name}"))
+                cases.append(
+                    pytest.param(
+                        stack,
+                        team.name,
+                        pool.name,
+                        _queue_for(config, team, pool),
+                        id=f"{stack}-{team.name}-{pool.name}",
+                    )
+                )
     return cases
 
 
@@ -81,7 +88,9 @@ def assert_on_pool(cluster: StackCluster, namespace: str, name: str, pool_name: 
 
 
 @pytest.mark.parametrize(("stack", "team", "pool", "queue"), _cases())
-def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(cluster: StackCluster, team: str, pool: str, queue: str) -> None:
+def test_job_pinned_to_a_pool_is_admitted_on_its_flavor(
+    cluster: StackCluster, team: str, pool: str, queue: str
+) -> None:
     """For every team and every pool it may use: a job that selects the pool by its agentpool label,
     submitted to the LocalQueue that covers the pool."""
     requests = {"cpu": "100m", "memory": "64Mi"} | ({"nvidia.com/gpu": "1"} if cluster.config.pool(pool).is_gpu else {})
@@ -113,8 +122,9 @@ def test_gpu_job_lands_on_a_gpu_pool(cluster: StackCluster, team: str, pool: str
 
 
 @pytest.mark.parametrize(("stack", "team", "pool"), _topology_cases())
-def test_job_without_topology_request_in_topology_queue_gets_implicit_tas(cluster: StackCluster, team: str,
-                                                                           pool: str) -> None:
+def test_job_without_topology_request_in_topology_queue_gets_implicit_tas(
+    cluster: StackCluster, team: str, pool: str
+) -> None:
     """Every flavor of `<team>-topology` is topology-aware, so Kueue places even a job with no
     topology annotation by topology there (implicit TAS)."""
     cluster.kubectl.apply([job(team, "plain-packed", queue=TOPOLOGY_LOCAL_QUEUE_NAME)])

@@ -28,8 +28,13 @@ RUN_FOR = "10m"
 
 def gpu_quota(cluster: StackCluster, team: str) -> int:
     cq = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team)
-    return sum(int(r["nominalQuota"]) for g in cq["spec"]["resourceGroups"] for f in g["flavors"]
-               for r in f["resources"] if r["name"] == "nvidia.com/gpu" and f["name"] == "gpu")
+    return sum(
+        int(r["nominalQuota"])
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu" and f["name"] == "gpu"
+    )
 
 
 @pytest.fixture
@@ -43,13 +48,20 @@ def gpu_pool_size(cluster: StackCluster) -> Iterator[int]:
 
 def _borrowed_gpus(cluster: StackCluster, team: str, expected: int) -> tuple[bool, Any]:
     reservations = status(cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team)).get("flavorsReservation") or []
-    borrowed = [int(r["borrowed"]) for f in reservations if f["name"] == "gpu"
-                for r in f["resources"] if r["name"] == "nvidia.com/gpu"]
+    borrowed = [
+        int(r["borrowed"])
+        for f in reservations
+        if f["name"] == "gpu"
+        for r in f["resources"]
+        if r["name"] == "nvidia.com/gpu"
+    ]
     return borrowed == [expected], reservations
 
 
 def _gpu_job(team: str, name: str, gpus: int, priority: str = "normal") -> dict[str, Any]:
-    return job(team, name, pods=gpus, requests=GPU, node_selector={POOL_LABEL: "gpu"}, priority=priority, run_for=RUN_FOR)
+    return job(
+        team, name, pods=gpus, requests=GPU, node_selector={POOL_LABEL: "gpu"}, priority=priority, run_for=RUN_FOR
+    )
 
 
 @on_stacks("dev")
@@ -59,8 +71,11 @@ def test_borrow_idle_quota_then_lender_reclaims_it(cluster: StackCluster, gpu_po
     cluster.kubectl.apply([_gpu_job("platform", "borrower", gpu_pool_size)])
     borrower = wait_admitted(cluster, "platform", "borrower")
     assert flavors(borrower) == {"gpu"}
-    wait_for(f"platform's ClusterQueue to report {gpu_pool_size - own} GPU(s) borrowed",
-             lambda: _borrowed_gpus(cluster, "platform", gpu_pool_size - own), 20)
+    wait_for(
+        f"platform's ClusterQueue to report {gpu_pool_size - own} GPU(s) borrowed",
+        lambda: _borrowed_gpus(cluster, "platform", gpu_pool_size - own),
+        20,
+    )
 
     cluster.kubectl.apply([_gpu_job("research", "lender", 1)])
     wait_condition(cluster, "platform", "borrower", "Evicted")
@@ -87,8 +102,14 @@ def test_high_priority_preempts_low_within_a_queue(cluster: StackCluster, gpu_po
 def _cpu_quota(cluster: StackCluster, team: str, flavor: str) -> tuple[int, int]:
     """The team's nominal quota and borrowing limit of CPU on a flavor, in millicores."""
     cq = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", team)
-    (cpu,) = [r for g in cq["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == flavor
-              for r in f["resources"] if r["name"] == "cpu"]
+    (cpu,) = [
+        r
+        for g in cq["spec"]["resourceGroups"]
+        for f in g["flavors"]
+        if f["name"] == flavor
+        for r in f["resources"]
+        if r["name"] == "cpu"
+    ]
     return cpu_millicores(cpu["nominalQuota"]), cpu_millicores(cpu["borrowingLimit"])
 
 
@@ -112,11 +133,16 @@ def test_a_team_borrows_up_to_its_borrowing_limit_while_the_pool_is_idle(cluster
     assert (most + 1) * pod <= capacity, "the scenario needs a pool with room for one pod more than the team may hold"
     requests = {"cpu": f"{pod}m", "memory": "64Mi"}
     try:
-        cluster.kubectl.apply([job(team, "most", pods=most, requests=requests, node_selector={POOL_LABEL: pool},
-                                   run_for=RUN_FOR)])
+        cluster.kubectl.apply(
+            [job(team, "most", pods=most, requests=requests, node_selector={POOL_LABEL: pool}, run_for=RUN_FOR)]
+        )
         assert flavors(wait_admitted(cluster, team, "most")) == {pool}
         cluster.kubectl.apply([job(team, "over", requests=requests, node_selector={POOL_LABEL: pool}, run_for=RUN_FOR)])
-        seen = wait_for(f"{team}/over to wait for quota beyond the borrowing limit", lambda: _pending_message(cluster, team, "over"), 30)
+        seen = wait_for(
+            f"{team}/over to wait for quota beyond the borrowing limit",
+            lambda: _pending_message(cluster, team, "over"),
+            30,
+        )
         print(f"nominal {nominal}m, limit {limit}m, pool {capacity}m, admitted {most} x {pod}m; over: {seen}")
         # data, the pool's only other team, has no job: only the limit keeps the pod out.
         assert cluster.kubectl.items("workloads.kueue.x-k8s.io", "-n", "data") == []

@@ -44,13 +44,26 @@ ON_CPU = {POOL_LABEL: "cpu"}
 def cpu_the_queue_can_use(cluster: StackCluster) -> Decimal:
     """The cpu flavor's CPU that the team's ClusterQueue can be admitted to: the nominal quotas of
     every ClusterQueue in its cohort and the cohort's own (none sets a lending limit)."""
+
     def on_cpu_flavor(spec: dict[str, Any]) -> Decimal:
-        return sum((parse_quantity(r["nominalQuota"]) for g in spec.get("resourceGroups", []) for f in g["flavors"]
-                    if f["name"] == "cpu" for r in f["resources"] if r["name"] == "cpu"), Decimal(0))
+        return sum(
+            (
+                parse_quantity(r["nominalQuota"])
+                for g in spec.get("resourceGroups", [])
+                for f in g["flavors"]
+                if f["name"] == "cpu"
+                for r in f["resources"]
+                if r["name"] == "cpu"
+            ),
+            Decimal(0),
+        )
 
     cohort = cluster.kubectl.get("clusterqueue.kueue.x-k8s.io", TEAM)["spec"]["cohortName"]
-    queues = [q["spec"] for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
-              if q["spec"].get("cohortName") == cohort]
+    queues = [
+        q["spec"]
+        for q in cluster.kubectl.items("clusterqueues.kueue.x-k8s.io")
+        if q["spec"].get("cohortName") == cohort
+    ]
     return sum(map(on_cpu_flavor, queues), on_cpu_flavor(cluster.kubectl.get("cohort.kueue.x-k8s.io", cohort)["spec"]))
 
 
@@ -66,8 +79,17 @@ def full_queue(cluster: StackCluster) -> Iterator[dict[str, str]]:
     jobs = [HOLDER, *SUBMITTED]
     member = cluster.member(TEAM)
     try:
-        member.apply([job(TEAM, HOLDER, requests={"cpu": f"{millicores}m", "memory": "64Mi"},
-                          node_selector=ON_CPU, priority="high")])
+        member.apply(
+            [
+                job(
+                    TEAM,
+                    HOLDER,
+                    requests={"cpu": f"{millicores}m", "memory": "64Mi"},
+                    node_selector=ON_CPU,
+                    priority="high",
+                )
+            ]
+        )
         wait_admitted(cluster, TEAM, HOLDER, timeout=30)
         for name in SUBMITTED:
             member.apply([job(TEAM, name, node_selector=ON_CPU, priority=PRIORITY[name])])
@@ -76,8 +98,10 @@ def full_queue(cluster: StackCluster) -> Iterator[dict[str, str]]:
             workloads = {name: workload_of(cluster, TEAM, name) for name in SUBMITTED}
             names = {job_name: wl["metadata"]["name"] for job_name, wl in workloads.items() if wl is not None}
             seen = pending(cluster)
-            return len(names) == len(SUBMITTED) and {w["metadata"]["name"] for w in seen} == set(names.values()), \
-                (names, seen)
+            return len(names) == len(SUBMITTED) and {w["metadata"]["name"] for w in seen} == set(names.values()), (
+                names,
+                seen,
+            )
 
         workloads, _ = wait_for(f"both Jobs to pend in {TEAM}/{QUEUE} behind {HOLDER}", listed, 30)
         yield workloads
@@ -94,15 +118,20 @@ def test_visibility_api_is_available(cluster: StackCluster) -> None:
 
     seen = wait_for(f"Kueue's {GROUP} APIServices to be Available", available, 60)
     for name, cond in seen.items():
-        assert cond is not None and (cond.get("reason"), cond.get("message")) == ("Passed", "all checks passed"), (name, cond)
+        assert cond is not None and (cond.get("reason"), cond.get("message")) == ("Passed", "all checks passed"), (
+            name,
+            cond,
+        )
 
 
 @on_stacks("dev")
-def test_visibility_api_lists_a_full_queues_pending_workloads_in_order(cluster: StackCluster,
-                                                                       full_queue: dict[str, str]) -> None:
+def test_visibility_api_lists_a_full_queues_pending_workloads_in_order(
+    cluster: StackCluster, full_queue: dict[str, str]
+) -> None:
     items = sorted(pending(cluster), key=lambda w: int(w["positionInLocalQueue"]))
-    assert [(w["metadata"]["name"], w["positionInLocalQueue"], w["localQueueName"]) for w in items] == \
-        [(full_queue[name], position, QUEUE) for position, name in enumerate(QUEUED)], items
+    assert [(w["metadata"]["name"], w["positionInLocalQueue"], w["localQueueName"]) for w in items] == [
+        (full_queue[name], position, QUEUE) for position, name in enumerate(QUEUED)
+    ], items
     # The unlabelled job's priority is a number alone, and that number is normal's.
     normal = next(pc.value for pc in cluster.config.priority_classes if pc.name == "normal")
     unlabelled = workload_of(cluster, TEAM, "visibility-unlabelled")
@@ -111,8 +140,9 @@ def test_visibility_api_lists_a_full_queues_pending_workloads_in_order(cluster: 
 
 
 @on_stacks("dev")
-def test_visibility_kubectl_kueue_lists_pending_workloads_with_their_position(cluster: StackCluster,
-                                                                              full_queue: dict[str, str]) -> None:
+def test_visibility_kubectl_kueue_lists_pending_workloads_with_their_position(
+    cluster: StackCluster, full_queue: dict[str, str]
+) -> None:
     table = cluster.member(TEAM).kueue("list", "workload", "-n", TEAM).stdout
     rows = {row["NAME"]: row for row in columns(table)}
     positions = {name: rows[full_queue[name]]["POSITION IN QUEUE"] for name in QUEUED if full_queue[name] in rows}
@@ -138,12 +168,16 @@ def columns(table: str) -> list[dict[str, str]]:
 def test_visibility_refuses_a_user_of_no_team(cluster: StackCluster) -> None:
     refused = cluster.kubectl.impersonating("nobody", ["e2e-nobodies"]).run("get", "--raw", PENDING_PATH, check=False)
     assert refused.returncode != 0
-    assert (f'Error from server (Forbidden): localqueues.{GROUP} "{QUEUE}" is forbidden: User "nobody" cannot get '
-            f'resource "localqueues/pendingworkloads" in API group "{GROUP}" in the namespace "{TEAM}"'
-            in refused.stderr), refused.stderr
+    assert (
+        f'Error from server (Forbidden): localqueues.{GROUP} "{QUEUE}" is forbidden: User "nobody" cannot get '
+        f'resource "localqueues/pendingworkloads" in API group "{GROUP}" in the namespace "{TEAM}"' in refused.stderr
+    ), refused.stderr
     member = cluster.member(TEAM)
-    wait_for(f"a member of {TEAM} to read {PENDING_PATH}", lambda: _answered(member.run("get", "--raw", PENDING_PATH,
-                                                                                          check=False)), 20)
+    wait_for(
+        f"a member of {TEAM} to read {PENDING_PATH}",
+        lambda: _answered(member.run("get", "--raw", PENDING_PATH, check=False)),
+        20,
+    )
 
 
 def _answered(done: subprocess.CompletedProcess[str]) -> tuple[bool, str]:
@@ -155,13 +189,15 @@ def test_visibility_server_authorizes_the_user_the_api_server_names(cluster: Sta
     """Kueue trusts the X-Remote-User header of a caller with the API server's proxy client
     certificate (--requestheader-*, KwokCluster._config): asked as the API server asks it, for a
     user without RBAC, Kueue itself refuses; for the admin's group it answers."""
+
     def ask(user: str, group: str) -> tuple[int, dict[str, Any]]:
         _, admin = kubeconfig_entries(cluster.kubectl.kubeconfig)
         context = ssl.create_default_context()
         context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # self-signed, as the APIService allows
         context.load_cert_chain(admin["client-certificate"], admin["client-key"])
-        connection = http.client.HTTPSConnection(cluster.kueue.service_ips[VISIBILITY_SERVICE], SERVICE_PORT,
-                                                 context=context, timeout=10)
+        connection = http.client.HTTPSConnection(
+            cluster.kueue.service_ips[VISIBILITY_SERVICE], SERVICE_PORT, context=context, timeout=10
+        )
         try:
             connection.request("GET", PENDING_PATH, headers={"X-Remote-User": user, "X-Remote-Group": group})
             response = connection.getresponse()

@@ -31,15 +31,19 @@ COULD_NOT_ASSIGN = "couldn't assign flavors to pod set {podset}: {reasons}"
 # 1. The team's quota, and what it may borrow from the cohort, is in use by other jobs.
 QUOTA_IN_USE = "insufficient unused quota for {resource} in flavor {flavor}, {amount} more needed"
 # 4. More than the team can ever have on that flavor, borrowing included (0 where it has none).
-EXCEEDS_MAX_QUOTA = ("insufficient quota for {resource} in flavor {flavor}, previously considered podsets "
-                     "requests ({previous}) + current podset request ({request}) > maximum capacity ({maximum})")
+EXCEEDS_MAX_QUOTA = (
+    "insufficient quota for {resource} in flavor {flavor}, previously considered podsets "
+    "requests ({previous}) + current podset request ({request}) > maximum capacity ({maximum})"
+)
 # 4. A resource no flavor of the team's ClusterQueue has a quota for.
 RESOURCE_UNAVAILABLE = "resource {resource} unavailable in ClusterQueue"
 # 2. Added to the message once Kueue has evicted the workloads that make room.
 PENDING_PREEMPTION = ". Pending the preemption of {count} workload(s)"
 # 2. What the preempted workload's Evicted and Preempted conditions say.
-PREEMPTED = ("Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {why}; "
-             "preemptor path: {preemptor_path}; preemptee path: {preemptee_path}")
+PREEMPTED = (
+    "Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {why}; "
+    "preemptor path: {preemptor_path}; preemptee path: {preemptee_path}"
+)
 PREEMPTED_WITHIN_QUEUE = "prioritization in the ClusterQueue"
 PREEMPTED_TO_RECLAIM = "reclamation within the cohort"
 # 2. The preempted workload's Admitted=False condition while it waits again (reason NoReservationUnsatisfiedChecks).
@@ -73,9 +77,11 @@ NO_WORKLOADS = "No resources found in {namespace} namespace."
 # 7. The API server's refusal of a job whose priority class does not exist (the stack's guard,
 # components/kueue/policies.py). Without it Kueue accepts the job, makes no Workload and leaves it
 # suspended for ever, the one trace a `WorkloadPriorityClass... not found` line in Kueue's log.
-UNKNOWN_PRIORITY_CLASS = ("kueue.x-k8s.io/priority-class: {name} is not a WorkloadPriorityClass of this cluster; "
-                          "use one of: {classes} (kubectl get workloadpriorityclasses), or leave the label out to run "
-                          "as {default} (policy kueue-aks-priority-class-guard)")
+UNKNOWN_PRIORITY_CLASS = (
+    "kueue.x-k8s.io/priority-class: {name} is not a WorkloadPriorityClass of this cluster; "
+    "use one of: {classes} (kubectl get workloadpriorityclasses), or leave the label out to run "
+    "as {default} (policy kueue-aks-priority-class-guard)"
+)
 
 GPU = {"cpu": "100m", "memory": "64Mi", "nvidia.com/gpu": "1"}
 RUN_FOR = "1h"  # pods keep running until the test deletes their Job
@@ -90,14 +96,18 @@ def _seen(cluster: StackCluster, namespace: str, name: str) -> dict[str, Any]:
     wl = workload_of(cluster, namespace, name)
     if wl is None:
         return {"workload": None}
-    return {"conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in conditions(wl)],
-            "admissionChecks": status(wl).get("admissionChecks"),
-            "events": events_of(cluster, namespace, "Workload", wl["metadata"]["name"])}
+    return {
+        "conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in conditions(wl)],
+        "admissionChecks": status(wl).get("admissionChecks"),
+        "events": events_of(cluster, namespace, "Workload", wl["metadata"]["name"]),
+    }
 
 
-def wait_pending_message(cluster: StackCluster, namespace: str, name: str, expected: re.Pattern[str],
-                         timeout: float = 30) -> dict[str, Any]:
+def wait_pending_message(
+    cluster: StackCluster, namespace: str, name: str, expected: re.Pattern[str], timeout: float = 30
+) -> dict[str, Any]:
     """Until the Workload's QuotaReserved=False condition says `expected`; returns what was seen."""
+
     def probe() -> tuple[bool, Any]:
         seen = _seen(cluster, namespace, name)
         pending = next((c for c in seen.get("conditions", []) if c["type"] == "QuotaReserved"), {})
@@ -106,9 +116,11 @@ def wait_pending_message(cluster: StackCluster, namespace: str, name: str, expec
     return wait_for(f"{namespace}/{name} to wait with a message matching {expected.pattern!r}", probe, timeout)  # type: ignore[no-any-return]
 
 
-def wait_event(cluster: StackCluster, namespace: str, kind: str, name: str, expected: re.Pattern[str],
-               timeout: float = 30) -> dict[str, Any]:
+def wait_event(
+    cluster: StackCluster, namespace: str, kind: str, name: str, expected: re.Pattern[str], timeout: float = 30
+) -> dict[str, Any]:
     """Until an event about the object matches `expected`; returns that event."""
+
     def probe() -> tuple[bool, Any]:
         events = events_of(cluster, namespace, kind, name)
         hit = next((e for e in events if expected.search(e["message"])), None)
@@ -150,8 +162,9 @@ def test_waiting_for_quota_another_job_holds(cluster: StackCluster, cleanup: lis
     assert pending["reason"] == "Pending", pending
     # The cpu flavor is tried first and has no GPUs at all: both reasons are in the one message.
     assert pattern(COULD_NOT_ASSIGN, podset="main").match(pending["message"]), pending
-    assert pattern(EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="cpu", previous="0", request="1",
-                   maximum="0").search(pending["message"]), pending
+    assert pattern(
+        EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="cpu", previous="0", request="1", maximum="0"
+    ).search(pending["message"]), pending
     print(f"quota in use: {seen}")
     # The same words as a Warning event, which `kubectl describe workload` lists.
     waiter = workload_of(cluster, "research", "waiter")
@@ -164,12 +177,16 @@ def test_waiting_for_quota_another_job_holds(cluster: StackCluster, cleanup: lis
 
 
 @on_stacks("dev")
-@pytest.mark.parametrize(("victim_team", "victim_priority", "why"), [
-    pytest.param("research", "low", PREEMPTED_WITHIN_QUEUE, id="priority"),
-    pytest.param("platform", "normal", PREEMPTED_TO_RECLAIM, id="reclaim"),
-])
-def test_waiting_for_preemption(cluster: StackCluster, cleanup: list[tuple[str, str]], victim_team: str,
-                                victim_priority: str, why: str) -> None:
+@pytest.mark.parametrize(
+    ("victim_team", "victim_priority", "why"),
+    [
+        pytest.param("research", "low", PREEMPTED_WITHIN_QUEUE, id="priority"),
+        pytest.param("platform", "normal", PREEMPTED_TO_RECLAIM, id="reclaim"),
+    ],
+)
+def test_waiting_for_preemption(
+    cluster: StackCluster, cleanup: list[tuple[str, str]], victim_team: str, victim_priority: str, why: str
+) -> None:
     """A research job that can start only once another is preempted: a lower-priority research
     job (within the queue), or a platform job that borrowed research's GPU (reclaim)."""
     cluster.kubectl.apply([job(victim_team, "victim", pods=3, requests=GPU, priority=victim_priority, run_for=RUN_FOR)])
@@ -179,8 +196,9 @@ def test_waiting_for_preemption(cluster: StackCluster, cleanup: list[tuple[str, 
     cleanup.append(("research", "preemptor"))
     # Kueue writes this once, in the cycle that evicts; the Warning event keeps it after admission.
     preemptor = wait_admitted(cluster, "research", "preemptor")
-    event = wait_event(cluster, "research", "Workload", preemptor["metadata"]["name"],
-                       pattern(PENDING_PREEMPTION, count="1"))
+    event = wait_event(
+        cluster, "research", "Workload", preemptor["metadata"]["name"], pattern(PENDING_PREEMPTION, count="1")
+    )
     assert event["type"] == "Warning", event
     assert pattern(COULD_NOT_ASSIGN, podset="main").match(event["message"]), event
     print(f"preemptor waited with: {event}")
@@ -211,25 +229,33 @@ def test_waiting_for_provisioning_request(cluster: StackCluster, cleanup: list[t
     assert _check(admitted, ATOMIC_SCALE_UP_GPU).get("state") == "Ready", status(admitted)
     assert _check(admitted, ATOMIC_SCALE_UP_GPU).get("message") == CAPACITY_FOUND, status(admitted)
     # The check was Pending meanwhile (the too-big test below shows it so); the events keep the change.
-    wait_event(cluster, "platform", "Workload", name,
-               pattern(CHECK_UPDATED, check=ATOMIC_SCALE_UP_GPU, old="Pending", new="Ready", message=CAPACITY_FOUND))
+    wait_event(
+        cluster,
+        "platform",
+        "Workload",
+        name,
+        pattern(CHECK_UPDATED, check=ATOMIC_SCALE_UP_GPU, old="Pending", new="Ready", message=CAPACITY_FOUND),
+    )
     wait_event(cluster, "platform", "Workload", name, pattern(ADMITTED_AFTER_CHECKS, cluster_queue="platform"))
     print(f"provisioned: {_seen(cluster, 'platform', 'provisioned')}")
 
 
 @on_stacks("dev")
-def test_waiting_for_provisioning_request_no_node_can_hold(cluster: StackCluster,
-                                                            cleanup: list[tuple[str, str]]) -> None:
+def test_waiting_for_provisioning_request_no_node_can_hold(
+    cluster: StackCluster, cleanup: list[tuple[str, str]]
+) -> None:
     """A GPU pod asking 5 vCPUs: within quota (the gpu flavor has 11.58 vCPUs), but no T4 node
     has that many, so the autoscaler never provisions and the job never starts."""
-    cluster.kubectl.apply([job("research", "too-wide", requests={"cpu": "5", "memory": "1Gi", "nvidia.com/gpu": "1"},
-                               run_for=RUN_FOR)])
+    cluster.kubectl.apply(
+        [job("research", "too-wide", requests={"cpu": "5", "memory": "1Gi", "nvidia.com/gpu": "1"}, run_for=RUN_FOR)]
+    )
     cleanup.append(("research", "too-wide"))
 
     def stuck() -> tuple[bool, Any]:
         check = _check(workload_of(cluster, "research", "too-wide"), ATOMIC_SCALE_UP_GPU)
         return check.get("state") == "Pending" and check.get("message") == CAPACITY_NOT_FOUND, _seen(
-            cluster, "research", "too-wide")
+            cluster, "research", "too-wide"
+        )
 
     seen = wait_for("the check to say the autoscaler found no capacity", stuck, 60)
     wl = workload_of(cluster, "research", "too-wide")
@@ -252,9 +278,12 @@ def test_waiting_for_more_gpus_than_the_pool_has(cluster: StackCluster, cleanup:
     """4 GPUs, where the whole pool (all the team may borrow) has 3: it waits for ever."""
     cluster.kubectl.apply([job("research", "four-gpus", pods=4, requests=GPU, run_for=RUN_FOR)])
     cleanup.append(("research", "four-gpus"))
-    seen = wait_pending_message(cluster, "research", "four-gpus",
-                                pattern(EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="gpu", previous="0",
-                                        request="4", maximum="3"))
+    seen = wait_pending_message(
+        cluster,
+        "research",
+        "four-gpus",
+        pattern(EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="gpu", previous="0", request="4", maximum="3"),
+    )
     reason = next(c["reason"] for c in seen["conditions"] if c["type"] == "QuotaReserved")
     print(f"too many GPUs ({reason}): {seen}")
 
@@ -264,18 +293,22 @@ def test_waiting_for_gpus_in_a_queue_without_gpus(cluster: StackCluster, cleanup
     """A GPU job sent to LocalQueue `topology`, whose only flavor (tas) has no GPUs."""
     cluster.kubectl.apply([job("research", "gpu-in-topology", queue=TOPOLOGY_LOCAL_QUEUE_NAME, requests=GPU)])
     cleanup.append(("research", "gpu-in-topology"))
-    seen = wait_pending_message(cluster, "research", "gpu-in-topology",
-                                pattern(EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="tas", previous="0",
-                                        request="1", maximum="0"))
+    seen = wait_pending_message(
+        cluster,
+        "research",
+        "gpu-in-topology",
+        pattern(EXCEEDS_MAX_QUOTA, resource="nvidia.com/gpu", flavor="tas", previous="0", request="1", maximum="0"),
+    )
     print(f"no GPU flavor: {seen}")
 
 
 @on_stacks("dev")
 def test_waiting_for_a_resource_no_flavor_has(cluster: StackCluster, cleanup: list[tuple[str, str]]) -> None:
-    cluster.kubectl.apply([job("research", "fpga", requests={"cpu": "100m", "memory": "64Mi", "example.com/fpga": "1"})])
+    cluster.kubectl.apply(
+        [job("research", "fpga", requests={"cpu": "100m", "memory": "64Mi", "example.com/fpga": "1"})]
+    )
     cleanup.append(("research", "fpga"))
-    seen = wait_pending_message(cluster, "research", "fpga",
-                                pattern(RESOURCE_UNAVAILABLE, resource="example.com/fpga"))
+    seen = wait_pending_message(cluster, "research", "fpga", pattern(RESOURCE_UNAVAILABLE, resource="example.com/fpga"))
     print(f"unknown resource: {seen}")
 
 

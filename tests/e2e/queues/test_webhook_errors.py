@@ -77,9 +77,28 @@ def test_listener_that_closes_the_connection_is_retried(cluster: StackCluster, w
 def _certificate_from_another_ca(folder: Path) -> ssl.SSLContext:
     """A serving certificate for the webhook's DNS name, signed by a CA the API server never saw."""
     cert, key = folder / "other.crt", folder / "other.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
-                    "-addext", f"subjectAltName=DNS:{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=other-ca",
+            "-addext",
+            f"subjectAltName=DNS:{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     return context
@@ -106,8 +125,10 @@ def test_errors_while_kueue_starts_are_retried(cluster: StackCluster) -> None:
     cluster.kueue.start()
     cluster.kueue.wait_ready()
     errors = cluster.kueue.startup_errors
-    report(f"e2e[{cluster.stack}]: Kueue webhook answered {cluster.kueue.ready_after:.1f} s after the controller "
-           f"started; API server errors meanwhile: {errors}")
+    report(
+        f"e2e[{cluster.stack}]: Kueue webhook answered {cluster.kueue.ready_after:.1f} s after the controller "
+        f"started; API server errors meanwhile: {errors}"
+    )
     assert errors, "the first dry run came before the webhook served, so it must have failed"
     for message in errors:
         _assert_retried(message)
@@ -117,9 +138,20 @@ def test_errors_while_kueue_starts_are_retried(cluster: StackCluster) -> None:
 def test_denial_by_kueue_is_not_retried(cluster: StackCluster) -> None:
     # CQ17: lendingLimit without a cohort; only Kueue's webhook checks it (docs/design-notes.md#kueue-rule-ids).
     invalid = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "e2e-denied"},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-            {"name": "cpu", "resources": [{"name": "cpu", "nominalQuota": "1", "lendingLimit": "1"}]}]}]},
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "e2e-denied"},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {"name": "cpu", "resources": [{"name": "cpu", "nominalQuota": "1", "lendingLimit": "1"}]}
+                    ],
+                }
+            ],
+        },
     }
     status, message = api_create(cluster.kubectl.kubeconfig, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", invalid)
     report(f"e2e[{cluster.stack}]: API server, Kueue's denial: HTTP {status}: {message}")
@@ -132,24 +164,49 @@ def test_denial_by_kueue_is_not_retried(cluster: StackCluster) -> None:
 def other_webhook(cluster: StackCluster) -> Iterator[str]:
     """Another service's validating webhook for ConfigMaps in namespace e2e-other, which hangs up."""
     kubectl = cluster.kubectl
-    kubectl.apply([
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "e2e-other"}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "other-webhook", "namespace": "e2e-other"},
-         "spec": {"ports": [{"port": SERVICE_PORT, "targetPort": 9999}]}},
-    ])
+    kubectl.apply(
+        [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "e2e-other"}},
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "other-webhook", "namespace": "e2e-other"},
+                "spec": {"ports": [{"port": SERVICE_PORT, "targetPort": 9999}]},
+            },
+        ]
+    )
     ip = kubectl.get("service", "other-webhook", "-n", "e2e-other")["spec"]["clusterIP"]
     cluster.forwarder.listen(ip, SERVICE_PORT, _close_at_once)
-    kubectl.apply([{
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "e2e-other"},
-        "webhooks": [{
-            "name": "vconfigmap.other.example.com", "admissionReviewVersions": ["v1"], "sideEffects": "None",
-            "failurePolicy": "Fail", "timeoutSeconds": 5,
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "e2e-other"}},
-            "clientConfig": {"service": {"name": "other-webhook", "namespace": "e2e-other", "port": SERVICE_PORT}},
-            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]}],
-        }],
-    }])
+    kubectl.apply(
+        [
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "e2e-other"},
+                "webhooks": [
+                    {
+                        "name": "vconfigmap.other.example.com",
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": "Fail",
+                        "timeoutSeconds": 5,
+                        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "e2e-other"}},
+                        "clientConfig": {
+                            "service": {"name": "other-webhook", "namespace": "e2e-other", "port": SERVICE_PORT}
+                        },
+                        "rules": [
+                            {
+                                "apiGroups": [""],
+                                "apiVersions": ["v1"],
+                                "operations": ["CREATE"],
+                                "resources": ["configmaps"],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
+    )
     yield "e2e-other"
     kubectl.run("delete", "validatingwebhookconfiguration", "e2e-other", "--ignore-not-found")
     cluster.forwarder.close(ip, SERVICE_PORT)
@@ -161,8 +218,9 @@ def test_failure_of_another_services_webhook_is_not_retried(cluster: StackCluste
     configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": other_webhook}}
 
     def probe() -> tuple[bool, Any]:
-        status, message = api_create(cluster.kubectl.kubeconfig, f"/api/v1/namespaces/{other_webhook}/configmaps",
-                                     configmap)
+        status, message = api_create(
+            cluster.kubectl.kubeconfig, f"/api/v1/namespaces/{other_webhook}/configmaps", configmap
+        )
         return "failed calling webhook" in message, (status, message)
 
     status, message = wait_for("the API server to fail calling the other webhook", probe, 20)

@@ -45,8 +45,10 @@ def mirror(binaries: Binaries) -> Iterator[ChartMirror]:
     started = time.monotonic()
     chart_mirror = ChartMirror(binaries.helm, registry).start()
     took = time.monotonic() - started
-    report(f"e2e[mirror]: registry and https repository up, {len(chart_mirror.charts)} charts published in "
-           f"{took:.1f} s (budget {MIRROR_START_BUDGET_SECONDS:.0f} s); seconds since start: {chart_mirror.timings}")
+    report(
+        f"e2e[mirror]: registry and https repository up, {len(chart_mirror.charts)} charts published in "
+        f"{took:.1f} s (budget {MIRROR_START_BUDGET_SECONDS:.0f} s); seconds since start: {chart_mirror.timings}"
+    )
     try:
         assert took <= MIRROR_START_BUDGET_SECONDS, chart_mirror.timings
         yield chart_mirror
@@ -89,15 +91,18 @@ def test_every_chart_is_in_both_at_its_pinned_version(mirror: ChartMirror, tmp_p
     assert answer.headers.get("Docker-Distribution-Api-Version") == "registry/2.0", answer.headers
     assert set(mirror.charts) == {"kueue", "nvidia-device-plugin", "kuberay-operator", "jobset", "kubeflow-trainer"}
     for name, chart in mirror.charts.items():
-        tags = requests.get(f"https://{mirror.oci_host}/v2/helm/{name}/tags/list", verify=str(mirror.ca_file), timeout=10)
+        tags = requests.get(
+            f"https://{mirror.oci_host}/v2/helm/{name}/tags/list", verify=str(mirror.ca_file), timeout=10
+        )
         assert tags.json() == {"name": f"helm/{name}", "tags": [chart.version]}
         for kind, ref in refs(mirror, name).items():
             repository = ["--repo", ref.repository] if ref.repository else []
             shown = mirror.helm("show", "chart", ref.chart, "--version", ref.version, *repository).stdout
             assert f"name: {name}\n" in shown and f"version: {chart.version}\n" in shown, (kind, shown)
             through_env = helm_fetch(mirror, ref, tmp_path / name / kind / "env")
-            through_flag = helm_fetch(mirror, ref, tmp_path / name / kind / "flag", "--ca-file", str(mirror.ca_file),
-                                      trust=False)
+            through_flag = helm_fetch(
+                mirror, ref, tmp_path / name / kind / "flag", "--ca-file", str(mirror.ca_file), trust=False
+            )
             assert through_env == through_flag == mirror.published(name), (name, kind)
             meta = chart_metadata(through_env)
             assert (meta["name"], str(meta["version"])) == (name, chart.version)
@@ -119,7 +124,9 @@ def test_the_mirror_is_trusted_only_through_its_ca(mirror: ChartMirror, tmp_path
     """Without the CA, Helm and the program refuse both servers: the TLS is real."""
     for kind, ref in refs(mirror, "kueue").items():
         repository = ["--repo", ref.repository] if ref.repository else []
-        refused = mirror.helm("show", "chart", ref.chart, "--version", ref.version, *repository, trust=False, check=False)
+        refused = mirror.helm(
+            "show", "chart", ref.chart, "--version", ref.version, *repository, trust=False, check=False
+        )
         assert refused.returncode != 0 and any(u in refused.stderr for u in UNTRUSTED), (kind, refused.stderr)
     with pytest.raises(requests.exceptions.SSLError):
         requests.get(f"{mirror.https_base}/index.yaml", timeout=10)
@@ -142,8 +149,9 @@ def test_the_program_reads_kueues_chart_from_the_mirror(kind: str, mirror: Chart
 
 
 @pytest.mark.parametrize("kind", ["oci", "https"])
-def test_without_the_ca_the_program_says_what_to_trust(kind: str, mirror: ChartMirror, program_env: None,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_ca_the_program_says_what_to_trust(
+    kind: str, mirror: ChartMirror, program_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("REQUESTS_CA_BUNDLE")
     source = mirror.oci("kueue") if kind == "oci" else mirror.https_base
     with pytest.raises(kc.ChartError, match="TLS failed.*REQUESTS_CA_BUNDLE"):
@@ -153,8 +161,9 @@ def test_without_the_ca_the_program_says_what_to_trust(kind: str, mirror: ChartM
 # Not named `stack`: that parameter puts a test on its stack's control plane (conftest.py), and
 # these need none.
 @pytest.mark.parametrize("stack_file", OPERATOR_STACKS)
-def test_a_stack_config_for_the_mirror_gives_the_releases_its_charts(stack_file: str, mirror: ChartMirror,
-                                                                      tmp_path: Path) -> None:
+def test_a_stack_config_for_the_mirror_gives_the_releases_its_charts(
+    stack_file: str, mirror: ChartMirror, tmp_path: Path
+) -> None:
     """The keys a private-registry user writes, on a stack with every chart operator, parsed by
     the program: every Helm release's (chart, version, repository) is the mirror's, and Helm
     fetches each, the published bytes."""
@@ -163,13 +172,17 @@ def test_a_stack_config_for_the_mirror_gives_the_releases_its_charts(stack_file:
     assert keys["kueue-aks:kueue"]["chart"] == mirror.oci("kueue")
     raw, location = raw_from_stack_file({"config": mirror.apply(config_map(stack_file))})
     config = parse_config(raw, stack=stack_file, location=location)
-    releases = {"kueue": kueue_chart(config), "nvidia-device-plugin": device_plugin_chart(config),
-                **{i.operator.chart_name: i.chart for i in installs(config) if i.chart is not None}}
+    releases = {
+        "kueue": kueue_chart(config),
+        "nvidia-device-plugin": device_plugin_chart(config),
+        **{i.operator.chart_name: i.chart for i in installs(config) if i.chart is not None},
+    }
     assert set(releases) == set(mirror.charts)
     for name, ref in releases.items():
         assert ref.version == mirror.charts[name].version
-        assert (ref.repository, ref.chart) == ((mirror.https_base, name) if name in mirror.https_charts
-                                               else (None, mirror.oci(name)))
+        assert (ref.repository, ref.chart) == (
+            (mirror.https_base, name) if name in mirror.https_charts else (None, mirror.oci(name))
+        )
         assert helm_fetch(mirror, ref, tmp_path / name) == mirror.published(name), name
 
 

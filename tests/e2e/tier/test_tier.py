@@ -17,16 +17,22 @@ from testbed.control_planes import ControlPlanes
 E2E = Path(__file__).resolve().parents[1]  # tests/e2e, every suite folder under it
 
 
-@pytest.mark.parametrize("obj", [{}, {"status": None}, {"status": {}}, {"status": {"conditions": None}}],
-                         ids=["no status", "null status", "empty status", "null conditions"])
+@pytest.mark.parametrize(
+    "obj",
+    [{}, {"status": None}, {"status": {}}, {"status": {"conditions": None}}],
+    ids=["no status", "null status", "empty status", "null conditions"],
+)
 def test_a_new_object_without_conditions_is_not_true_yet(obj: dict[str, Any]) -> None:
     assert condition(obj, "Established") is None
     assert not is_true(obj, "Established")
 
 
 def test_a_condition_is_found_by_type() -> None:
-    obj = {"status": {"conditions": [{"type": "NamesAccepted", "status": "True"},
-                                     {"type": "Established", "status": "False"}]}}
+    obj = {
+        "status": {
+            "conditions": [{"type": "NamesAccepted", "status": "True"}, {"type": "Established", "status": "False"}]
+        }
+    }
     assert condition(obj, "Established") == {"type": "Established", "status": "False"}
     assert is_true(obj, "NamesAccepted") and not is_true(obj, "Established")
 
@@ -53,8 +59,9 @@ class BrokenStack:
         return {"stack": self.stack}
 
 
-def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:
+def test_a_stack_that_breaks_coming_up_is_stopped_and_not_retried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     BrokenStack.made.clear()
     monkeypatch.setattr(control_planes, "StackCluster", BrokenStack)
     monkeypatch.setattr(control_planes, "load", lambda stack: None)
@@ -110,7 +117,9 @@ def test_a_probe_that_raises_waits_on_until_it_sees_its_object() -> None:
     def missing() -> tuple[bool, str]:
         raise E2EError("kubectl get job x failed: NotFound")
 
-    with pytest.raises(E2EError, match=r"(?s)timed out after 0.05 s .*the probe raised E2EError: kubectl get job x failed: NotFound"):
+    with pytest.raises(
+        E2EError, match=r"(?s)timed out after 0.05 s .*the probe raised E2EError: kubectl get job x failed: NotFound"
+    ):
         wait_for("x", missing, timeout=0.05, interval=0.01)
 
 

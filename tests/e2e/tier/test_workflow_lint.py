@@ -33,7 +33,9 @@ def test_actionlint_finds_a_broken_expression_and_a_shell_problem(tmp_path: Path
     broken.parent.mkdir(parents=True)
     text = (lint.WORKFLOWS / "preview.yml").read_text()
     text = text.replace("${{ matrix.stack }}", "${{ matrix.stak }}", 1)
-    text = text.replace('cat "$KUEUE_AKS_E2E_ARTIFACTS/measurements.md"', "cat $KUEUE_AKS_E2E_ARTIFACTS/measurements.md")
+    text = text.replace(
+        'cat "$KUEUE_AKS_E2E_ARTIFACTS/measurements.md"', "cat $KUEUE_AKS_E2E_ARTIFACTS/measurements.md"
+    )
     broken.write_text(text)
     findings = actionlint_findings([broken], tmp_path)
     assert any('property "stak" is not defined' in f for f in findings), findings
