@@ -24,13 +24,15 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.forecast.simulate import REQUEUE_BATCH_S
+
 from .metrics import CPU, GPU, Sample, dominant_size, fairness, lower_bound, percentile, share_kept
 from .trace import TraceJob
 
-# A Workload counts as waiting for share kept and fairness after this long: Kueue's inadmissible
-# requeue batch is 1 s (kubernetes-sigs/kueue pkg/cache/queue/inadmissible_workloads.go@v0.19.2), so a
-# wait shorter than that is the controller's cadence, not the policy.
-WAIT_GRACE_S = 1.0
+# A Workload counts as waiting for share kept and fairness after this long: Kueue retries the
+# Workloads it set aside one requeue batch after quota frees, so a wait shorter than that is the
+# controller's cadence, not the policy.
+WAIT_GRACE_S = REQUEUE_BATCH_S
 SAMPLE_S = 0.25  # the grid share kept and Jain are sampled on
 STOPPED = "stopped"  # an attempt cut short by the run's end: neither finished nor thrown away by Kueue
 
@@ -50,8 +52,14 @@ class History:
     attempts: tuple[Attempt, ...] = ()
 
     @property
+    def finished_run(self) -> Attempt | None:
+        """The attempt that ran to its end, if one did."""
+        return next((a for a in self.attempts if a.finished), None)
+
+    @property
     def finished_s(self) -> float | None:
-        return next((a.end_s for a in self.attempts if a.finished), None)
+        run = self.finished_run
+        return run.end_s if run else None
 
 
 @dataclass(frozen=True)

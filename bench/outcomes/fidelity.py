@@ -17,15 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from components.forecast.forecast import percentile
-from components.forecast.simulate import Outcome
+from components.forecast.simulate import REQUEUE_BATCH_S, Outcome
 
 from .attempts import STOPPED, History
 from .trace import TraceJob
 
-# Kueue requeues a set-aside Workload in batches a second apart (pkg/cache/queue
-# inadmissible_workloads.go@v0.19.2): two admissions closer than this are its cadence, not an
-# order it chose, and a wait shorter than this is not a wait.
-ORDER_GRACE_S = 1.0
+# Kueue retries the Workloads it set aside one requeue batch after quota frees: two admissions
+# closer than this are its cadence, not an order it chose, and a wait shorter than this is not a wait.
+ORDER_GRACE_S = REQUEUE_BATCH_S
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def observed(jobs: Sequence[TraceJob], histories: Sequence[History]) -> list[Tra
     out = []
     for job in jobs:
         h = seen.get(job.name)
-        run = next((a for a in h.attempts if a.finished), None) if h else None
+        run = h.finished_run if h else None
         out.append(
             replace(
                 job,
@@ -114,7 +113,7 @@ def real_admissions(histories: Sequence[History]) -> dict[str, Admission]:
     """Job name -> its admission under Kueue, for the jobs that finished."""
     out = {}
     for h in histories:
-        run = next((a for a in h.attempts if a.finished), None)
+        run = h.finished_run
         if run is not None:
             out[h.job.name] = Admission(h.job.team, h.attempts[0].start_s, run.start_s - h.submitted_s)
     return out
