@@ -21,7 +21,6 @@ import io
 import os
 import re
 import stat
-import subprocess
 import tarfile
 import threading
 import time
@@ -34,6 +33,7 @@ import yaml
 
 from components.facts.device_plugin import DEVICE_PLUGIN_VERSION as PROGRAM_DEVICE_PLUGIN_VERSION
 from components.facts.kueue_versions import DEFAULT_VERSION
+from testbed.git import git
 from testbed.paths import SHARED
 from tools import chart_pins
 from tools import fetch_reference as fr
@@ -765,18 +765,6 @@ def test_only_a_missing_file_is_taken_as_absent(tmp_path: Path) -> None:
     with pytest.raises(fr.FetchError, match="HTTP 500"):
         fr.fetch_reference(tmp_path, fetch=failing)
     assert tree_files(tmp_path) == set()
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-        "HOME": str(cwd),
-        "PATH": os.environ["PATH"],
-    }
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def test_git_fetch_reads_a_clone_at_the_ref_of_the_url(tmp_path: Path) -> None:

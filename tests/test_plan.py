@@ -23,6 +23,7 @@ from components.kueue.policies import aggregated_role_guard, priority_class_guar
 from components.operators.policies import rayservice_guard
 from components.monitoring.scrape import scrape_objects
 from components.kueue.validate import validate_objects
+from testbed.git import git
 from testbed.harness import ROOT
 from testbed.stacks import load_stack
 
@@ -339,19 +340,6 @@ def dev_with(**shares: int) -> str:
     for team in doc["config"]["kueue-aks:teams"]:
         team["share"] = shares.get(team["name"], team["share"])
     return yaml.safe_dump(doc)
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True).stdout
 
 
 def test_base_file_with_other_shares_shows_each_team_and_the_gpu_that_moves(

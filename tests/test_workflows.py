@@ -32,6 +32,7 @@ import yaml
 
 from testbed import actionlint as lint
 from testbed import binaries, control_planes, measurements
+from testbed.git import git
 from testbed.harness import ROOT
 from testbed.paths import DEFAULT_SHARED, SHARED_ENV, missing_shared
 from components.plan import main as plan_main
@@ -521,19 +522,6 @@ def test_quota_changes_compare_with_the_base_branch_for_every_pr() -> None:
     assert "<!-- kueue-aks quota changes: $STACK -->" in comment["run"]  # hidden, one per stack
     [pulumi] = steps_using(job, "pulumi/actions")
     assert step_index(job, changes) < step_index(job, comment) < step_index(job, pulumi)
-
-
-def git(repo: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
 
 
 def test_the_quota_changes_step_runs_against_origin_of_the_base_branch(tmp_path: Path) -> None:
