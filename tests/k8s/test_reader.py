@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from components.k8s.reader import ClusterReader, ReadError
-from testbed.loopback_tls import make_tls
+from testbed.loopback_tls import OWN_CA, make_tls, self_signed
 
 TOKEN = "s3cret-bearer-token-not-real"
 CLIENT_CN = "kueue-reader-test"
@@ -41,34 +41,9 @@ CQ = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues"
 def make_client_cert(folder: Path) -> tuple[Path, Path]:
     """A self-signed client certificate (clientAuth) that the test server trusts as its own CA;
     make_tls's certificate is for serverAuth only."""
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            f"/CN={CLIENT_CN}",
-            "-keyout",
-            str(folder / "client.key"),
-            "-out",
-            str(folder / "client.crt"),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,digitalSignature,keyCertSign",
-            "-addext",
-            "extendedKeyUsage=clientAuth",
-        ],
-        check=True,
-        capture_output=True,
+    return self_signed(
+        folder / "client.crt", folder / "client.key", f"/CN={CLIENT_CN}", *OWN_CA, "extendedKeyUsage=clientAuth"
     )
-    return folder / "client.crt", folder / "client.key"
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from components.kueue.values import KUEUE_WEBHOOK_SERVICE
 from testbed.cluster import api_create, wait_for
 from testbed.control_planes import on_stacks
 from testbed.kueue_controller import PROBE, PROBE_PATH, SERVICE_PORT
+from testbed.loopback_tls import self_signed
 from testbed.measurements import report
 from testbed.stack_cluster import StackCluster
 
@@ -76,28 +76,12 @@ def test_listener_that_closes_the_connection_is_retried(cluster: StackCluster, w
 
 def _certificate_from_another_ca(folder: Path) -> ssl.SSLContext:
     """A serving certificate for the webhook's DNS name, signed by a CA the API server never saw."""
-    cert, key = folder / "other.crt", folder / "other.key"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=other-ca",
-            "-addext",
-            f"subjectAltName=DNS:{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
+    cert, key = self_signed(
+        folder / "other.crt",
+        folder / "other.key",
+        "/CN=other-ca",
+        f"subjectAltName=DNS:{KUEUE_WEBHOOK_SERVICE}.{KUEUE_NAMESPACE}.svc",
+        days=1,
     )
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
