@@ -70,9 +70,9 @@ MAX_CYCLES_PER_INSTANT = 2_000
 # The times one preemption (the same job evicting the same jobs) may repeat, with no job arriving
 # or finishing in between, before it is taken for a loop (Simulator.issued).
 LOOP_REPEATS = 3
-# Kueue 0.19.2's requeueBatchPeriod (kubernetes-sigs/kueue pkg/cache/queue/inadmissible_workloads.go
-# @v0.19.2): set-aside jobs wait this long after quota is freed. It matters
-# on a busy cohort: a slot freed while every head is set aside stays idle until then.
+# Kueue's requeueBatchPeriod (kubernetes-sigs/kueue pkg/cache/queue/inadmissible_workloads.go@v0.19.2):
+# set-aside jobs wait this long after quota is freed. It matters on a busy cohort: a slot freed while
+# every head is set aside stays idle until then.
 REQUEUE_BATCH_S = 1.0
 # Event kinds, in the order one instant handles them.
 FINISH, ARRIVAL, REQUEUE = range(3)
