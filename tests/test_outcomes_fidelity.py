@@ -84,7 +84,6 @@ def test_observed_replays_the_trace_as_kueues_books_saw_it() -> None:
 
 
 def test_the_docs_state_the_bounds_the_forecast_prints() -> None:
-    assert MEASURED_ERROR is not None
     page = (ROOT / "docs" / "forecast.md").read_text()
     section = page.split("## Fidelity", 1)[1]
     bounds = section.split("<!-- fidelity: measured by the e2e tier; keep in step with MEASURED_ERROR -->", 1)[1]

@@ -111,12 +111,6 @@ def test_a_measured_error_is_stated(dev_config_map: dict[str, Any], monkeypatch:
     )
 
 
-def test_not_yet_measured_says_so(dev_config_map: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fc, "MEASURED_ERROR", None)
-    text = forecast_markdown(None, side(dev_config_map), Path("/nonexistent"))
-    assert text.splitlines()[-1] == "Fidelity: not yet measured against real Kueue."
-
-
 def test_the_stacks_own_trace_serves_both_sides(dev_config_map: dict[str, Any], tmp_path: Path) -> None:
     gpu = Pod(1000, 1024, 1)
     jobs = [
