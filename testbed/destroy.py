@@ -32,6 +32,7 @@ from components.operators.policies import rayservice_guard
 from components.kueue.queues import references
 from components.monitoring.scrape import SERVICE_ACCOUNT_ANNOTATION, scrape_objects
 
+from .cluster import Kubectl
 from .stack_cluster import StackCluster
 
 # Pulumi waits up to 10 minutes for a Kubernetes object to be deleted; a run that needs more
@@ -247,3 +248,22 @@ def destroy(cluster: StackCluster) -> Destroyed:
         if name not in gone and name not in failed
     }
     return Destroyed(took, {**failed, **never}, round(time.monotonic() - started, 1))
+
+
+def kueue_cluster_objects(kubectl: Kubectl) -> dict[str, list[str]]:
+    """What of Kueue's release and the program's guards lives outside any namespace, by what it is:
+    the roles and bindings named kueue-*, the webhooks and API services named kueue, and every
+    ValidatingAdmissionPolicy and binding. After a teardown each list must be empty."""
+
+    def names(kinds: str) -> list[str]:
+        return kubectl.run("get", kinds, "-o", "name").stdout.split()
+
+    return {
+        "roles": [r for r in names("clusterroles,clusterrolebindings") if "/kueue-" in r],
+        "webhooks": [
+            w
+            for w in names("validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices")
+            if "kueue" in w
+        ],
+        "admission policies": names("validatingadmissionpolicies,validatingadmissionpolicybindings"),
+    }

@@ -26,6 +26,7 @@ from components.k8s.quantity import canonical
 
 from testbed.cluster import api_create, wait_for
 from testbed.control_planes import on_stacks
+from testbed.destroy import kueue_cluster_objects
 from testbed.engine import EngineError, PulumiProject, changed
 from testbed.jobs import job, wait_admitted
 from testbed.kinds import KINDS, keep_running, prepared, sample_lands_on_its_pool
@@ -216,21 +217,7 @@ def test_engine_destroy_with_every_kind_running_leaves_nothing(cluster: StackClu
     assert not crds, crds
     operator_namespaces = {"kuberay-system", "jobset-system", "kubeflow-system", "kubeflow", "mpi-operator"}
     assert not namespaces & operator_namespaces, namespaces
-    roles = [
-        r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r
-    ]
-    assert not roles, roles
-    hooks = [
-        w
-        for w in kubectl.run(
-            "get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices", "-o", "name"
-        ).stdout.split()
-        if "kueue" in w
-    ]
-    assert not hooks, hooks
-    guards = kubectl.run(
-        "get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name"
-    ).stdout.split()
-    assert not guards, guards
+    for what, left_behind in kueue_cluster_objects(kubectl).items():
+        assert not left_behind, f"{what} left behind: {left_behind}"
     assert not kubectl.run("get", "jobs", "-A", "-o", "name").stdout.split(), "jobs outlived their namespaces"
     assert took <= DESTROY_BUDGET_SECONDS

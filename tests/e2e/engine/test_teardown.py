@@ -13,7 +13,7 @@ from components.config.names import KUEUE_NAMESPACE
 from components.monitoring.scrape import scrape_objects
 from testbed.cluster import is_true
 from testbed.control_planes import on_stacks
-from testbed.destroy import destroy, object_ref
+from testbed.destroy import destroy, kueue_cluster_objects, object_ref
 from testbed.harness import ROOT
 from testbed.jobs import RUN_FOR_ANNOTATION, job, wait_admitted
 from testbed.kinds import KINDS, keep_running, prepared
@@ -81,22 +81,8 @@ def test_destroy_with_jobs_running_finishes_and_leaves_nothing(cluster: StackClu
     assert not left_namespaces, left_namespaces
     crds = [c for c in kubectl.run("get", "crds", "-o", "name").stdout.split() if "kueue.x-k8s.io" in c]
     assert not crds, crds
-    left_roles = [
-        r for r in kubectl.run("get", "clusterroles,clusterrolebindings", "-o", "name").stdout.split() if "/kueue-" in r
-    ]
-    assert not left_roles, f"left behind: {left_roles}"
-    webhooks = [
-        w
-        for w in kubectl.run(
-            "get", "validatingwebhookconfigurations,mutatingwebhookconfigurations,apiservices", "-o", "name"
-        ).stdout.split()
-        if "kueue" in w
-    ]
-    assert not webhooks, webhooks
-    guards = kubectl.run(
-        "get", "validatingadmissionpolicies,validatingadmissionpolicybindings", "-o", "name"
-    ).stdout.split()
-    assert not guards, guards
+    for what, left_behind in kueue_cluster_objects(kubectl).items():
+        assert not left_behind, f"{what} left behind: {left_behind}"
     scraping = [
         " ".join(object_ref(o))
         for o in scrape_objects(cluster.config)
