@@ -14,6 +14,7 @@ import yaml
 
 from components import plan
 from components.assembly import stack_parts
+from components.k8s import documents
 from components.manifests import folders as manifests
 from components.access.members import access_objects
 from components.kueue.objects import build_objects, queue_set, quota_table
@@ -123,7 +124,7 @@ def test_the_plan_lists_every_operator_with_its_pinned_version(run_plan: PlanRun
 def staged(out: Path) -> dict[str, list[dict[str, Any]]]:
     """The objects of each folder of a plan's --manifests output, in file order."""
     return {
-        folder: [yaml.safe_load(f.read_text()) for f in sorted((out / folder).glob("*.yaml"))]
+        folder: [documents.load(f.read_text()) for f in sorted((out / folder).glob("*.yaml"))]
         for folder in (manifests.BEFORE_RELEASES, manifests.AFTER_RELEASES)
     }
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from ..k8s import documents
+
 # A kubeconfig user's fields that hold a credential itself (not a path to one, not a command that
 # fetches one): client-go's clientcmd/api/v1 AuthInfo, and the auth-provider configs' tokens.
 _USER_CREDENTIALS = ("token", "password", "client-key-data")
@@ -25,12 +27,11 @@ _SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN")
 def kubeconfig_document(text: str) -> Any:
     """The kubeconfig's YAML, or None when it is not YAML or uses anchors or aliases (so a few
     lines of nested aliases cannot expand into gigabytes: no kubeconfig needs them)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        for event in yaml.parse(text, Loader=loader):
+        for event in yaml.parse(text, Loader=documents.LOADER):
             if isinstance(event, yaml.AliasEvent):
                 return None
-        return yaml.load(text, Loader=loader)
+        return documents.load(text)
     except (yaml.YAMLError, UnicodeError):  # a lone surrogate cannot be UTF-8 for the C reader
         return None
 

@@ -62,6 +62,7 @@ import yaml
 
 from ..config.checks import PROJECT_ROOT
 from ..config.kueue import DEFAULT_KUEUE_CHART
+from ..k8s import documents
 from ..k8s.cache import user_cache
 from ..k8s.charts import RegistryLogin
 from ..k8s.crd_schema import CrdError, CrdSchemas
@@ -202,7 +203,7 @@ def crd_documents(templates: Mapping[str, bytes], *, label: str) -> list[dict[st
         lines = [line for line in text.splitlines() if not _only_directive(line)]
         text = _TEMPLATE_ACTION.sub("helm-template", "\n".join(lines))
         try:
-            loaded = [d for d in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+            loaded = [d for d in documents.load_all(text) if d]
         except yaml.YAMLError as err:
             raise ChartError(
                 f"{label}: templates/crd/{name} does not parse once its Helm directives are removed: {err}"

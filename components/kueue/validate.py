@@ -41,8 +41,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..k8s import documents
 from ..k8s.crd_schema import CrdError, CrdSchemas, compile_crds, schema_findings
 from .findings import KUEUE_GROUP, Capacity, KueueValidationError, Violation
 from .references import ObjectIndex, capacity_violations, describe, reference_violations
@@ -97,7 +96,7 @@ def _load_crds(path: str) -> CrdSchemas:
     docs: list[object] = []
     for file in sorted(Path(path).glob("*.yaml")):
         with file.open(encoding="utf-8") as stream:
-            docs.extend(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+            docs.extend(documents.load_all(stream))
     return crds_from_documents(docs, source=path, where=f"{path}/*.yaml")
 
 

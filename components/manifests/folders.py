@@ -27,9 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..config.stack import StackConfig
+from ..k8s import documents
 from ..k8s.part import HelmRelease, Part
 from ..kueue.values import extension_args
 
@@ -162,12 +161,12 @@ def write_manifests(config: StackConfig, parts: Sequence[Part], out: Path) -> li
         (out / folder).mkdir(exist_ok=True)
         for i, obj in enumerate(folder_objects, start=1):
             path = out / folder / file_name(i, obj)
-            path.write_text(yaml.safe_dump(obj, sort_keys=False))
+            path.write_text(documents.dump(obj))
             written.append(path)
     (out / HELM_FOLDER).mkdir(exist_ok=True)
     for filename, doc in helm_files(config, steps).items():
         path = out / HELM_FOLDER / filename
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.write_text(documents.dump(doc))
         written.append(path)
     order = out / "ORDER.md"
     order.write_text(order_markdown(apply_steps(config, steps, out), served_elsewhere(staged)))

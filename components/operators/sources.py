@@ -28,9 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..facts.operators import Module
+from ..k8s import documents
 from ..k8s.cache import user_cache
 
 DEFAULT_PROXY = "https://proxy.golang.org"
@@ -133,8 +132,7 @@ def _documents(module: Module, path: str) -> tuple[dict[str, Any], ...]:
     files = _files(module)
     if path not in files:
         raise SourceError(f"{module} has no file {path}")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where PyYAML has it
-    docs = [d for d in yaml.load_all(files[path], Loader=loader) if d]
+    docs = [d for d in documents.load_all(files[path]) if d]
     parsed.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=parsed.parent, prefix=".part-")
     with os.fdopen(fd, "w") as out:
