@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import gc
 from decimal import Decimal
 from typing import Any
 
@@ -397,3 +399,19 @@ def test_the_program_builds_one_component_per_part_and_exports_what_each_gives(n
     if SHAPES[name].mode == "kubeconfig":  # no Azure resources
         exported -= AZURE_EXPORTS | MONITORING_EXPORTS
     assert set(run.run.exports) == exported
+
+
+def test_a_stopped_runs_errors_are_not_logged_again_but_others_are(
+    dev_run: ProgramRun, caplog: pytest.LogCaptureFixture
+) -> None:
+    """run_program drops asyncio's "never retrieved" log of a RunError (the run raised it already)."""
+    loop = asyncio.get_event_loop_policy().get_event_loop()  # the one the run used
+    for error in (pulumi.RunError("kueue-aks:teams: refused"), ValueError("a bug in an apply")):
+        future = loop.create_future()
+        future.set_exception(error)
+        del future
+        gc.collect()
+    assert [r.getMessage().splitlines()[0] for r in caplog.records if r.name == "asyncio"] == [
+        "Future exception was never retrieved"
+    ]
+    assert "a bug in an apply" in caplog.text and "refused" not in caplog.text
