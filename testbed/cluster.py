@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from components.k8s import documents
 from components.k8s.charts import ChartRef
 
 from .binaries import KUBERNETES_VERSION, Binaries, cache_root, locked
@@ -208,7 +209,7 @@ class Kubectl:
         self, objects: Iterable[Mapping[str, Any]], *, check: bool = True, dry_run: bool = False, timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:
         """Server-side apply; with dry_run the API server checks everything and stores nothing."""
-        docs = yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False)
+        docs = documents.dump_all([dict(o) for o in objects])
         return self.run(
             "apply",
             "--server-side",

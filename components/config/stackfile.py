@@ -45,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from ..k8s.documents import LOADER
 from .checks import ConfigError, Problem
 from .names import CONFIG_PREFIX
 from .parse import decode_config_value
@@ -52,8 +53,6 @@ from .parse import decode_config_value
 MAX_BYTES = 4 * 1024 * 1024  # a 2,000-team stack is about 200 KB
 MAX_DEPTH = 64  # mappings and lists open at once; a real stack file nests about 6 deep
 MAX_PROBLEMS = 20  # reported at most; past that the file is not read further
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -542,7 +541,7 @@ def _build(r: _Reader, text: str) -> dict[str, Any]:
     ended = 0  # the line where the first document ended
     try:
         event: Any
-        for event in yaml.parse(text, Loader=_Loader):
+        for event in yaml.parse(text, Loader=LOADER):
             kind = type(event)
             line = event.start_mark.line + 1
             if kind is yaml.DocumentStartEvent:
@@ -677,7 +676,7 @@ def _build(r: _Reader, text: str) -> dict[str, Any]:
         if isinstance(err, yaml.reader.ReaderError) and isinstance(err.character, int):
             # The reader names a character it refuses by its offset (libyaml's in bytes): a line is
             # what a person can find.
-            if _Loader is yaml.SafeLoader:
+            if LOADER is yaml.SafeLoader:
                 line = text.count("\n", 0, err.position) + 1
             else:
                 line = text.encode().count(b"\n", 0, err.position) + 1

@@ -24,3 +24,8 @@ def load_all(text: str | bytes | IO[str]) -> list[Any]:
 def dump(obj: Any) -> str:
     """One document in the object's own key order."""
     return yaml.dump(obj, Dumper=DUMPER, sort_keys=False)
+
+
+def dump_all(objs: list[Any]) -> str:
+    """Documents separated by `---`, each in its own key order."""
+    return yaml.dump_all(objs, Dumper=DUMPER, sort_keys=False)

@@ -28,6 +28,7 @@ import pulumi
 import pytest
 import yaml
 
+from components.k8s import documents
 from components.kueue import crds as kc
 from components.config.parse import parse_config
 from components import plan
@@ -285,8 +286,7 @@ def test_the_default_source_takes_each_versions_chart_and_no_other(version: str,
 @pytest.mark.parametrize("version", VERSIONS)
 def test_helm_directives_are_gone_and_the_schemas_are_the_release_crds(version: str) -> None:
     docs = kc.crd_documents(kc.read_chart(shared_chart(version), label="c").templates, label="c")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    bases = [yaml.load(p.read_text(), Loader=loader) for p in shared_crds(version)]
+    bases = [documents.load(p.read_text()) for p in shared_crds(version)]
     assert [d["spec"]["versions"] for d in docs] == [b["spec"]["versions"] for b in bases]
     assert [d["spec"]["names"] for d in docs] == [b["spec"]["names"] for b in bases]
     assert "{{" not in json.dumps(docs)

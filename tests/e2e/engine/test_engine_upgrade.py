@@ -15,8 +15,8 @@ import json
 import time
 from typing import Any
 
-import yaml
 
+from components.k8s import documents
 from components.kueue.values import KUEUE_RELEASE_NAME
 from components.facts.kueue_versions import DEFAULT_VERSION
 from testbed.binaries import ensure_kueue
@@ -67,7 +67,7 @@ def crd_schemas(cluster: StackCluster) -> dict[str, Any]:
 def shared_schemas(version: str) -> dict[str, Any]:
     found = {}
     for path in (SHARED / "kueue" / f"v{version}" / "crds").glob("*.yaml"):
-        crd = yaml.safe_load(path.read_text())
+        crd = documents.load(path.read_text())
         found[crd["metadata"]["name"]] = [v["schema"] for v in crd["spec"]["versions"]]
     return found
 

@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 from components.config.names import KUEUE_NAMESPACE
+from components.k8s import documents
 from components.kueue.policies import AGGREGATED_ROLES, aggregated_role_guard
 from components.kueue.values import KUEUE_RELEASE_NAME, kueue_chart
 from components.manifests.folders import AFTER_RELEASES, BEFORE_RELEASES, HELM_FOLDER
@@ -154,7 +155,7 @@ def test_manifests_the_dev_stacks_folder_applies_server_side_in_the_plans_order(
         files = sorted((out / AFTER_RELEASES).glob("*.yaml"))
         assert applied.stdout.count("serverside-applied") == len(files), applied.stdout
 
-        objects = [yaml.safe_load(p.read_text()) for p in files]
+        objects = [documents.load(p.read_text()) for p in files]
         queues = {
             (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
             for o in objects

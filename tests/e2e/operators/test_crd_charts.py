@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from components.k8s import documents
 from components.operators.crd_chart import crd_chart, write_chart
 from components.operators.installs import installs
 from components.plan import load_stack
@@ -44,7 +45,7 @@ def test_every_operators_crd_chart_renders_its_crds_as_the_module_ships_them(
             timeout=120,
             check=True,
         )
-        docs = [d for d in yaml.safe_load_all(rendered.stdout) if d]
+        docs = [d for d in documents.load_all(rendered.stdout) if d]
         print(install.operator.key, chart.version, [d["metadata"]["name"] for d in docs])
         assert docs == sorted(install.crds, key=lambda c: c["metadata"]["name"])
     # A description with template syntax in it is printed as text, not run.
@@ -59,4 +60,4 @@ def test_every_operators_crd_chart_renders_its_crds_as_the_module_ships_them(
         timeout=120,
         check=True,
     )
-    assert [d for d in yaml.safe_load_all(rendered.stdout) if d] == jobset
+    assert [d for d in documents.load_all(rendered.stdout) if d] == jobset
