@@ -196,15 +196,16 @@ class StackCluster:
         self.kubectl.apply(scrape_objects(self.config))
 
     def apply_objects(self) -> None:
-        """Create the program's objects in its dependency order (each after what it names)."""
+        """Create the program's objects in its dependency order (each after what it names), in one
+        kubectl apply, which applies its documents one after another in their order."""
         done: set[tuple[str, str]] = set()
         for obj in self.objects:
             missing = [ref for ref in references(obj, self.objects) if ref not in done]
             if missing:
                 raise E2EError(f"{obj['kind']} {obj['metadata']['name']} comes before {missing} in build order")
-            self.kubectl.apply([obj])
             meta = obj["metadata"]
             done.add((obj["kind"], f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]))
+        self.kubectl.apply(self.objects)
 
     def _nodes_ready(self) -> tuple[bool, Any]:
         nodes = self.kubectl.items("nodes")
