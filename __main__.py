@@ -7,7 +7,7 @@ import pulumi
 
 from components.access.component import TeamAccess, TeamIdentities
 from components.assembly import stack_parts
-from components.autoscaling.component import ProvisioningRequestApi, uses_provisioning
+from components.autoscaling.component import provisioning_ready
 from components.cluster.component import AksCluster, ExistingAksCluster, KubeconfigCluster
 from components.config.parse import load_stack_config
 from components.governance.component import PoolGuard
@@ -42,12 +42,9 @@ elif config.cluster.mode == "existing":
 else:
     cluster = KubeconfigCluster("kueue", config)
 k8s_opts = pulumi.ResourceOptions(providers={"kubernetes": cluster.provider})
-# Reads the cluster's ProvisioningRequest CRD, creates nothing (no part: components/assembly.py).
-provisioning = (
-    ProvisioningRequestApi("autoscaling", config, pools=cluster.node_pools, opts=k8s_opts)
-    if uses_provisioning(config)
-    else None
-)
+# Reads the cluster's ProvisioningRequest CRD when a pool needs it, creates nothing (no part:
+# components/assembly.py).
+provisioning = provisioning_ready(config, pools=cluster.node_pools, opts=k8s_opts)
 
 
 class Component(Protocol):
@@ -68,6 +65,11 @@ def built(component: type[C]) -> C:
     return cast(C, made[component.TYPE])
 
 
+def built_if_any(component: type[C]) -> list[C]:
+    """The component, or none when the stack has no part of its type (assembly decides)."""
+    return [built(component)] if component.TYPE in made else []
+
+
 def operators(part: Part) -> JobOperators:
     assert isinstance(part, OperatorsPart)
     return JobOperators(part.name, part, opts=k8s_opts)
@@ -75,7 +77,7 @@ def operators(part: Part) -> JobOperators:
 
 def kueue(part: Part) -> KueueInstallation:
     # Kueue looks for the ProvisioningRequest API and the job kinds' APIs when it starts.
-    after = [*(provisioning.ready if provisioning else ()), *built(JobOperators).apis]
+    after = [*provisioning, *built(JobOperators).apis]
     return KueueInstallation(part.name, part, config=config, cluster=cluster, after=after, opts=k8s_opts)
 
 
@@ -101,7 +103,7 @@ def manager(part: Part) -> MultiKueueManager:
 
 def queues(part: Part) -> KueueQueues:
     kueue = built(KueueInstallation)
-    secrets = built(MultiKueueManager).secrets if config.multi_kueue.is_manager else []
+    secrets = [secret for manager in built_if_any(MultiKueueManager) for secret in manager.secrets]
     return KueueQueues(
         part.name,
         part,

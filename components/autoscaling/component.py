@@ -32,6 +32,16 @@ def uses_provisioning(config: StackConfig) -> bool:
     return any(p.provisioning_request for p in config.node_pools)
 
 
+def provisioning_ready(
+    config: StackConfig, *, pools: Mapping[str, pulumi.Resource], opts: pulumi.ResourceOptions
+) -> list[pulumi.Resource]:
+    """What Kueue's release waits for on this stack: the CRD's read when a pool provisions by
+    request, else nothing (and nothing is read)."""
+    if not uses_provisioning(config):
+        return []
+    return ProvisioningRequestApi("autoscaling", config, pools=pools, opts=opts).ready
+
+
 class ProvisioningRequestApi(pulumi.ComponentResource):
     """The cluster's ProvisioningRequest CRD, read (never created) once the autoscaled pools exist."""
 
