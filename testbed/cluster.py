@@ -355,10 +355,16 @@ class ApiReads:
                 path = f"{resource.prefix}{where}/{resource.plural}" + (f"/{name}" if name else "")
                 assert self._api is not None
                 url = path + (f"?{urllib.parse.urlencode(query)}" if query else "")
-                # An API server still starting a type's storage answers 429, which kubectl retries.
+                # An API server still starting a type's storage answers 429, and one remaking it after
+                # its CRD changed a plain-text 503, for a moment: kubectl's client retries both.
                 for backoff in (0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 0):
-                    status, body = self._api.request("GET", url)
-                    if status != 429 or not backoff:
+                    try:
+                        status, body = self._api.request("GET", url)
+                    except ValueError:
+                        if not backoff:
+                            raise
+                        status = 503
+                    if (status != 429 and status < 500) or not backoff:
                         break
                     time.sleep(backoff)
             except (OSError, http.client.HTTPException, ValueError) as err:
