@@ -24,14 +24,28 @@ from .stacks import ENGINE, OPERATOR_STACKS
 # The stacks with the job operators, then test_engine.py and the engine modules that follow it.
 OPERATORS_LANE = "e2e-operators"
 # The stacks without operators, MultiKueue's three control planes, then the engine's scenarios
-# about Kueue's own install (an interrupted `up`, an upgrade, the operators' CRD releases) and the
-# MultiKueue worker stack (Jobs only).
+# about Kueue's own install (an interrupted `up`, an upgrade, the operators' CRD releases, AKS's
+# extension, the plan's folders) and the MultiKueue worker stack (Jobs only). This lane is the
+# longer: the workers take the lanes when their unit modules are done, this one first
+# (tests/conftest.py), so the other starts later by about the last unit module's time.
 STACKS_LANE = "e2e-stacks"
-OPERATORS_LANE_ENGINE_MODULES = frozenset({"test_engine.py", "test_extension.py", "test_manifests.py"})
+OPERATORS_LANE_ENGINE_MODULES = frozenset({"test_engine.py"})
 # Tests on no stack that go with the operators lane: the chart mirror's own (its fixture serves the
 # engine's stacks there too), the operators' CRD charts, and the forecast's fidelity against Kueue
 # (its own control plane, about 3 min; the operators lane was the shorter).
 OPERATORS_LANE_MODULES = frozenset({"test_mirror.py", "test_crd_charts.py", "test_fidelity.py"})
+
+
+# The unit modules that take longest (about 20 to 60 s each in a run), handed out first so that the
+# two workers finish the unit tier close together: a worker takes its lane only once its last unit
+# module is done.
+UNIT_MODULES_FIRST = (
+    "tests/test_plan.py",
+    "tests/kueue/test_crds.py",
+    "tests/preflight/test_quota.py",
+    "tests/test_workflows.py",
+    "tests/cluster/test_modes.py",
+)
 
 
 def lane(module: str, stack: str) -> str:

@@ -56,7 +56,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (testbed/lanes.py), each run whole by one worker. The units go out in collection order, so
     both workers share the unit tier first, then each takes a lane.
 
-    Then the order: the e2e tier after the unit tests, grouped by stack so that each stack's
+    Then the order: the slowest unit modules first (testbed/lanes.py), the e2e tier after the unit
+    tests, grouped by stack so that each stack's
     control plane is built once, and the teardown module last on each. The stacks that need only
     the control plane's binaries come first, then those that run the job operators, then the
     Pulumi engine's, so that on a cold machine .ci/run's background build finishes the later ones
@@ -64,7 +65,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (the order the lanes were measured in), each in its file order: the sort is stable. Here, not
     later: an xdist worker reports its collection to the scheduler once this hook is done, and runs
     tests by their index in that list."""
-    from testbed.lanes import lane
+    from testbed.lanes import UNIT_MODULES_FIRST, lane
     from testbed.multikueue import MULTIKUEUE
     from testbed.stacks import ENGINE, OPERATOR_STACKS
 
@@ -77,7 +78,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     def key(item: pytest.Item) -> tuple[bool, int, str, bool, str]:
         if E2E_DIR not in item.path.parents:
-            return (False, 0, "", False, "")
+            return (False, 0 if item.path.relative_to(ROOT).as_posix() in UNIT_MODULES_FIRST else 1, "", False, "")
         stack = _stack_of(item)
         builds = 2 if stack == ENGINE else 1 if stack in (*OPERATOR_STACKS, MULTIKUEUE) else 0
         return (True, builds, stack, item.path.name == "test_teardown.py", item.path.name)
