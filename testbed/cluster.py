@@ -404,7 +404,12 @@ class ApiReads:
         self._groups = {}
         for group in groups.get("groups") or []:
             version = group["preferredVersion"]["groupVersion"]
-            status, body = self._api.request("GET", f"/apis/{version}")
+            # An aggregated API not serving yet (Kueue's visibility API) answers a plain-text 503;
+            # kubectl warns and goes on without it, and so does this.
+            try:
+                status, body = self._api.request("GET", f"/apis/{version}")
+            except ValueError:
+                continue
             if status == 200:
                 self._groups[group["name"]] = _resources(f"/apis/{version}", body)
 

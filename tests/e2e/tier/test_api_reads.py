@@ -92,3 +92,31 @@ def test_a_missing_object_fails_as_kubectls_does_and_other_shapes_run_kubectl(cl
         }
     finally:
         cluster.kubectl.run("delete", "crd", f"{plural}.example.com")
+
+
+@on_stacks(STACK)
+def test_an_aggregated_api_that_does_not_answer_is_left_out_as_kubectl_leaves_it(cluster: StackCluster) -> None:
+    """An APIService whose Service has no server (Kueue's visibility API while Kueue starts)
+    answers discovery with a plain-text 503; every other type is still read."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "e2e-nobody", "namespace": "default"}}
+    service["spec"] = {"ports": [{"port": 443}]}
+    api = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.e2e-unserved.example.com"},
+        "spec": {
+            "group": "e2e-unserved.example.com",
+            "version": "v1",
+            "service": {"name": "e2e-nobody", "namespace": "default", "port": 443},
+            "insecureSkipTLSVerify": True,
+            "groupPriorityMinimum": 100,
+            "versionPriority": 10,
+        },
+    }
+    cluster.kubectl.apply([service, api])
+    try:
+        reads = ApiReads(cluster.kubectl.kubeconfig)
+        assert stable(reads.get(("nodes",))) == stable(kubectl_get(cluster, "nodes"))
+    finally:
+        cluster.kubectl.run("delete", "apiservice", "v1.e2e-unserved.example.com")
+        cluster.kubectl.run("delete", "service", "e2e-nobody", "-n", "default")
