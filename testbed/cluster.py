@@ -414,23 +414,27 @@ class ApiReads:
                 self._groups[group["name"]] = _resources(f"/apis/{version}", body)
 
     def _resolve(self, token: str) -> ApiResource | None:
-        for attempt in (1, 2):
-            if self._groups is None or attempt == 2:
-                self._discover()
-            assert self._groups is not None
-            alias, _, group = token.lower().partition(".")
-            if group:
-                candidates = self._groups.get(group, [])
-            else:
-                candidates = [r for r in self._core if alias in r.aliases] or [
-                    r for rs in self._groups.values() for r in rs
-                ]
-            matches = [r for r in candidates if alias in r.aliases]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                return None  # ambiguous: kubectl's own priorities decide
-        return None
+        """The one resource `token` names (None when none does, or several: kubectl's own priorities
+        decide those). Discovery is read again on a miss, unless it was read just now."""
+        fresh = self._groups is None
+        if fresh:
+            self._discover()
+        matches = self._matches(token)
+        if not matches and not fresh:  # a type installed since discovery was read
+            self._discover()
+            matches = self._matches(token)
+        return matches[0] if len(matches) == 1 else None
+
+    def _matches(self, token: str) -> list[ApiResource]:
+        assert self._groups is not None
+        alias, _, group = token.lower().partition(".")
+        if group:
+            candidates = self._groups.get(group, [])
+        else:
+            candidates = [r for r in self._core if alias in r.aliases] or [
+                r for rs in self._groups.values() for r in rs
+            ]
+        return [r for r in candidates if alias in r.aliases]
 
 
 def _get_request(args: list[str]) -> tuple[str, str, str, bool, dict[str, str]] | None:
