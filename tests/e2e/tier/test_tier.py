@@ -133,6 +133,10 @@ def test_the_lanes_name_modules_of_the_tier_each_once() -> None:
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     named = lanes.OPERATORS_LANE_ENGINE_MODULES | lanes.OPERATORS_LANE_MODULES | {"test_teardown.py", "test_engine.py"}
     assert named <= set(names), sorted(named - set(names))
+    root = E2E.parents[1]
+    assert [m for m in lanes.UNIT_MODULES_FIRST if not (root / m).is_file()] == [], (
+        "a unit module handed out first is gone"
+    )
 
 
 def test_every_stack_that_runs_the_mpi_operator_is_in_one_lane() -> None:
