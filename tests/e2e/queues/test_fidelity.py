@@ -9,7 +9,7 @@ values and objects (bench/outcomes/workloads.py: Kueue admits, the runner lets e
 run time and finishes it), every seed at once in lanes on one control plane, and through
 `simulate` with the queues the forecast reads from the same stack, as Kueue's books saw them
 (submitted when created, each holding quota as long as Kueue saw it held). Every run in which
-Kueue keeps up (it admits the jobs that fit at once within its one-second cadence) is held to the
+Kueue keeps up (it admits the jobs that fit at once within half its one-second cadence) is held to the
 bounds the forecast prints (MEASURED_ERROR); on a machine too busy for that, the test says so and
 skips, since it would measure the machine.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench.outcomes import scenario
-from bench.outcomes.fidelity import ORDER_GRACE_S, LaneFidelity, compare, observed, table
+from bench.outcomes.fidelity import KEEPS_UP_S, ORDER_GRACE_S, LaneFidelity, compare, observed, table
 from bench.outcomes.lanes import lane_name
 from bench.outcomes.setups import KUEUE_AKS, capacity_of, setups
 from bench.outcomes.sweep import run_setup, trace_spec
@@ -65,11 +65,11 @@ def test_the_forecast_stays_within_its_stated_error_of_kueue(binaries: Binaries,
     assert not run.errors, f"the runner failed: {run.errors}"
     for r in results:
         assert not r.only_real and not r.only_simulated, f"{r.lane}: jobs finished on one side only\n{seen}"
-    if latency > ORDER_GRACE_S:
+    if latency > KEEPS_UP_S:
         # What is compared is then this machine's load, not the simulator: say so, do not pass or fail on it.
         pytest.skip(
-            f"Kueue took a median {latency:.1f} s to admit jobs that fit at once (over its {ORDER_GRACE_S:.0f} s "
-            f"cadence): the machine is too busy to measure the forecast's fidelity\n{seen}"
+            f"Kueue took a median {latency:.2f} s to admit jobs that fit at once (over {KEEPS_UP_S:.1f} s, half its "
+            f"{ORDER_GRACE_S:.0f} s cadence): the machine is too busy to measure the forecast's fidelity\n{seen}"
         )
     low, high = MEASURED_ERROR.preemptions
     for r in results:
