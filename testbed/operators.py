@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import shutil
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,14 @@ class Operators:
     def install_crds(self, config: Any) -> None:
         """Every operator's namespace and CRDs, each operator's a release of the chart the program
         writes (components/operators/crd_chart.py), awaited as the program's release is (Helm waits
-        until they are Established; the MPI Operator exits otherwise): before Kueue starts, as the
-        program orders them (components/operators/component.py `apis`)."""
+        until they are Established; the MPI Operator exits otherwise): before Kueue starts, side by
+        side, as the program's releases need only their namespaces (components/operators/component.py)."""
         self.installs = installs(config)
-        for install in self.installs:
-            self.kubectl.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": install.namespace}}])
+        self.kubectl.apply(
+            [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": i.namespace}} for i in self.installs]
+        )
+
+        def release(install: Install) -> None:
             chart = crd_chart(install.operator.key, install.pin.version, install.crds)
             folder = write_chart(chart, self.workdir / "crd-charts")
             self.helm.install(
@@ -118,6 +122,10 @@ class Operators:
                 workdir=self.workdir,
                 wait_seconds=HELM_WAIT_SECONDS,
             )
+
+        with ThreadPoolExecutor(max_workers=len(self.installs) or 1) as pool:
+            for done in [pool.submit(release, install) for install in self.installs]:
+                done.result()  # the first failure is raised, with helm's message
         names = [c["metadata"]["name"] for install in self.installs for c in install.crds]
         wait_for("the operators' CRDs to be Established", lambda: self._established(names), 60)
 
