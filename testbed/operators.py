@@ -124,8 +124,7 @@ class Operators:
             )
 
         with ThreadPoolExecutor(max_workers=len(self.installs) or 1) as pool:
-            for done in [pool.submit(release, install) for install in self.installs]:
-                done.result()  # the first failure is raised, with helm's message
+            list(pool.map(release, self.installs))  # the first failure is raised, with helm's message
         names = [c["metadata"]["name"] for install in self.installs for c in install.crds]
         wait_for("the operators' CRDs to be Established", lambda: self._established(names), 60)
 
